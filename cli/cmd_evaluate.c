@@ -1,0 +1,209 @@
+/* cmd_evaluate.c - `fusetile evaluate`: exact cost-model report of a schedule. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char evaluate_help[] =
+    "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
+    "\n"
+    "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"
+    "print, per subgraph, its latency, steps, compute- and memory-bound steps,\n"
+    "peak working set and elements loaded and written; then the total, the\n"
+    "lower bound and the ratio to it.\n"
+    "\n"
+    "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
+    "                     op (a full reduction costs the op's base cost)\n"
+    "  --json             print one JSON object instead of the table\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "Exit status: 0 valid, 1 invalid schedule (reason on stderr), 2 bad input\n"
+    "or usage.  Reported subgraph_latencies that differ from the computed\n"
+    "ones are a warning on stderr.\n";
+
+/* Compare the schedule's own figures with ours; warn on each difference. */
+static void warn_reported(const ft_schedule *s, const ft_eval *e)
+{
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        const ft_subgraph *g = &s->sg[i];
+        double got = e->sg[i].latency;
+        if (!g->has_reported || fabs(g->reported - got) <= 1e-9 * fmax(1.0, fabs(got)))
+            continue;
+        char a[FT_NUMBUF], b[FT_NUMBUF];
+        cli_warn("%s: subgraph_latencies[%d] is %s, the %s model gives %s", s->name, i, ft_format_double(a, g->reported),
+                 ft_compute_model_name(e->model), ft_format_double(b, got));
+    }
+}
+
+static void print_ops(FILE *f, const ft_subgraph *g, int width)
+{
+    char buf[64];
+    int n = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < g->nops; j++) {
+        int room = (int)sizeof buf - n;
+        int w = snprintf(buf + n, (size_t)room, "%s%d", j ? "," : "", g->ops[j]);
+        if (w >= room || n + w > width) {
+            snprintf(buf + (n < width - 3 ? n : width - 3), 4, "...");
+            break;
+        }
+        n += w;
+    }
+    fprintf(f, "%-*s", width, buf);
+}
+
+static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+{
+    char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
+    double lbc, lbm;
+    ft_lower_bound(p, e->model, &lbc, &lbm);
+    printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
+           ft_format_double(a, p->capacity), ft_format_double(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+    printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
+    printf("compute model: %s\n\n", ft_compute_model_name(e->model));
+    printf("%4s  %-16s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", "ops", "w x h x k", "tiles", "steps", "latency",
+           "cmp-bound", "mem-bound", "peak-ws", "loaded", "written");
+    for (int i = 0; i < e->nsubgraphs; i++) {
+        const ft_subgraph *g = &s->sg[i];
+        const ft_sg_result *r = &e->sg[i];
+        char gran[64];
+        snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
+        printf("%4d  ", i);
+        print_ops(stdout, g, 16);
+        printf(" %-16s %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", gran, (long long)(r->ntx * r->nty), (long long)r->steps,
+               ft_format_double(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
+               (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
+    }
+    printf("\ntotal        %s\n", ft_format_double(a, e->total));
+    printf("lower bound  %s (compute %s, memory %s)\n", ft_format_double(a, e->lower_bound), ft_format_double(b, lbc),
+           ft_format_double(c, lbm));
+    printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
+}
+
+static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+{
+    double lbc, lbm;
+    ft_lower_bound(p, e->model, &lbc, &lbm);
+    FILE *f = stdout;
+    fputs("{\"problem\": ", f);
+    cli_json_string(f, p->name);
+    fputs(", \"schedule\": ", f);
+    cli_json_string(f, s->name);
+    fputs(", \"valid\": true, \"compute_model\": ", f);
+    cli_json_string(f, ft_compute_model_name(e->model));
+    fputs(", \"total\": ", f);
+    cli_json_number(f, e->total);
+    fputs(", \"lower_bound\": ", f);
+    cli_json_number(f, e->lower_bound);
+    fputs(", \"lower_bound_compute\": ", f);
+    cli_json_number(f, lbc);
+    fputs(", \"lower_bound_memory\": ", f);
+    cli_json_number(f, lbm);
+    fputs(", \"ratio\": ", f);
+    cli_json_number(f, e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
+    fputs(", \"subgraphs\": [", f);
+    for (int i = 0; i < e->nsubgraphs; i++) {
+        const ft_subgraph *g = &s->sg[i];
+        const ft_sg_result *r = &e->sg[i];
+        fprintf(f, "%s\n  {\"index\": %d, \"ops\": [", i ? "," : "", i);
+        for (int j = 0; j < g->nops; j++)
+            fprintf(f, "%s%d", j ? ", " : "", g->ops[j]);
+        fprintf(f, "], \"granularity\": [%lld, %lld, %lld], \"latency\": ", (long long)g->w, (long long)g->h, (long long)g->k);
+        cli_json_number(f, r->latency);
+        fputs(", \"reported_latency\": ", f);
+        if (g->has_reported)
+            cli_json_number(f, g->reported);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"tiles\": %lld, \"tiles_x\": %lld, \"tiles_y\": %lld, \"k_steps\": %lld, \"steps\": %lld",
+                (long long)(r->ntx * r->nty), (long long)r->ntx, (long long)r->nty, (long long)r->nk, (long long)r->steps);
+        fprintf(f, ", \"compute_bound_steps\": %lld, \"memory_bound_steps\": %lld, \"peak_working_set\": %lld",
+                (long long)r->compute_bound_steps, (long long)r->memory_bound_steps, (long long)r->peak_working_set);
+        fprintf(f, ", \"loaded\": %lld, \"written\": %lld, \"compute_time\": ", (long long)r->loaded, (long long)r->written);
+        cli_json_number(f, r->compute_time);
+        fputs(", \"memory_time\": ", f);
+        cli_json_number(f, r->memory_time);
+        fputc('}', f);
+    }
+    fputs("\n]}\n", f);
+}
+
+static void print_invalid_json(const ft_status *st, ft_compute_model m)
+{
+    fputs("{\"valid\": false, \"compute_model\": ", stdout);
+    cli_json_string(stdout, ft_compute_model_name(m));
+    fputs(", \"reason\": ", stdout);
+    cli_json_string(stdout, ft_reason_name(st->reason));
+    fputs(", \"message\": ", stdout);
+    cli_json_string(stdout, st->msg);
+    printf(", \"subgraph\": %d, \"tile\": %lld, \"step\": %lld}\n", st->sg, (long long)st->tile, (long long)st->step);
+}
+
+int cmd_evaluate(int argc, char **argv)
+{
+    cli_opts o;
+    const char *arg, *paths[2] = {NULL, NULL};
+    int is_opt, npos = 0, json = 0;
+    ft_compute_model model = FT_COMPUTE_NATIVE;
+    cli_opt_init(&o, argc, argv);
+    while ((arg = cli_opt_next(&o, &is_opt))) {
+        if (!is_opt) {
+            if (npos >= 2) {
+                cli_error("evaluate: unexpected argument '%s' (usage: fusetile evaluate PROBLEM SCHEDULE [options])", arg);
+                return EXIT_USAGE;
+            }
+            paths[npos++] = arg;
+        } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
+            fputs(evaluate_help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt_is(&o, arg, "--json")) {
+            json = 1;
+        } else if (cli_opt_is(&o, arg, "--compute-model")) {
+            const char *v = cli_opt_value(&o, "--compute-model");
+            if (!v)
+                return EXIT_USAGE;
+            if (ft_compute_model_parse(v, &model)) {
+                cli_error("evaluate: --compute-model is '%s', must be native or op", v);
+                return EXIT_USAGE;
+            }
+        } else {
+            cli_error("evaluate: unknown option '%s' (try 'fusetile evaluate --help')", arg);
+            return EXIT_USAGE;
+        }
+    }
+    if (npos < 2) {
+        cli_error("evaluate: needs PROBLEM.json and SCHEDULE.json (try 'fusetile evaluate --help')");
+        return EXIT_USAGE;
+    }
+    ft_status st;
+    ft_problem *p = NULL;
+    ft_schedule *s = NULL;
+    if (ft_problem_load(paths[0], &p, &st) || ft_schedule_load(paths[1], &s, &st)) {
+        cli_error("%s", st.msg);
+        ft_problem_free(p);
+        return EXIT_USAGE;
+    }
+    ft_eval e;
+    int rc = ft_evaluate(p, s, model, &e, &st);
+    if (rc == FT_EINVALID) {
+        cli_error("invalid schedule (%s): %s", ft_reason_name(st.reason), st.msg);
+        if (json)
+            print_invalid_json(&st, model);
+        rc = EXIT_INVALID;
+    } else if (rc) {
+        cli_error("%s", st.msg);
+        rc = EXIT_USAGE;
+    } else {
+        warn_reported(s, &e);
+        if (json)
+            print_json(p, s, &e);
+        else
+            print_table(p, s, &e);
+        rc = EXIT_OK;
+    }
+    ft_eval_free(&e);
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    return rc;
+}

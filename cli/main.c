@@ -1,0 +1,51 @@
+/* main.c - the fusetile program: dispatches to subcommands. */
+#include "cli.h"
+
+#include <string.h>
+
+static const cli_command commands[] = {
+    {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fusetile COMMAND [ARGS]\n\n"
+               "Schedule DAGs of tensor operations onto a three-tier memory machine and\n"
+               "evaluate schedules exactly under the fusetile cost model.\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  fusetile %s\n", commands[i].usage);
+    fprintf(f, "\n'fusetile COMMAND --help' describes a command.  Exit status: 0 success,\n"
+               "1 invalid schedule or failed check, 2 bad input or usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            for (size_t i = 0; i < NCOMMANDS; i++)
+                if (strcmp(argv[2], commands[i].name) == 0) {
+                    char *hargv[] = {argv[2], "--help", NULL};
+                    return commands[i].run(2, hargv);
+                }
+            cli_error("unknown command '%s' (try 'fusetile --help')", argv[2]);
+            return EXIT_USAGE;
+        }
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("fusetile %s\n", FT_VERSION);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (try 'fusetile --help')", cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,101 @@
+/* util.c - messages, option scanning and JSON output helpers for the command-line program. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("fusetile: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("fusetile: warning: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_opt_init(cli_opts *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->argc = argc;
+    o->argv = argv;
+    o->i = 1;
+    o->cmd = argv[0];
+}
+
+const char *cli_opt_next(cli_opts *o, int *is_opt)
+{
+    o->inline_value = NULL;
+    while (o->i < o->argc) {
+        char *a = o->argv[o->i++];
+        if (!o->only_positional && strcmp(a, "--") == 0) {
+            o->only_positional = 1;
+            continue;
+        }
+        *is_opt = !o->only_positional && a[0] == '-' && a[1] != '\0';
+        if (*is_opt && a[1] == '-') {
+            char *eq = strchr(a, '=');
+            if (eq)
+                o->inline_value = eq + 1;
+        }
+        return a;
+    }
+    return NULL;
+}
+
+int cli_opt_is(const cli_opts *o, const char *arg, const char *name)
+{
+    size_t n = o->inline_value ? (size_t)(o->inline_value - 1 - arg) : strlen(arg);
+    return strlen(name) == n && strncmp(arg, name, n) == 0;
+}
+
+const char *cli_opt_value(cli_opts *o, const char *opt)
+{
+    if (o->inline_value)
+        return o->inline_value;
+    if (o->i < o->argc)
+        return o->argv[o->i++];
+    cli_error("%s: option %s needs a value", o->cmd, opt);
+    return NULL;
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void cli_json_number(FILE *f, double x)
+{
+    char buf[FT_NUMBUF];
+    if (!isfinite(x)) {
+        fputs("null", f);
+        return;
+    }
+    fputs(ft_format_double(buf, x), f);
+}

@@ -1,0 +1,425 @@
+/* eval.c - the per-step cost model of SPEC sections 3 and 4: region derivation, reuse, writes, working set. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SPATIAL = 0, REDUCTION = 1 };
+
+void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)
+{
+    /* feeds[j]: output of g->ops[j] feeds a MatMul inside g.  Consumers are
+     * listed after producers, so a reverse pass sees them first. */
+    unsigned char small[64];
+    unsigned char *feeds = g->nops <= 64 ? small : malloc((size_t)g->nops);
+    int64_t wg = 0, hg = 0, steps = 1;
+    if (!feeds) { /* out of memory: degrade to a safe (unfused) answer */
+        *ntx = *nty = *nk = 1;
+        return;
+    }
+    for (int j = g->nops - 1; j >= 0; j--) {
+        int t = p->ops[g->ops[j]].output;
+        feeds[j] = 0;
+        for (int m = j + 1; m < g->nops && !feeds[j]; m++) {
+            const ft_op *c = &p->ops[g->ops[m]];
+            for (int i = 0; i < c->ninputs; i++)
+                if (c->inputs[i] == t && (c->type == FT_OP_MATMUL || feeds[m])) {
+                    feeds[j] = 1;
+                    break;
+                }
+        }
+        const ft_op *op = &p->ops[g->ops[j]];
+        ft_role r = feeds[j] ? FT_ROLE_UPSTREAM : op->type == FT_OP_MATMUL ? FT_ROLE_KLOOP : FT_ROLE_EPILOGUE;
+        if (roles)
+            roles[j] = r;
+        if (r != FT_ROLE_UPSTREAM) {
+            const ft_tensor *T = &p->tensors[t];
+            if (T->width > wg)
+                wg = T->width;
+            if (T->height > hg)
+                hg = T->height;
+            if (r == FT_ROLE_KLOOP && ft__ceil_div(op->k, g->k) > steps)
+                steps = ft__ceil_div(op->k, g->k);
+        }
+    }
+    if (feeds != small)
+        free(feeds);
+    *ntx = ft__ceil_div(wg, g->w);
+    *nty = ft__ceil_div(hg, g->h);
+    *nk = steps;
+}
+
+struct ft_walk {
+    const ft_problem *p;
+    const ft_subgraph *g;
+    ft_compute_model model;
+    int nops;
+    ft_role *role;              /* per position */
+    unsigned char *tbits;       /* produced | written | retained | resident, ntensors each */
+    unsigned char *produced, *written, *retained, *resident;
+    int64_t ntx, nty, nk, nsteps, next;
+    int64_t ws_fixed;           /* resident tensors + written/retained outputs */
+    /* needs on tensors produced inside the subgraph, per tensor */
+    int64_t *need_stamp;
+    ft_region *need;
+    unsigned char (*need_kind)[2];
+    /* per-step output */
+    int cap;                    /* slice capacity */
+    ft_slice *slices, *prev;
+    int nslices, nprev;
+    unsigned char *loaded;
+    ft_slice *writes;
+    int nwrites;
+    int *active;
+    int nactive;
+};
+
+void ft_walk_free(ft_walk *w)
+{
+    if (!w)
+        return;
+    free(w->role);
+    free(w->tbits);
+    free(w->need_stamp);
+    free(w->need);
+    free(w->need_kind);
+    free(w->slices);
+    free(w->prev);
+    free(w->loaded);
+    free(w->writes);
+    free(w->active);
+    free(w);
+}
+
+int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_walk **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    ft_walk *w = calloc(1, sizeof *w);
+    if (!w)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    const ft_subgraph *g = &s->sg[sg];
+    size_t nt = (size_t)p->ntensors;
+    w->p = p;
+    w->g = g;
+    w->model = model;
+    w->nops = g->nops;
+    w->cap = 1;
+    for (int j = 0; j < g->nops; j++)
+        w->cap += p->ops[g->ops[j]].ninputs;
+    w->role = malloc(sizeof(ft_role) * (size_t)(g->nops + 1));
+    w->tbits = malloc(nt * 4 + 4);
+    w->need_stamp = malloc(sizeof(int64_t) * (nt + 1));
+    w->need = malloc(sizeof(ft_region) * (nt + 1));
+    w->need_kind = malloc(2 * (nt + 1));
+    w->slices = malloc(sizeof(ft_slice) * (size_t)w->cap);
+    w->prev = malloc(sizeof(ft_slice) * (size_t)w->cap);
+    w->loaded = malloc((size_t)w->cap);
+    w->writes = malloc(sizeof(ft_slice) * (size_t)(g->nops + 1));
+    w->active = malloc(sizeof(int) * (size_t)(g->nops + 1));
+    if (!w->role || !w->tbits || !w->need_stamp || !w->need || !w->need_kind || !w->slices || !w->prev || !w->loaded || !w->writes ||
+        !w->active) {
+        ft_walk_free(w);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    w->produced = w->tbits;
+    w->written = w->tbits + nt;
+    w->retained = w->tbits + 2 * nt;
+    w->resident = w->tbits + 3 * nt;
+    ft__sg_tensors(p, s, sg, w->produced, w->written, w->retained, w->resident);
+    ft__sg_grid(p, g, w->role, &w->ntx, &w->nty, &w->nk);
+    int64_t tiles;
+    if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps)) {
+        ft_walk_free(w);
+        return ft__fail(st, FT_EINPUT, 0, "subgraph %d: the number of steps overflows 64 bits", sg);
+    }
+    for (size_t t = 0; t < nt; t++)
+        w->need_stamp[t] = -1;
+    for (size_t t = 0; t < nt; t++) {
+        const ft_tensor *T = &p->tensors[t];
+        if (w->resident[t])
+            w->ws_fixed += T->width * T->height;
+        if (w->produced[t] && w->retained[t])
+            w->ws_fixed += T->width * T->height;
+        else if (w->produced[t] && w->written[t])
+            w->ws_fixed += (g->w < T->width ? g->w : T->width) * (g->h < T->height ? g->h : T->height);
+    }
+    *out = w;
+    return FT_OK;
+}
+
+void ft_walk_grid(const ft_walk *w, int64_t *ntx, int64_t *nty, int64_t *nk, int64_t *nsteps)
+{
+    if (ntx)
+        *ntx = w->ntx;
+    if (nty)
+        *nty = w->nty;
+    if (nk)
+        *nk = w->nk;
+    if (nsteps)
+        *nsteps = w->nsteps;
+}
+
+ft_role ft_walk_role(const ft_walk *w, int op)
+{
+    for (int j = 0; j < w->nops; j++)
+        if (w->g->ops[j] == op)
+            return w->role[j];
+    return FT_ROLE_EPILOGUE;
+}
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static inline int region_empty(const ft_region *r) { return r->r0 >= r->r1 || r->c0 >= r->c1; }
+
+static inline int64_t region_size(const ft_region *r) { return (r->r1 - r->r0) * (r->c1 - r->c0); }
+
+static inline int region_eq(const ft_region *a, const ft_region *b)
+{
+    return a->r0 == b->r0 && a->r1 == b->r1 && a->c0 == b->c0 && a->c1 == b->c1;
+}
+
+/* f(len, n) of SPEC 4: whole native tiles for a spatial dimension,
+ * a proportional share for a reduction dimension. */
+static inline double dim_factor(int64_t len, int64_t n, int kind)
+{
+    return kind == SPATIAL ? (double)ft__ceil_div(len, n) : (double)len / (double)n;
+}
+
+/* Record that tensor t is needed as region r with dimension kinds k0, k1. */
+static void need(ft_walk *w, int t, ft_region r, int k0, int k1)
+{
+    const ft_tensor *T = &w->p->tensors[t];
+    r.r0 = max64(r.r0, 0);
+    r.c0 = max64(r.c0, 0);
+    r.r1 = min64(r.r1, T->height);
+    r.c1 = min64(r.c1, T->width);
+    if (region_empty(&r))
+        return;
+    if (w->produced[t]) {
+        if (w->need_stamp[t] != w->next) {
+            w->need_stamp[t] = w->next;
+            w->need[t] = r;
+            w->need_kind[t][0] = (unsigned char)k0;
+            w->need_kind[t][1] = (unsigned char)k1;
+        } else {
+            ft_region *b = &w->need[t];
+            b->r0 = min64(b->r0, r.r0);
+            b->r1 = max64(b->r1, r.r1);
+            b->c0 = min64(b->c0, r.c0);
+            b->c1 = max64(b->c1, r.c1);
+        }
+        return;
+    }
+    if (w->resident[t])
+        return;
+    for (int i = 0; i < w->nslices; i++)
+        if (w->slices[i].tensor == t && region_eq(&w->slices[i].region, &r))
+            return;
+    w->slices[w->nslices].tensor = t;
+    w->slices[w->nslices].region = r;
+    w->nslices++;
+}
+
+int ft_walk_next(ft_walk *w, ft_step *step)
+{
+    if (w->next >= w->nsteps)
+        return 0;
+    const ft_problem *p = w->p;
+    const ft_subgraph *g = w->g;
+    int64_t idx = w->next;
+    int64_t pos = idx / w->nk, ks = idx % w->nk;
+    int64_t tile = g->order ? g->order[pos] : pos;
+    int64_t trow = tile / w->ntx, tcol = tile % w->ntx;
+    ft_region tr = {trow * g->h, (trow + 1) * g->h, tcol * g->w, (tcol + 1) * g->w};
+
+    /* keep the previous step's slices for reuse */
+    ft_slice *tmp = w->prev;
+    w->prev = w->slices;
+    w->nprev = w->nslices;
+    w->slices = tmp;
+    w->nslices = 0;
+    w->nwrites = 0;
+    w->nactive = 0;
+
+    double compute = 0;
+    int64_t written = 0;
+    for (int j = g->nops - 1; j >= 0; j--) {
+        int o = g->ops[j];
+        const ft_op *op = &p->ops[o];
+        const ft_tensor *O = &p->tensors[op->output];
+        ft_region r;
+        int k0 = SPATIAL, k1 = SPATIAL;
+        int64_t s0 = 0, s1 = 0; /* k slice of a k-loop MatMul */
+        int last = 0;           /* this step finishes the op's tile */
+        switch (w->role[j]) {
+        case FT_ROLE_KLOOP:
+            s0 = ks * g->k;
+            if (s0 >= op->k)
+                continue;
+            s1 = min64(op->k, s0 + g->k);
+            last = s1 == op->k;
+            r = (ft_region){tr.r0, min64(tr.r1, O->height), tr.c0, min64(tr.c1, O->width)};
+            break;
+        case FT_ROLE_EPILOGUE:
+            if (ks != w->nk - 1)
+                continue;
+            last = 1;
+            r = (ft_region){tr.r0, min64(tr.r1, O->height), tr.c0, min64(tr.c1, O->width)};
+            break;
+        default:
+            if (w->need_stamp[op->output] != idx)
+                continue;
+            r = w->need[op->output];
+            k0 = w->need_kind[op->output][0];
+            k1 = w->need_kind[op->output][1];
+            break;
+        }
+        if (region_empty(&r))
+            continue;
+        w->active[w->nactive++] = o;
+        double kref = w->model == FT_COMPUTE_OP && op->type == FT_OP_MATMUL ? (double)op->k : (double)p->native_w;
+        double c = op->base_cost * dim_factor(r.r1 - r.r0, p->native_h, k0) * dim_factor(r.c1 - r.c0, p->native_w, k1);
+        if (op->type == FT_OP_MATMUL) {
+            int upstream = w->role[j] == FT_ROLE_UPSTREAM;
+            c *= upstream ? (double)op->k / kref : (double)(s1 - s0) / kref;
+            if (upstream) {
+                need(w, op->inputs[0], (ft_region){r.r0, r.r1, 0, op->k}, k0, REDUCTION);
+                need(w, op->inputs[1], (ft_region){0, op->k, r.c0, r.c1}, REDUCTION, k1);
+            } else {
+                need(w, op->inputs[0], (ft_region){r.r0, r.r1, s0, s1}, SPATIAL, REDUCTION);
+                need(w, op->inputs[1], (ft_region){s0, s1, r.c0, r.c1}, REDUCTION, SPATIAL);
+            }
+        } else {
+            for (int i = 0; i < op->ninputs; i++)
+                need(w, op->inputs[i], r, k0, k1);
+        }
+        compute += c;
+        if (last && w->written[op->output]) {
+            w->writes[w->nwrites].tensor = op->output;
+            w->writes[w->nwrites].region = r;
+            w->nwrites++;
+            written += region_size(&r);
+        }
+    }
+    /* active ops were collected in reverse; report them in list order */
+    for (int a = 0, b = w->nactive - 1; a < b; a++, b--) {
+        int t = w->active[a];
+        w->active[a] = w->active[b];
+        w->active[b] = t;
+    }
+    int64_t loaded = 0, ws = w->ws_fixed;
+    int first = idx == 0;
+    for (int i = 0; i < w->nslices; i++) {
+        const ft_slice *sl = &w->slices[i];
+        int64_t sz = region_size(&sl->region);
+        ws += sz;
+        int reused = 0;
+        if (!first)
+            for (int q = 0; q < w->nprev; q++)
+                if (w->prev[q].tensor == sl->tensor && region_eq(&w->prev[q].region, &sl->region)) {
+                    reused = 1;
+                    break;
+                }
+        w->loaded[i] = (unsigned char)!reused;
+        if (!reused)
+            loaded += sz;
+    }
+    double memory = (double)(loaded + written) / p->bandwidth;
+    step->index = idx;
+    step->tile = tile;
+    step->tile_row = trow;
+    step->tile_col = tcol;
+    step->kstep = ks;
+    step->nslices = w->nslices;
+    step->slices = w->slices;
+    step->loaded = w->loaded;
+    step->nwrites = w->nwrites;
+    step->writes = w->writes;
+    step->nactive = w->nactive;
+    step->active = w->active;
+    step->compute = compute;
+    step->memory = memory;
+    step->latency = compute > memory ? compute : memory;
+    step->loaded_elems = loaded;
+    step->written_elems = written;
+    step->working_set = ws;
+    w->next++;
+    return 1;
+}
+
+static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *r, ft_status *st)
+{
+    ft_walk *w;
+    int rc = ft_walk_begin(p, s, sg, model, &w, st);
+    if (rc)
+        return rc;
+    memset(r, 0, sizeof *r);
+    ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
+    ft_step stp;
+    while (ft_walk_next(w, &stp)) {
+        if ((double)stp.working_set > p->capacity) {
+            st->sg = sg;
+            st->tile = stp.tile;
+            st->step = stp.index;
+            rc = ft__fail(st, FT_EINVALID, FT_R_OOM,
+                          "%s: subgraph %d, tile %lld (row %lld, col %lld), step %lld (k-step %lld): working set %lld exceeds "
+                          "fast_memory_capacity %.17g",
+                          s->name ? s->name : "schedule", sg, (long long)stp.tile, (long long)stp.tile_row, (long long)stp.tile_col,
+                          (long long)stp.index, (long long)stp.kstep, (long long)stp.working_set, p->capacity);
+            break;
+        }
+        r->latency += stp.latency;
+        r->compute_time += stp.compute;
+        r->memory_time += stp.memory;
+        if (stp.compute > stp.memory)
+            r->compute_bound_steps++;
+        else
+            r->memory_bound_steps++;
+        if (stp.working_set > r->peak_working_set)
+            r->peak_working_set = stp.working_set;
+        r->loaded += stp.loaded_elems;
+        r->written += stp.written_elems;
+    }
+    ft_walk_free(w);
+    return rc;
+}
+
+int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st)
+{
+    ft_status_clear(st);
+    return eval_sg(p, s, sg, model, out, st);
+}
+
+void ft_eval_free(ft_eval *e)
+{
+    if (!e)
+        return;
+    free(e->sg);
+    e->sg = NULL;
+    e->nsubgraphs = 0;
+}
+
+int ft_evaluate(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_eval *out, ft_status *st)
+{
+    memset(out, 0, sizeof *out);
+    out->model = model;
+    int rc = ft_schedule_validate(p, s, st);
+    if (rc)
+        return rc;
+    out->sg = calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
+    if (!out->sg)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    out->nsubgraphs = s->nsubgraphs;
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        rc = eval_sg(p, s, i, model, &out->sg[i], st);
+        if (rc) {
+            ft_eval_free(out);
+            return rc;
+        }
+        out->total += out->sg[i].latency;
+    }
+    out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    return FT_OK;
+}

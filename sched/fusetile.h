@@ -1,0 +1,339 @@
+/* fusetile.h - public API of the fusetile scheduler library: problem and
+ * schedule models, their JSON I/O and validation, and the exact cost model of
+ * SPEC.md (per-step evaluator and lower bound).
+ *
+ * Conventions (as in SQLite and Redis):
+ *  - Functions that can fail return an int code (FT_OK on success) and fill
+ *    an ft_status the caller owns; they never print and never exit.
+ *  - Objects returned through an out-parameter belong to the caller, who
+ *    releases them with the matching *_free function (NULL is accepted).
+ *  - Models are plain structs so tools and bindings can read them; fields
+ *    documented as "derived" are recomputed by ft_problem_finish().
+ */
+#ifndef FUSETILE_H
+#define FUSETILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FT_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+/* Return codes; they double as the command-line exit status. */
+enum ft_code {
+    FT_OK = 0,
+    FT_EINVALID = 1, /* the schedule breaks SPEC section 2 (see ft_reason) */
+    FT_EINPUT = 2,   /* bad file: unreadable, not JSON, bad field or value */
+    FT_ENOMEM = 3    /* out of memory */
+};
+
+/* Why a schedule is invalid.  ft_reason_name() gives the stable names used
+ * in vectors/expected.tsv ("oom", "op-not-covered", ...). */
+enum ft_reason {
+    FT_R_NONE = 0,
+    FT_R_LENGTH_MISMATCH,        /* a per-subgraph list has the wrong length */
+    FT_R_EMPTY_SUBGRAPH,
+    FT_R_REPEATED_OP,            /* an op listed twice in one subgraph */
+    FT_R_OP_OUT_OF_RANGE,
+    FT_R_OP_NOT_COVERED,         /* an op in no subgraph */
+    FT_R_OP_BEFORE_PRODUCER,     /* op listed before the producer of an input */
+    FT_R_NOT_CONNECTED,          /* subgraph not connected through tensors */
+    FT_R_GRANULARITY_BELOW_ONE,
+    FT_R_GRANULARITY_ABOVE_NATIVE,
+    FT_R_RETAIN_NOT_PRODUCED,    /* retained tensor not produced by subgraph */
+    FT_R_BAD_TRAVERSAL,          /* traversal order not a tile permutation */
+    FT_R_TENSOR_UNAVAILABLE,     /* needed tensor neither in slow memory nor resident */
+    FT_R_OOM,                    /* a step's working set exceeds capacity */
+    FT_R_FUSED_OPERAND_ESCAPES,  /* a tensor feeding a fused MatMul leaves */
+    FT_R_COUNT
+};
+
+/* Outcome of a call: code, reason (for FT_EINVALID) and a one-line message
+ * naming the file, field and index.  Where a step is concerned, sg/tile/step
+ * locate it (-1 when not applicable). */
+typedef struct ft_status {
+    int code;
+    int reason;
+    int sg;
+    int64_t tile;
+    int64_t step;
+    char msg[512];
+} ft_status;
+
+/* Reset *st to FT_OK with an empty message. */
+void ft_status_clear(ft_status *st);
+
+/* Stable lower-case name of an ft_reason ("none" for FT_R_NONE,
+ * "unknown" for out-of-range values).  Never NULL; static storage. */
+const char *ft_reason_name(int reason);
+
+/* Shortest decimal text (%.15g to %.17g) that reads back as exactly x, for
+ * reports and JSON; buf needs FT_NUMBUF bytes.  Returns buf. */
+#define FT_NUMBUF 32
+char *ft_format_double(char *buf, double x);
+
+/* ---------------------------------------------------------------- problem */
+
+typedef enum ft_op_type { FT_OP_MATMUL = 0, FT_OP_POINTWISE = 1 } ft_op_type;
+
+/* Compute models of SPEC section 4: kref is native k or the op's own K. */
+typedef enum ft_compute_model {
+    FT_COMPUTE_NATIVE = 0,
+    FT_COMPUTE_OP = 1
+} ft_compute_model;
+
+/* Name of a compute model ("native" or "op"); parse one back with
+ * ft_compute_model_parse, which returns 0 and sets *out, or -1. */
+const char *ft_compute_model_name(ft_compute_model m);
+int ft_compute_model_parse(const char *name, ft_compute_model *out);
+
+typedef struct ft_op {
+    ft_op_type type;
+    int ninputs;
+    int *inputs;       /* tensor indices; MatMul: [L, R] */
+    int output;        /* tensor index */
+    double base_cost;  /* > 0 */
+    int64_t k;         /* derived: reduction depth K of a MatMul (width of L), 0 for Pointwise */
+} ft_op;
+
+typedef struct ft_tensor {
+    int64_t width;     /* columns, > 0 */
+    int64_t height;    /* rows, > 0 */
+    int producer;      /* derived: op index, or -1 for a graph input */
+    int nconsumers;    /* derived */
+    int *consumers;    /* derived: op indices, ascending */
+} ft_tensor;
+
+typedef struct ft_problem {
+    char *name;          /* file path used in messages */
+    int ntensors;
+    ft_tensor *tensors;
+    int nops;
+    ft_op *ops;
+    double capacity;     /* fast_memory_capacity, elements, > 0 */
+    double bandwidth;    /* slow_memory_bandwidth, elements per cost unit, > 0 */
+    int64_t native_w;    /* native_granularity[0]; also native k */
+    int64_t native_h;    /* native_granularity[1] */
+    /* derived */
+    int *topo;           /* nops op indices in a topological order */
+    int ngraph_inputs;
+    int *graph_inputs;   /* tensors with no producer, ascending */
+    int ngraph_outputs;
+    int *graph_outputs;  /* tensors with no consumer, ascending */
+} ft_problem;
+
+/* Load and validate a contest problem file (SPEC section 1).  On success
+ * returns FT_OK and stores a new problem in *out (free with
+ * ft_problem_free).  On failure returns FT_EINPUT (or FT_ENOMEM), leaves *out
+ * NULL and puts one line in st->msg naming the file, field and index. */
+int ft_problem_load(const char *path, ft_problem **out, ft_status *st);
+
+/* Same as ft_problem_load, from a NUL-terminated JSON text; `name` is used in
+ * messages in place of a file path. */
+int ft_problem_parse(const char *json, const char *name, ft_problem **out,
+                     ft_status *st);
+
+/* Validate the problem's structure (SPEC section 1) and recompute every
+ * derived field.  Call it after building or editing a problem by hand.
+ * Returns FT_OK, FT_EINPUT with a message, or FT_ENOMEM. */
+int ft_problem_finish(ft_problem *p, ft_status *st);
+
+/* Deep copy; NULL when out of memory. */
+ft_problem *ft_problem_clone(const ft_problem *p);
+
+/* Release a problem and everything it owns.  NULL is a no-op. */
+void ft_problem_free(ft_problem *p);
+
+/* Elements of tensor t (width x height; overflow was rejected at load). */
+int64_t ft_tensor_size(const ft_problem *p, int t);
+
+/* ---------------------------------------------------------------- schedule */
+
+typedef struct ft_subgraph {
+    int nops;
+    int *ops;             /* op indices in execution order */
+    int64_t w, h, k;      /* granularity */
+    int nretain;
+    int *retain;          /* tensors_to_retain of this subgraph */
+    int64_t *order;       /* traversal order (tile indices); NULL: raster (null in JSON) */
+    int64_t norder;       /* entries in order */
+    int has_reported;     /* subgraph_latencies entry present */
+    double reported;      /* the producer's own latency figure */
+} ft_subgraph;
+
+typedef struct ft_schedule {
+    char *name;           /* file path used in messages (may be NULL) */
+    int nsubgraphs;
+    ft_subgraph *sg;
+    /* Entries found in the file's per-subgraph lists (-1: list absent);
+     * ft_schedule_validate reports any that differ from nsubgraphs.  Set
+     * them to nsubgraphs (or -1) when building a schedule by hand. */
+    int len_granularities, len_retain, len_orders, len_latencies;
+} ft_schedule;
+
+/* Load a schedule file (SPEC section 2).  Checks JSON well-formedness and
+ * field types only (FT_EINPUT); semantic rules are checked against a problem
+ * by ft_schedule_validate / ft_evaluate.  Lists whose lengths differ from
+ * `subgraphs` load (the shortest common length is kept) but the difference is
+ * recorded and reported by ft_schedule_validate as FT_R_LENGTH_MISMATCH.
+ * On success *out is a new schedule (free with ft_schedule_free). */
+int ft_schedule_load(const char *path, ft_schedule **out, ft_status *st);
+
+/* Same as ft_schedule_load, from a NUL-terminated JSON text. */
+int ft_schedule_parse(const char *json, const char *name, ft_schedule **out,
+                      ft_status *st);
+
+/* Empty schedule with room for n subgraphs (all fields zero); NULL on OOM. */
+ft_schedule *ft_schedule_new(int n);
+
+/* Set subgraph i's op list / retained list (copies the arrays).  Return
+ * FT_OK or FT_ENOMEM. */
+int ft_subgraph_set_ops(ft_subgraph *g, const int *ops, int nops);
+int ft_subgraph_set_retain(ft_subgraph *g, const int *tensors, int n);
+
+/* Release a schedule.  NULL is a no-op. */
+void ft_schedule_free(ft_schedule *s);
+
+/* Serialise a schedule as contest JSON (subgraphs, granularities,
+ * tensors_to_retain, traversal_orders, subgraph_latencies).  `latencies`
+ * (nsubgraphs entries) replaces the reported figures when not NULL.  Returns
+ * a malloc'd NUL-terminated string the caller frees, or NULL on OOM. */
+char *ft_schedule_to_json(const ft_schedule *s, const double *latencies);
+
+/* Write ft_schedule_to_json's text to `path` atomically (temporary file then
+ * rename, so a reader never sees a partial file).  FT_OK or FT_EINPUT with
+ * the OS error in st->msg. */
+int ft_schedule_write(const ft_schedule *s, const double *latencies,
+                      const char *path, ft_status *st);
+
+/* Check every rule of SPEC section 2 that does not need the per-step walk
+ * (everything but the working set; ft_evaluate checks that too).  Returns
+ * FT_OK or FT_EINVALID with st->reason and a message naming the subgraph
+ * and index. */
+int ft_schedule_validate(const ft_problem *p, const ft_schedule *s,
+                         ft_status *st);
+
+/* ---------------------------------------------------------------- cost model */
+
+/* A region of a tensor: rows [r0, r1) x columns [c0, c1), clipped. */
+typedef struct ft_region {
+    int64_t r0, r1, c0, c1;
+} ft_region;
+
+/* A slice is a (tensor, region) pair. */
+typedef struct ft_slice {
+    int tensor;
+    ft_region region;
+} ft_slice;
+
+/* Role of an op inside a subgraph (SPEC section 3). */
+typedef enum ft_role {
+    FT_ROLE_KLOOP = 0,    /* MatMul whose output feeds no MatMul in S */
+    FT_ROLE_UPSTREAM = 1, /* op whose output feeds a MatMul in S */
+    FT_ROLE_EPILOGUE = 2  /* Pointwise whose output feeds no MatMul in S */
+} ft_role;
+
+/* One step of a subgraph, as produced by ft_walk_next.  Arrays belong to the
+ * walker and stay valid until the next ft_walk_next or ft_walk_free. */
+typedef struct ft_step {
+    int64_t index;        /* step number within the subgraph */
+    int64_t tile;         /* tile index (row * ntx + col) */
+    int64_t tile_row, tile_col;
+    int64_t kstep;        /* k-step within the tile */
+    int nslices;
+    const ft_slice *slices;   /* boundary-input slices needed (resident excluded) */
+    const unsigned char *loaded; /* per slice: 1 loaded, 0 reused from previous step */
+    int nwrites;
+    const ft_slice *writes;   /* output regions written to slow memory */
+    int nactive;
+    const int *active;        /* ops active in this step, in list order */
+    double compute;       /* compute time */
+    double memory;        /* (loaded + written) / bandwidth */
+    double latency;       /* max(compute, memory) */
+    int64_t loaded_elems;
+    int64_t written_elems;
+    int64_t working_set;
+} ft_step;
+
+typedef struct ft_walk ft_walk;
+
+/* Start walking the steps of subgraph `sg` of a schedule that passed
+ * ft_schedule_validate (behaviour is undefined otherwise).  On success *out
+ * is a walker to free with ft_walk_free.  FT_ENOMEM on allocation failure. */
+int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg,
+                  ft_compute_model model, ft_walk **out, ft_status *st);
+
+/* Produce the next step in *step.  Returns 1 when a step was produced, 0
+ * after the last one. */
+int ft_walk_next(ft_walk *w, ft_step *step);
+
+/* Geometry of the walk: tile grid, k-steps per tile, total steps. */
+void ft_walk_grid(const ft_walk *w, int64_t *ntx, int64_t *nty, int64_t *nk,
+                  int64_t *nsteps);
+
+/* Role of op `op` (an op of this subgraph) in the walk's subgraph. */
+ft_role ft_walk_role(const ft_walk *w, int op);
+
+/* Release a walker.  NULL is a no-op. */
+void ft_walk_free(ft_walk *w);
+
+/* Per-subgraph figures of an evaluation. */
+typedef struct ft_sg_result {
+    double latency;
+    int64_t steps;
+    int64_t ntx, nty, nk;
+    int64_t compute_bound_steps;  /* compute > memory time */
+    int64_t memory_bound_steps;   /* memory time >= compute */
+    int64_t peak_working_set;     /* elements */
+    int64_t loaded;               /* elements loaded from slow memory */
+    int64_t written;              /* elements written to slow memory */
+    double compute_time;          /* sum of step compute times */
+    double memory_time;           /* sum of step memory times */
+} ft_sg_result;
+
+typedef struct ft_eval {
+    ft_compute_model model;
+    int nsubgraphs;
+    ft_sg_result *sg;
+    double total;
+    double lower_bound;
+} ft_eval;
+
+/* Evaluate a schedule exactly under the cost model (SPEC sections 3-4):
+ * validates it (ft_schedule_validate, then every step's working set) and
+ * fills *out (release with ft_eval_free).  Returns FT_OK, FT_EINVALID with
+ * st->reason and st->sg/tile/step set, or FT_ENOMEM.  On failure *out holds
+ * no allocations. */
+int ft_evaluate(const ft_problem *p, const ft_schedule *s,
+                ft_compute_model model, ft_eval *out, ft_status *st);
+
+/* Evaluate one subgraph of a valid schedule (no validation of the rest);
+ * same results as the matching entry of ft_evaluate.  Returns FT_OK,
+ * FT_EINVALID (oom) or FT_ENOMEM. */
+int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg,
+                         ft_compute_model model, ft_sg_result *out,
+                         ft_status *st);
+
+/* Release what ft_evaluate allocated; the struct itself is the caller's. */
+void ft_eval_free(ft_eval *e);
+
+/* Whether tensor t, produced by subgraph sg, is written to slow memory
+ * (SPEC section 3, "written"); 0 for tensors sg does not produce. */
+int ft_tensor_written(const ft_problem *p, const ft_schedule *s, int sg,
+                      int t);
+
+/* Lower bound of SPEC section 5: max(C, M).  *compute and *memory (either
+ * may be NULL) receive C and M. */
+double ft_lower_bound(const ft_problem *p, ft_compute_model model,
+                      double *compute, double *memory);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUSETILE_H */

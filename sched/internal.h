@@ -1,0 +1,42 @@
+/* internal.h - helpers shared by the sched/ sources; not installed. */
+#ifndef FT_INTERNAL_H
+#define FT_INTERNAL_H
+
+#include "fusetile.h"
+
+#if defined(__GNUC__)
+#define FT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FT_PRINTF(a, b)
+#endif
+
+/* Fill *st (may be NULL) with code, reason and a formatted message; returns
+ * code so callers can write `return ft__fail(st, FT_EINPUT, 0, ...)`. */
+int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
+    FT_PRINTF(4, 5);
+
+/* Read a NUL-terminated file into a malloc'd buffer.  FT_OK, FT_EINPUT (with
+ * the OS error naming the path) or FT_ENOMEM. */
+int ft__read_file(const char *path, char **out, ft_status *st);
+
+/* strdup that tolerates NULL (returns NULL) */
+char *ft__strdup(const char *s);
+
+/* Division rounding up for positive operands. */
+static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#endif
+
+/* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
+ * its tile grid: ntx x nty tiles of nk k-steps.  Assumes ops are in range,
+ * distinct and listed after their producers, and w, h, k >= 1. */
+void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
+                 int64_t *ntx, int64_t *nty, int64_t *nk);
+
+/* Per-tensor facts of subgraph sg, each array ntensors long (caller
+ * allocates): produced[t] = 1 if an op of sg outputs t; written[t] = 1 if
+ * that output is written to slow memory (SPEC 3); retained[t] = 1 if sg
+ * retains it; resident[t] = 1 if sg-1 retained it. */
+void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
+                    unsigned char *produced, unsigned char *written,
+                    unsigned char *retained, unsigned char *resident);

@@ -1,0 +1,142 @@
+/* status.c - status codes, reason names, compute-model names, small I/O helpers. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ft_status_clear(ft_status *st)
+{
+    if (!st)
+        return;
+    st->code = FT_OK;
+    st->reason = FT_R_NONE;
+    st->sg = -1;
+    st->tile = -1;
+    st->step = -1;
+    st->msg[0] = '\0';
+}
+
+static const char *const reason_names[FT_R_COUNT] = {
+    [FT_R_NONE] = "none",
+    [FT_R_LENGTH_MISMATCH] = "length-mismatch",
+    [FT_R_EMPTY_SUBGRAPH] = "empty-subgraph",
+    [FT_R_REPEATED_OP] = "repeated-op",
+    [FT_R_OP_OUT_OF_RANGE] = "op-out-of-range",
+    [FT_R_OP_NOT_COVERED] = "op-not-covered",
+    [FT_R_OP_BEFORE_PRODUCER] = "op-before-producer",
+    [FT_R_NOT_CONNECTED] = "not-connected",
+    [FT_R_GRANULARITY_BELOW_ONE] = "granularity-below-one",
+    [FT_R_GRANULARITY_ABOVE_NATIVE] = "granularity-above-native",
+    [FT_R_RETAIN_NOT_PRODUCED] = "retain-not-produced",
+    [FT_R_BAD_TRAVERSAL] = "bad-traversal-order",
+    [FT_R_TENSOR_UNAVAILABLE] = "tensor-unavailable",
+    [FT_R_OOM] = "oom",
+    [FT_R_FUSED_OPERAND_ESCAPES] = "fused-operand-escapes",
+};
+
+const char *ft_reason_name(int reason)
+{
+    if (reason < 0 || reason >= FT_R_COUNT)
+        return "unknown";
+    return reason_names[reason];
+}
+
+const char *ft_compute_model_name(ft_compute_model m)
+{
+    return m == FT_COMPUTE_OP ? "op" : "native";
+}
+
+int ft_compute_model_parse(const char *name, ft_compute_model *out)
+{
+    if (name && strcmp(name, "native") == 0) {
+        *out = FT_COMPUTE_NATIVE;
+        return 0;
+    }
+    if (name && strcmp(name, "op") == 0) {
+        *out = FT_COMPUTE_OP;
+        return 0;
+    }
+    return -1;
+}
+
+int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        st->reason = reason;
+        va_start(ap, fmt);
+        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+char *ft__strdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+int ft__read_file(const char *path, char **out, ft_status *st)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ft__fail(st, FT_EINPUT, 0, "%s: cannot open: %s", path,
+                        strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
+    }
+    for (;;) {
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (len + 1 < cap) {
+            if (ferror(f)) {
+                int e = errno;
+                free(buf);
+                fclose(f);
+                return ft__fail(st, FT_EINPUT, 0, "%s: read error: %s", path,
+                                strerror(e));
+            }
+            break;
+        }
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            fclose(f);
+            return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) {
+        free(buf);
+        return ft__fail(st, FT_EINPUT, 0, "%s: not a JSON text (NUL byte)", path);
+    }
+    *out = buf;
+    return FT_OK;
+}
+
+char *ft_format_double(char *buf, double x)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
