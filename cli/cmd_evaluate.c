@@ -1,9 +1,11 @@
 /* cmd_evaluate.c - `fusetile evaluate`: exact cost-model report of a schedule. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char evaluate_help[] =
     "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
@@ -21,6 +23,19 @@ static const char evaluate_help[] =
     "Exit status: 0 valid, 1 invalid schedule (reason on stderr), 2 bad input\n"
     "or usage.  Reported subgraph_latencies that differ from the computed\n"
     "ones are a warning on stderr.\n";
+
+/* Progress on stderr for long evaluations, at most every two seconds. */
+static int show_progress(void *ctx, int64_t done, int64_t total)
+{
+    struct timespec *last = ctx, now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - last->tv_sec >= 2) {
+        fprintf(stderr, "fusetile evaluate: %lld of %lld steps (%.0f%%)\n", (long long)done, (long long)total,
+                total ? 100.0 * (double)done / (double)total : 0.0);
+        *last = now;
+    }
+    return 0;
+}
 
 /* Compare the schedule's own figures with ours; warn on each difference. */
 static void warn_reported(const ft_schedule *s, const ft_eval *e)
@@ -185,7 +200,9 @@ int cmd_evaluate(int argc, char **argv)
         return EXIT_USAGE;
     }
     ft_eval e;
-    int rc = ft_evaluate(p, s, model, &e, &st);
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    int rc = ft_evaluate_progress(p, s, model, show_progress, &last, &e, &st);
     if (rc == FT_EINVALID) {
         cli_error("invalid schedule (%s): %s", ft_reason_name(st.reason), st.msg);
         if (json)

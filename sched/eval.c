@@ -1,6 +1,7 @@
 /* eval.c - the per-step cost model of SPEC sections 3 and 4: region derivation, reuse, writes, working set. */
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,7 +350,16 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     return 1;
 }
 
-static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *r, ft_status *st)
+typedef struct progress {
+    ft_progress_fn fn;
+    void *ctx;
+    int64_t done, total;
+} progress;
+
+#define PROGRESS_EVERY (1 << 18)
+
+static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *r, progress *pr,
+                   ft_status *st)
 {
     ft_walk *w;
     int rc = ft_walk_begin(p, s, sg, model, &w, st);
@@ -381,7 +391,14 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
             r->peak_working_set = stp.working_set;
         r->loaded += stp.loaded_elems;
         r->written += stp.written_elems;
+        if (pr && pr->fn && ((stp.index + 1) & (PROGRESS_EVERY - 1)) == 0 && pr->fn(pr->ctx, pr->done + stp.index + 1, pr->total)) {
+            rc = ft__fail(st, FT_EINPUT, 0, "%s: evaluation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
+                          (long long)stp.index);
+            break;
+        }
     }
+    if (pr)
+        pr->done += r->steps;
     ft_walk_free(w);
     return rc;
 }
@@ -389,7 +406,7 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
 int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st)
 {
     ft_status_clear(st);
-    return eval_sg(p, s, sg, model, out, st);
+    return eval_sg(p, s, sg, model, out, NULL, st);
 }
 
 void ft_eval_free(ft_eval *e)
@@ -403,6 +420,13 @@ void ft_eval_free(ft_eval *e)
 
 int ft_evaluate(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_eval *out, ft_status *st)
 {
+    return ft_evaluate_progress(p, s, model, NULL, NULL, out, st);
+}
+
+int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_progress_fn fn, void *ctx, ft_eval *out,
+                         ft_status *st)
+{
+    progress pr = {fn, ctx, 0, 0};
     memset(out, 0, sizeof *out);
     out->model = model;
     int rc = ft_schedule_validate(p, s, st);
@@ -412,8 +436,15 @@ int ft_evaluate(const ft_problem *p, const ft_schedule *s, ft_compute_model mode
     if (!out->sg)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
+    for (int i = 0; i < s->nsubgraphs && fn; i++) {
+        int64_t ntx, nty, nk;
+        int64_t n;
+        ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk);
+        if (__builtin_mul_overflow(ntx, nty, &n) || __builtin_mul_overflow(n, nk, &n) || __builtin_add_overflow(pr.total, n, &pr.total))
+            pr.total = INT64_MAX; /* the walk itself reports the overflow */
+    }
     for (int i = 0; i < s->nsubgraphs; i++) {
-        rc = eval_sg(p, s, i, model, &out->sg[i], st);
+        rc = eval_sg(p, s, i, model, &out->sg[i], &pr, st);
         if (rc) {
             ft_eval_free(out);
             return rc;

@@ -312,6 +312,16 @@ typedef struct ft_eval {
 int ft_evaluate(const ft_problem *p, const ft_schedule *s,
                 ft_compute_model model, ft_eval *out, ft_status *st);
 
+/* Progress callback for long evaluations: called about every 2^18 steps with
+ * the steps done and the schedule's total; a nonzero return stops the
+ * evaluation, which then fails with FT_EINPUT ("interrupted"). */
+typedef int (*ft_progress_fn)(void *ctx, int64_t done, int64_t total);
+
+/* ft_evaluate with a progress callback (fn may be NULL). */
+int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s,
+                         ft_compute_model model, ft_progress_fn fn, void *ctx,
+                         ft_eval *out, ft_status *st);
+
 /* Evaluate one subgraph of a valid schedule (no validation of the rest);
  * same results as the matching entry of ft_evaluate.  Returns FT_OK,
  * FT_EINVALID (oom) or FT_ENOMEM. */

@@ -1,4 +1,5 @@
 /* schedule.c - the schedule model: JSON loading and writing, and the structural rules of SPEC 2. */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <errno.h>
