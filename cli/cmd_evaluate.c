@@ -68,13 +68,21 @@ static void print_ops(FILE *f, const ft_subgraph *g, int width)
     fprintf(f, "%-*s", width, buf);
 }
 
+/* A figure for people: 15 significant digits, enough for 1e-9 checks and
+ * free of binary noise (JSON output keeps every digit). */
+static const char *fmt15(char *buf, double x)
+{
+    snprintf(buf, FT_NUMBUF, "%.15g", x);
+    return buf;
+}
+
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
-           ft_format_double(a, p->capacity), ft_format_double(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+           fmt15(a, p->capacity), fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
     printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
     printf("compute model: %s\n\n", ft_compute_model_name(e->model));
     printf("%4s  %-16s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", "ops", "w x h x k", "tiles", "steps", "latency",
@@ -87,12 +95,12 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
         printf("%4d  ", i);
         print_ops(stdout, g, 16);
         printf(" %-16s %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", gran, (long long)(r->ntx * r->nty), (long long)r->steps,
-               ft_format_double(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
+               fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
                (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
     }
-    printf("\ntotal        %s\n", ft_format_double(a, e->total));
-    printf("lower bound  %s (compute %s, memory %s)\n", ft_format_double(a, e->lower_bound), ft_format_double(b, lbc),
-           ft_format_double(c, lbm));
+    printf("\ntotal        %s\n", fmt15(a, e->total));
+    printf("lower bound  %s (compute %s, memory %s)\n", fmt15(a, e->lower_bound), fmt15(b, lbc),
+           fmt15(c, lbm));
     printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
 }
 

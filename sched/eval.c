@@ -350,6 +350,24 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     return 1;
 }
 
+/* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
+ * in binary, and the simulator's integer clock must agree to the last digit. */
+typedef struct ksum {
+    double s, c;
+} ksum;
+
+static inline void ksum_add(ksum *k, double x)
+{
+    double t = k->s + x;
+    if ((k->s >= 0 ? k->s : -k->s) >= (x >= 0 ? x : -x))
+        k->c += (k->s - t) + x;
+    else
+        k->c += (x - t) + k->s;
+    k->s = t;
+}
+
+static inline double ksum_value(const ksum *k) { return k->s + k->c; }
+
 typedef struct progress {
     ft_progress_fn fn;
     void *ctx;
@@ -368,6 +386,7 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     memset(r, 0, sizeof *r);
     ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
     ft_step stp;
+    ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0};
     while (ft_walk_next(w, &stp)) {
         if ((double)stp.working_set > p->capacity) {
             st->sg = sg;
@@ -380,9 +399,9 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
                           (long long)stp.index, (long long)stp.kstep, (long long)stp.working_set, p->capacity);
             break;
         }
-        r->latency += stp.latency;
-        r->compute_time += stp.compute;
-        r->memory_time += stp.memory;
+        ksum_add(&lat, stp.latency);
+        ksum_add(&comp, stp.compute);
+        ksum_add(&mem, stp.memory);
         if (stp.compute > stp.memory)
             r->compute_bound_steps++;
         else
@@ -399,6 +418,9 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     }
     if (pr)
         pr->done += r->steps;
+    r->latency = ksum_value(&lat);
+    r->compute_time = ksum_value(&comp);
+    r->memory_time = ksum_value(&mem);
     ft_walk_free(w);
     return rc;
 }
@@ -443,14 +465,16 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         if (__builtin_mul_overflow(ntx, nty, &n) || __builtin_mul_overflow(n, nk, &n) || __builtin_add_overflow(pr.total, n, &pr.total))
             pr.total = INT64_MAX; /* the walk itself reports the overflow */
     }
+    ksum total = {0, 0};
     for (int i = 0; i < s->nsubgraphs; i++) {
         rc = eval_sg(p, s, i, model, &out->sg[i], &pr, st);
         if (rc) {
             ft_eval_free(out);
             return rc;
         }
-        out->total += out->sg[i].latency;
+        ksum_add(&total, out->sg[i].latency);
     }
+    out->total = ksum_value(&total);
     out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
     return FT_OK;
 }
