@@ -19,6 +19,10 @@ int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
  * the OS error naming the path) or FT_ENOMEM. */
 int ft__read_file(const char *path, char **out, ft_status *st);
 
+/* Parse a JSON text into *root (json_t *, decref when done); on failure
+ * FT_EINPUT with "NAME: empty file" or "NAME:LINE:COL: not valid JSON". */
+int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
+
 /* strdup that tolerates NULL (returns NULL) */
 char *ft__strdup(const char *s);
 

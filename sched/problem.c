@@ -370,15 +370,9 @@ int ft_problem_parse(const char *text, const char *name, ft_problem **out, ft_st
     if (!p)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name ? name : "problem");
     p->name = ft__strdup(name ? name : "problem");
-    json_error_t je;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-    int rc;
-    if (!root) {
-        if (text[strspn(text, " \t\r\n")] == '\0')
-            rc = ft__fail(st, FT_EINPUT, 0, "%s: empty file, expected a JSON object", NAME(p));
-        else
-            rc = ft__fail(st, FT_EINPUT, 0, "%s:%d:%d: not valid JSON: %s", NAME(p), je.line, je.column, je.text);
-    } else {
+    void *root;
+    int rc = ft__json_parse(text, NAME(p), &root, st);
+    if (!rc) {
         rc = from_json(root, p, st);
         json_decref(root);
     }

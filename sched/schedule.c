@@ -198,15 +198,9 @@ int ft_schedule_parse(const char *text, const char *name, ft_schedule **out, ft_
     if (!s)
         return ft__fail(st, FT_ENOMEM, 0, "schedule: out of memory");
     s->name = ft__strdup(name ? name : "schedule");
-    json_error_t je;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-    int rc;
-    if (!root) {
-        if (text[strspn(text, " \t\r\n")] == '\0')
-            rc = ft__fail(st, FT_EINPUT, 0, "%s: empty file, expected a JSON object", SNAME(s));
-        else
-            rc = ft__fail(st, FT_EINPUT, 0, "%s:%d:%d: not valid JSON: %s", SNAME(s), je.line, je.column, je.text);
-    } else {
+    void *root;
+    int rc = ft__json_parse(text, SNAME(s), &root, st);
+    if (!rc) {
         rc = from_json(root, s, st);
         json_decref(root);
     }

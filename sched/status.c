@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,4 +140,16 @@ char *ft_format_double(char *buf, double x)
             break;
     }
     return buf;
+}
+
+int ft__json_parse(const char *text, const char *name, void **root, ft_status *st)
+{
+    json_error_t je;
+    json_t *r = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    *root = r;
+    if (r)
+        return FT_OK;
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return ft__fail(st, FT_EINPUT, 0, "%s: empty file, expected a JSON object", name);
+    return ft__fail(st, FT_EINPUT, 0, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);
 }

@@ -115,58 +115,8 @@ static void test_bound_non_multiple_sizes(void **state)
     check_bound(f->p, FT_COMPUTE_OP, 8080, 5500);
 }
 
-/* LB <= the total of every valid vector, for both models, and ft_evaluate
- * reports the same bound. */
-static void test_bound_below_every_vector(void **state)
-{
-    const char *dir;
-    char path[4096], line[512];
-    FILE *tsv;
-    int checked = 0, failures = 0;
-
-    (void)state;
-    FTT_DATADIR(dir);
-    snprintf(path, sizeof path, "%s/expected.tsv", dir);
-    tsv = fopen(path, "r");
-    if (!tsv)
-        fail_msg("cannot open %s", path);
-    while (fgets(line, sizeof line, tsv)) {
-        char name[256], mode[32], want[64];
-        ft_problem *p = NULL;
-        ft_compute_model m;
-        ft_status st;
-        double lb, total;
-
-        if (line[0] == '#' ||
-            sscanf(line, "%255s %31s %63s", name, mode, want) != 3 ||
-            strncmp(want, "invalid:", 8) == 0)
-            continue;
-        if (ft_compute_model_parse(mode, &m) != 0) {
-            print_error("%s: unknown model %s\n", name, mode);
-            failures++;
-            continue;
-        }
-        snprintf(path, sizeof path, "%s/%s.problem.json", dir, name);
-        ft_status_clear(&st);
-        if (ft_problem_load(path, &p, &st) != FT_OK) {
-            print_error("%s: %s\n", name, st.msg);
-            failures++;
-            continue;
-        }
-        total = strtod(want, NULL);
-        lb = ft_lower_bound(p, m, NULL, NULL);
-        if (!(lb > 0) || lb > total * (1 + 1e-12)) {
-            print_error("%s %s: lower bound %.10g above total %.10g\n", name,
-                        mode, lb, total);
-            failures++;
-        }
-        checked++;
-        ft_problem_free(p);
-    }
-    fclose(tsv);
-    assert_true(checked >= 30);
-    assert_int_equal(failures, 0);
-}
+/* LB <= the total of every valid vector is checked with the vectors in
+ * test_eval.c (test_eval_vectors_expected_tsv). */
 
 int main(void)
 {
@@ -176,7 +126,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_matmul_models_differ, setup_deep_k, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_partial_native_tile, setup_partial, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_non_multiple_sizes, setup_odd, ftt_teardown),
-        cmocka_unit_test(test_bound_below_every_vector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

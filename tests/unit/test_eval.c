@@ -964,20 +964,29 @@ static void test_eval_working_set_equal_capacity_fits(void **state)
     assert_int_equal(f->eval.sg[0].peak_working_set, 40960);
 }
 
+/* Evaluate f's schedule (native model) expecting an oom at subgraph sg,
+ * tile and step; *st keeps the status for checks of the message. */
+static void expect_oom(ftt_fixture *f, ft_status *st, int sg, int64_t tile,
+                       int64_t step)
+{
+    memset(&f->eval, 0, sizeof f->eval);
+    ft_status_clear(st);
+    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, st),
+                     FT_EINVALID);
+    assert_int_equal(st->code, FT_EINVALID);
+    assert_int_equal(st->reason, FT_R_OOM);
+    assert_int_equal(st->sg, sg);
+    assert_int_equal(st->tile, tile);
+    assert_int_equal(st->step, step);
+}
+
 static void test_eval_working_set_one_over_capacity(void **state)
 {
     ftt_fixture *f = *state;
     ft_status st;
 
     /* 40960 > 40959 already in step 0 */
-    memset(&f->eval, 0, sizeof f->eval);
-    ft_status_clear(&st);
-    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, &st),
-                     FT_EINVALID);
-    assert_int_equal(st.reason, FT_R_OOM);
-    assert_int_equal(st.sg, 0);
-    assert_int_equal(st.tile, 0);
-    assert_int_equal(st.step, 0);
+    expect_oom(f, &st, 0, 0, 0);
     assert_msg_has(st.msg, "40960");
     assert_msg_has(st.msg, "40959");
 }
@@ -989,15 +998,7 @@ static void test_eval_oom_names_step(void **state)
 
     /* X-ex5A-oom: 16384 x 3 slices + written T4 16384 = 65536 > 45000 at
      * subgraph 0, tile 0, step 0 */
-    memset(&f->eval, 0, sizeof f->eval);
-    ft_status_clear(&st);
-    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, &st),
-                     FT_EINVALID);
-    assert_int_equal(st.code, FT_EINVALID);
-    assert_int_equal(st.reason, FT_R_OOM);
-    assert_int_equal(st.sg, 0);
-    assert_int_equal(st.tile, 0);
-    assert_int_equal(st.step, 0);
+    expect_oom(f, &st, 0, 0, 0);
     assert_msg_has(st.msg, "65536");
     assert_msg_has(st.msg, "45000");
     assert_null(f->eval.sg);
@@ -1021,14 +1022,7 @@ static void test_eval_oom_later_subgraph(void **state)
     /* example 3A at capacity 40000: subgraphs 0 and 1 need 16384 + 16384
      * (slice + written tile); subgraph 2 loads T1 and T2 and writes T3:
      * 49152 > 40000 */
-    memset(&f->eval, 0, sizeof f->eval);
-    ft_status_clear(&st);
-    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, &st),
-                     FT_EINVALID);
-    assert_int_equal(st.reason, FT_R_OOM);
-    assert_int_equal(st.sg, 2);
-    assert_int_equal(st.tile, 0);
-    assert_int_equal(st.step, 0);
+    expect_oom(f, &st, 2, 0, 0);
     assert_msg_has(st.msg, "49152");
     assert_msg_has(st.msg, "40000");
 }
@@ -1043,14 +1037,7 @@ static void test_eval_oom_later_tile_step(void **state)
      * written T4 at 64 x 128 = 8192: 20480.  Step 1 (tile 1, k 1) adds the
      * epilogue's T3[0:128, 64:128] 8192: 8192 + 4096 + 8192 + 8192 = 28672
      * > 25000 */
-    memset(&f->eval, 0, sizeof f->eval);
-    ft_status_clear(&st);
-    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, &st),
-                     FT_EINVALID);
-    assert_int_equal(st.reason, FT_R_OOM);
-    assert_int_equal(st.sg, 0);
-    assert_int_equal(st.tile, 1);
-    assert_int_equal(st.step, 1);
+    expect_oom(f, &st, 0, 1, 1);
     assert_msg_has(st.msg, "28672");
     assert_msg_has(st.msg, "25000");
 }
