@@ -7,6 +7,10 @@
 
 enum { SPATIAL = 0, REDUCTION = 1 };
 
+/* Source of a region's row or column range: the tile's rows, the tile's
+ * columns, the k slice, or a whole reduction depth. */
+enum { TAG_NONE = 0, TAG_TY, TAG_TX, TAG_KS, TAG_FULL };
+
 void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)
 {
     /* feeds[j]: output of g->ops[j] feeds a MatMul inside g.  Consumers are
@@ -61,9 +65,16 @@ struct ft_walk {
     int64_t ntx, nty, nk, nsteps, next;
     int64_t ws_fixed;           /* resident tensors + written/retained outputs */
     /* needs on tensors produced inside the subgraph, per tensor */
+    int64_t stamp;              /* one per derived step */
     int64_t *need_stamp;
     ft_region *need;
     unsigned char (*need_kind)[2];
+    unsigned char (*need_tag)[2];
+    /* per tensor and axis, where its ranges come from (TAG_*); a tensor
+     * whose axis mixes sources makes the walk irregular (ft__walk_tile) */
+    unsigned char (*tag_seen)[2];
+    int irregular;
+    int have_prev;              /* the previous derived step counts for reuse */
     /* per-step output */
     int cap;                    /* slice capacity */
     ft_slice *slices, *prev;
@@ -84,6 +95,8 @@ void ft_walk_free(ft_walk *w)
     free(w->need_stamp);
     free(w->need);
     free(w->need_kind);
+    free(w->need_tag);
+    free(w->tag_seen);
     free(w->slices);
     free(w->prev);
     free(w->loaded);
@@ -92,14 +105,12 @@ void ft_walk_free(ft_walk *w)
     free(w);
 }
 
-int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_walk **out, ft_status *st)
+/* Allocate a walker for subgraph g (tensor sets not yet filled). */
+static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute_model model)
 {
-    ft_status_clear(st);
-    *out = NULL;
     ft_walk *w = calloc(1, sizeof *w);
     if (!w)
-        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-    const ft_subgraph *g = &s->sg[sg];
+        return NULL;
     size_t nt = (size_t)p->ntensors;
     w->p = p;
     w->g = g;
@@ -113,27 +124,36 @@ int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_
     w->need_stamp = malloc(sizeof(int64_t) * (nt + 1));
     w->need = malloc(sizeof(ft_region) * (nt + 1));
     w->need_kind = malloc(2 * (nt + 1));
+    w->need_tag = malloc(2 * (nt + 1));
+    w->tag_seen = calloc(nt + 1, 2);
     w->slices = malloc(sizeof(ft_slice) * (size_t)w->cap);
     w->prev = malloc(sizeof(ft_slice) * (size_t)w->cap);
     w->loaded = malloc((size_t)w->cap);
     w->writes = malloc(sizeof(ft_slice) * (size_t)(g->nops + 1));
     w->active = malloc(sizeof(int) * (size_t)(g->nops + 1));
-    if (!w->role || !w->tbits || !w->need_stamp || !w->need || !w->need_kind || !w->slices || !w->prev || !w->loaded || !w->writes ||
+    if (!w->role || !w->tbits || !w->need_stamp || !w->need || !w->need_kind || !w->need_tag || !w->tag_seen || !w->slices || !w->prev || !w->loaded || !w->writes ||
         !w->active) {
         ft_walk_free(w);
-        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        return NULL;
     }
     w->produced = w->tbits;
     w->written = w->tbits + nt;
     w->retained = w->tbits + 2 * nt;
     w->resident = w->tbits + 3 * nt;
-    ft__sg_tensors(p, s, sg, w->produced, w->written, w->retained, w->resident);
+    return w;
+}
+
+/* Grid, step count and the fixed part of the working set, once the tensor
+ * sets are filled. */
+static int walk_prepare(ft_walk *w, ft_status *st)
+{
+    const ft_problem *p = w->p;
+    const ft_subgraph *g = w->g;
+    size_t nt = (size_t)p->ntensors;
     ft__sg_grid(p, g, w->role, &w->ntx, &w->nty, &w->nk);
     int64_t tiles;
-    if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps)) {
-        ft_walk_free(w);
-        return ft__fail(st, FT_EINPUT, 0, "subgraph %d: the number of steps overflows 64 bits", sg);
-    }
+    if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps))
+        return ft__fail(st, FT_EINPUT, 0, "the number of steps of a subgraph overflows 64 bits");
     for (size_t t = 0; t < nt; t++)
         w->need_stamp[t] = -1;
     for (size_t t = 0; t < nt; t++) {
@@ -144,6 +164,45 @@ int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_
             w->ws_fixed += T->width * T->height;
         else if (w->produced[t] && w->written[t])
             w->ws_fixed += (g->w < T->width ? g->w : T->width) * (g->h < T->height ? g->h : T->height);
+    }
+    return FT_OK;
+}
+
+int ft_walk_begin(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_walk **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    ft_walk *w = walk_alloc(p, &s->sg[sg], model);
+    if (!w)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    ft__sg_tensors(p, s, sg, w->produced, w->written, w->retained, w->resident);
+    int rc = walk_prepare(w, st);
+    if (rc) {
+        ft_walk_free(w);
+        return rc;
+    }
+    *out = w;
+    return FT_OK;
+}
+
+int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model model, const unsigned char *written,
+                 const unsigned char *retained, const unsigned char *resident, ft_walk **out, ft_status *st)
+{
+    size_t nt = (size_t)p->ntensors;
+    *out = NULL;
+    ft_walk *w = walk_alloc(p, g, model);
+    if (!w)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    memset(w->produced, 0, nt);
+    for (int j = 0; j < g->nops; j++)
+        w->produced[p->ops[g->ops[j]].output] = 1;
+    memcpy(w->written, written, nt);
+    memcpy(w->retained, retained, nt);
+    memcpy(w->resident, resident, nt);
+    int rc = walk_prepare(w, st);
+    if (rc) {
+        ft_walk_free(w);
+        return rc;
     }
     *out = w;
     return FT_OK;
@@ -189,7 +248,16 @@ static inline double dim_factor(int64_t len, int64_t n, int kind)
 }
 
 /* Record that tensor t is needed as region r with dimension kinds k0, k1. */
-static void need(ft_walk *w, int t, ft_region r, int k0, int k1)
+/* Note that tensor t's axis ax takes its ranges from source tag. */
+static inline void see_tag(ft_walk *w, int t, int ax, int tag)
+{
+    if (!w->tag_seen[t][ax])
+        w->tag_seen[t][ax] = (unsigned char)tag;
+    else if (w->tag_seen[t][ax] != tag)
+        w->irregular = 1;
+}
+
+static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
 {
     const ft_tensor *T = &w->p->tensors[t];
     r.r0 = max64(r.r0, 0);
@@ -198,12 +266,16 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1)
     r.c1 = min64(r.c1, T->width);
     if (region_empty(&r))
         return;
+    see_tag(w, t, 0, g0);
+    see_tag(w, t, 1, g1);
     if (w->produced[t]) {
-        if (w->need_stamp[t] != w->next) {
-            w->need_stamp[t] = w->next;
+        if (w->need_stamp[t] != w->stamp) {
+            w->need_stamp[t] = w->stamp;
             w->need[t] = r;
             w->need_kind[t][0] = (unsigned char)k0;
             w->need_kind[t][1] = (unsigned char)k1;
+            w->need_tag[t][0] = (unsigned char)g0;
+            w->need_tag[t][1] = (unsigned char)g1;
         } else {
             ft_region *b = &w->need[t];
             b->r0 = min64(b->r0, r.r0);
@@ -223,15 +295,13 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1)
     w->nslices++;
 }
 
-int ft_walk_next(ft_walk *w, ft_step *step)
+/* Derive the step (tile, k-step ks) into *step: regions, slices (loaded
+ * unless in the previously derived step), writes, compute and memory. */
+static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
 {
-    if (w->next >= w->nsteps)
-        return 0;
     const ft_problem *p = w->p;
     const ft_subgraph *g = w->g;
-    int64_t idx = w->next;
-    int64_t pos = idx / w->nk, ks = idx % w->nk;
-    int64_t tile = g->order ? g->order[pos] : pos;
+    int64_t idx = ++w->stamp;
     int64_t trow = tile / w->ntx, tcol = tile % w->ntx;
     ft_region tr = {trow * g->h, (trow + 1) * g->h, tcol * g->w, (tcol + 1) * g->w};
 
@@ -251,7 +321,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
         const ft_op *op = &p->ops[o];
         const ft_tensor *O = &p->tensors[op->output];
         ft_region r;
-        int k0 = SPATIAL, k1 = SPATIAL;
+        int k0 = SPATIAL, k1 = SPATIAL, g0 = TAG_TY, g1 = TAG_TX;
         int64_t s0 = 0, s1 = 0; /* k slice of a k-loop MatMul */
         int last = 0;           /* this step finishes the op's tile */
         switch (w->role[j]) {
@@ -275,6 +345,8 @@ int ft_walk_next(ft_walk *w, ft_step *step)
             r = w->need[op->output];
             k0 = w->need_kind[op->output][0];
             k1 = w->need_kind[op->output][1];
+            g0 = w->need_tag[op->output][0];
+            g1 = w->need_tag[op->output][1];
             break;
         }
         if (region_empty(&r))
@@ -286,15 +358,15 @@ int ft_walk_next(ft_walk *w, ft_step *step)
             int upstream = w->role[j] == FT_ROLE_UPSTREAM;
             c *= upstream ? (double)op->k / kref : (double)(s1 - s0) / kref;
             if (upstream) {
-                need(w, op->inputs[0], (ft_region){r.r0, r.r1, 0, op->k}, k0, REDUCTION);
-                need(w, op->inputs[1], (ft_region){0, op->k, r.c0, r.c1}, REDUCTION, k1);
+                need(w, op->inputs[0], (ft_region){r.r0, r.r1, 0, op->k}, k0, REDUCTION, g0, TAG_FULL);
+                need(w, op->inputs[1], (ft_region){0, op->k, r.c0, r.c1}, REDUCTION, k1, TAG_FULL, g1);
             } else {
-                need(w, op->inputs[0], (ft_region){r.r0, r.r1, s0, s1}, SPATIAL, REDUCTION);
-                need(w, op->inputs[1], (ft_region){s0, s1, r.c0, r.c1}, REDUCTION, SPATIAL);
+                need(w, op->inputs[0], (ft_region){r.r0, r.r1, s0, s1}, SPATIAL, REDUCTION, TAG_TY, TAG_KS);
+                need(w, op->inputs[1], (ft_region){s0, s1, r.c0, r.c1}, REDUCTION, SPATIAL, TAG_KS, TAG_TX);
             }
         } else {
             for (int i = 0; i < op->ninputs; i++)
-                need(w, op->inputs[i], r, k0, k1);
+                need(w, op->inputs[i], r, k0, k1, g0, g1);
         }
         compute += c;
         if (last && w->written[op->output]) {
@@ -311,7 +383,8 @@ int ft_walk_next(ft_walk *w, ft_step *step)
         w->active[b] = t;
     }
     int64_t loaded = 0, ws = w->ws_fixed;
-    int first = idx == 0;
+    int first = !w->have_prev;
+    w->have_prev = 1;
     for (int i = 0; i < w->nslices; i++) {
         const ft_slice *sl = &w->slices[i];
         int64_t sz = region_size(&sl->region);
@@ -346,8 +419,42 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     step->loaded_elems = loaded;
     step->written_elems = written;
     step->working_set = ws;
+}
+
+int ft_walk_next(ft_walk *w, ft_step *step)
+{
+    if (w->next >= w->nsteps)
+        return 0;
+    int64_t idx = w->next;
+    int64_t pos = idx / w->nk, ks = idx % w->nk;
+    derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);
+    step->index = idx;
     w->next++;
     return 1;
+}
+
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
+{
+    ft_step stp;
+    if (prev >= 0)
+        derive(w, prev, w->nk - 1, &stp);
+    else
+        w->have_prev = 0;
+    double lat = 0;
+    int64_t ws = 0;
+    for (int64_t ks = 0; ks < w->nk; ks++) {
+        derive(w, tile, ks, &stp);
+        lat += stp.latency;
+        if (stp.working_set > ws)
+            ws = stp.working_set;
+    }
+    *ws_max = ws;
+    return lat;
+}
+
+int ft__walk_irregular(const ft_walk *w)
+{
+    return w->irregular;
 }
 
 /* Neumaier's compensated sum: step latencies like 819.2 do not add exactly

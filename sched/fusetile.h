@@ -342,6 +342,42 @@ int ft_tensor_written(const ft_problem *p, const ft_schedule *s, int sg,
 double ft_lower_bound(const ft_problem *p, ft_compute_model model,
                       double *compute, double *memory);
 
+/* ---------------------------------------------------------------- scheduler */
+
+/* Options of ft_search; ft_search_opts_init sets the defaults. */
+typedef struct ft_search_opts {
+    ft_compute_model model;  /* default FT_COMPUTE_NATIVE */
+    double time_limit;       /* seconds of wall time, default 10 */
+    uint64_t seed;           /* default 1; same seed and no time cut: same result */
+    int verbose;             /* 1: progress lines on stderr, default 0 */
+    /* Called with every better valid schedule found, with its exact
+     * per-subgraph latencies and total (may be NULL).  The schedule is only
+     * valid during the call. */
+    void (*on_improve)(void *ctx, const ft_schedule *s,
+                       const double *latencies, double total);
+    void *ctx;
+} ft_search_opts;
+
+/* Fill *o with the defaults above. */
+void ft_search_opts_init(ft_search_opts *o);
+
+/* Search for the lowest-latency schedule of p under o->model within
+ * o->time_limit: fusion of connected subgraphs (MatMul chains, Pointwise
+ * prologues and epilogues), recomputation, granularities, traversal orders,
+ * retention and subgraph order, every candidate scored by the exact cost
+ * model.  On success returns FT_OK with a new valid schedule in *out (free
+ * with ft_schedule_free; its reported latencies are the exact ones) and its
+ * evaluation in *ev (free with ft_eval_free).  Returns FT_EINVALID when no
+ * valid schedule exists (an op whose smallest tile does not fit), FT_ENOMEM
+ * on allocation failure. */
+int ft_search(const ft_problem *p, const ft_search_opts *o,
+              ft_schedule **out, ft_eval *ev, ft_status *st);
+
+/* The contest's time limit in seconds for a problem of nops ops: 2 s up to
+ * 5 ops, 5 s up to 20, 15 s up to 40, 30 s up to 70, 60 s up to 110, 120 s
+ * above. */
+double ft_contest_time_limit(int nops);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,8 +29,6 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-#endif
-
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
  * its tile grid: ntx x nty tiles of nk k-steps.  Assumes ops are in range,
  * distinct and listed after their producers, and w, h, k >= 1. */
@@ -44,3 +42,23 @@ void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
 void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
                     unsigned char *produced, unsigned char *written,
                     unsigned char *retained, unsigned char *resident);
+
+/* A walker for subgraph g under explicit tensor sets (ntensors bytes each:
+ * written, retained and resident flags; "produced" is derived from g), for
+ * the scheduler's what-if scoring.  g must satisfy ft_schedule_validate's
+ * per-subgraph rules and outlive the walker.  FT_OK, FT_ENOMEM or FT_EINPUT
+ * (step count overflow). */
+int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model model, const unsigned char *written,
+                 const unsigned char *retained, const unsigned char *resident, ft_walk **out, ft_status *st);
+
+/* Latency of the nk steps of `tile` when the step before it is the last
+ * step of tile `prev` (-1: the tile starts the subgraph); *ws_max gets the
+ * largest working set of those steps.  Walks derived this way are exact
+ * only while ft__walk_irregular() is 0: then a tile's cost depends only on
+ * the clipped sizes of its rows and columns and of prev's and on whether
+ * prev shares its row or column (every tensor axis takes its ranges from
+ * one source: tile rows, tile columns, the k slice or a whole reduction). */
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max);
+int ft__walk_irregular(const ft_walk *w);
+
+#endif
