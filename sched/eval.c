@@ -440,10 +440,31 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
         derive(w, prev, w->nk - 1, &stp);
     else
         w->have_prev = 0;
-    double lat = 0;
+    double lat = 0, last = 0;
     int64_t ws = 0;
+    int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
     for (int64_t ks = 0; ks < w->nk; ks++) {
+        /* An interior k-step whose k-loop slice lengths equal those of the
+         * two before it costs what the previous one did: its k-slice
+         * regions are new either way, and every other region and the
+         * active ops are the same (regular walks only). */
+        int eq = ks > 0;
+        for (int j = 0; j < w->nops && eq; j++) {
+            if (w->role[j] != FT_ROLE_KLOOP)
+                continue;
+            int64_t K = w->p->ops[w->g->ops[j]].k, kk = w->g->k;
+            int64_t a = K - ks * kk, b = K - (ks - 1) * kk;
+            a = a < 0 ? 0 : a > kk ? kk : a;
+            b = b < 0 ? 0 : b > kk ? kk : b;
+            eq = a == b;
+        }
+        same = eq ? same + 1 : 0;
+        if (same >= 2 && ks < w->nk - 1 && !w->irregular) {
+            lat += last;
+            continue;
+        }
         derive(w, tile, ks, &stp);
+        last = stp.latency;
         lat += stp.latency;
         if (stp.working_set > ws)
             ws = stp.working_set;

@@ -36,7 +36,7 @@ typedef struct search {
     int timed_out;
     uint64_t rng;
     /* scratch, ntensors each */
-    unsigned char *written, *retained, *resident, *produced;
+    unsigned char *written, *retained, *resident, *produced, *uses;
     int *topo_pos;         /* op -> position in p->topo */
     memo **tab;
     size_t tabsize, nmemo;
@@ -377,6 +377,17 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
         }
     }
     mem_lb /= p->bandwidth;
+    /* uses of each tensor inside the subgraph; produced inside */
+    unsigned char *uses = S->uses;
+    memset(uses, 0, (size_t)p->ntensors);
+    memset(S->produced, 0, (size_t)p->ntensors);
+    for (int j = 0; j < nops; j++) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        S->produced[op->output] = 1;
+        for (int i = 0; i < op->ninputs; i++)
+            if (uses[op->inputs[i]] < 255)
+                uses[op->inputs[i]]++;
+    }
     int64_t wc[MAXCAND], hc[MAXCAND], kc[MAXCAND];
     int nwc = candidates(p->native_w, widths, nw, wc, MAXCAND);
     int nhc = candidates(p->native_h, heights, nh, hc, MAXCAND);
@@ -410,13 +421,33 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
                 for (int q = 0; q < nks; q++)
                     if (ft__ceil_div(ks[q], k) > nk)
                         nk = ft__ceil_div(ks[q], k);
+                /* with several k-steps, a k-loop MatMul's operand slices are
+                 * new in every step (each k-step has its own slice): its
+                 * boundary operands used by nothing else stream in whole once
+                 * per tile column (L) or tile row (R) */
+                double extra = 0;
+                for (int j = 0; j < nops && nk > 1; j++) {
+                    const ft_op *op = &p->ops[g->ops[j]];
+                    if (roles[j] != FT_ROLE_KLOOP)
+                        continue;
+                    const ft_tensor *O = &p->tensors[op->output];
+                    for (int side = 0; side < 2; side++) {
+                        int t = op->inputs[side];
+                        if (S->resident[t] || uses[t] != 1 || S->produced[t])
+                            continue;
+                        double once = (double)ft_tensor_size(p, t);
+                        double times = side == 0 ? (double)ft__ceil_div(O->width, w) : (double)ft__ceil_div(O->height, h);
+                        extra += once * (times - 1);
+                    }
+                }
+                double mem = mem_lb + extra / p->bandwidth;
                 double steps = (double)ft__ceil_div(Wg, w) * (double)ft__ceil_div(Hg, h) * (double)nk;
                 if (steps > (double)STEP_CAP)
                     continue;
                 if (fixed_ws > p->capacity)
                     continue;
                 cs[nc].c = (cfg){w, h, k, ORD_RASTER};
-                cs[nc].lb = comp > mem_lb ? comp : mem_lb;
+                cs[nc].lb = comp > mem ? comp : mem;
                 nc++;
             }
     if (roles != roles_small)
@@ -1396,6 +1427,104 @@ done:
     free(gc2);
 }
 
+/* ------------------------------------------------------------ recomputation */
+
+/* Deep copy of a plan's groups (configurations and retained sets are
+ * recomputed by the retention DP); -1 on OOM. */
+static int plan_copy(const plan *A, plan *B, int extra_slot)
+{
+    if (plan_alloc(B, A->ngroups))
+        return -1;
+    for (int i = 0; i < A->ngroups; i++) {
+        B->ops[i] = malloc(sizeof(int) * (size_t)(A->nops[i] + extra_slot + 1));
+        if (!B->ops[i]) {
+            plan_free(B);
+            return -1;
+        }
+        memcpy(B->ops[i], A->ops[i], sizeof(int) * (size_t)A->nops[i]);
+        B->nops[i] = A->nops[i];
+    }
+    return 0;
+}
+
+static int group_has(const plan *P, int i, int op)
+{
+    for (int j = 0; j < P->nops[i]; j++)
+        if (P->ops[i][j] == op)
+            return 1;
+    return 0;
+}
+
+/* Whether group j still does useful work: some output written or
+ * retained in P's current context. */
+static int group_useful(search *S, plan *P, int j)
+{
+    set_context(S, P, j);
+    for (int a = 0; a < P->nops[j]; a++) {
+        int t = S->p->ops[P->ops[j][a]].output;
+        if (S->written[t] || S->retained[t])
+            return 1;
+    }
+    return 0;
+}
+
+/* Try recomputing producers inside their consumers' groups: for group i and
+ * a boundary input t made by op q in an earlier group j, add q to group i
+ * (and drop group j when it has nothing left to do).  Keeps a change when
+ * the retention DP of the new plan beats `cur`.  Returns the best total. */
+static double recompute_pass(search *S, plan *P, double cur)
+{
+    const ft_problem *p = S->p;
+    int improved = 1;
+    while (improved && !out_of_time(S)) {
+        improved = 0;
+        for (int i = 1; i < P->ngroups && !improved && !out_of_time(S); i++) {
+            for (int a = 0; a < P->nops[i] && !improved; a++) {
+                const ft_op *op = &p->ops[P->ops[i][a]];
+                for (int b = 0; b < op->ninputs && !improved; b++) {
+                    int t = op->inputs[b], q = p->tensors[t].producer;
+                    if (q < 0 || group_has(P, i, q))
+                        continue;
+                    int j = -1;
+                    for (int x = i - 1; x >= 0 && j < 0; x--)
+                        if (group_has(P, x, q))
+                            j = x;
+                    if (j < 0)
+                        continue;
+                    plan Q;
+                    if (plan_copy(P, &Q, 1))
+                        return cur;
+                    Q.ops[i][Q.nops[i]++] = q;
+                    sort_topo(S, Q.ops[i], Q.nops[i]);
+                    if (!group_useful(S, &Q, j)) {
+                        free(Q.ops[j]);
+                        free(Q.ret[j]);
+                        for (int x = j; x + 1 < Q.ngroups; x++) {
+                            Q.ops[x] = Q.ops[x + 1];
+                            Q.nops[x] = Q.nops[x + 1];
+                            Q.ret[x] = Q.ret[x + 1];
+                            Q.nret[x] = Q.nret[x + 1];
+                        }
+                        Q.ngroups--;
+                        Q.ops[Q.ngroups] = NULL;
+                        Q.ret[Q.ngroups] = NULL;
+                    }
+                    double t2 = plan_retention_dp(S, &Q);
+                    if (t2 < cur - 1e-9 * fmax(1, cur)) {
+                        plan_free(P);
+                        *P = Q;
+                        cur = t2;
+                        improved = 1;
+                    } else {
+                        plan_free(&Q);
+                    }
+                }
+            }
+        }
+    }
+    return cur;
+}
+
 /* ------------------------------------------------------------ entry */
 
 int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, ft_eval *ev, ft_status *st)
@@ -1424,10 +1553,11 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     S.retained = calloc(nt, 1);
     S.resident = calloc(nt, 1);
     S.produced = calloc(nt, 1);
+    S.uses = calloc(nt, 1);
     S.topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
     int *gid = malloc(sizeof(int) * ((size_t)p->nops + 1));
     int rc = FT_OK;
-    if (!S.tm || !S.written || !S.retained || !S.resident || !S.produced || !S.topo_pos || !gid) {
+    if (!S.tm || !S.uses || !S.written || !S.retained || !S.resident || !S.produced || !S.topo_pos || !gid) {
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
@@ -1464,8 +1594,13 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         int ng = compact_gids(gid, p->nops);
         plan P;
         if (plan_from_partition(&S, gid, ng, &P) == 0) {
-            if (plan_retention_dp(&S, &P) < INF)
+            double t = plan_retention_dp(&S, &P);
+            if (t < INF) {
                 plan_offer(&S, &P);
+                /* 4. recomputation of producers inside their consumers */
+                if (recompute_pass(&S, &P, t) < t)
+                    plan_offer(&S, &P);
+            }
             plan_free(&P);
         }
     }
@@ -1489,6 +1624,7 @@ done:
     free(S.retained);
     free(S.resident);
     free(S.produced);
+    free(S.uses);
     free(S.topo_pos);
     free(gid);
     return rc;
