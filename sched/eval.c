@@ -83,6 +83,7 @@ struct ft_walk {
     ft_slice *writes;
     int nwrites;
     int *active;
+    ft_active *acts;
     int nactive;
 };
 
@@ -102,6 +103,7 @@ void ft_walk_free(ft_walk *w)
     free(w->loaded);
     free(w->writes);
     free(w->active);
+    free(w->acts);
     free(w);
 }
 
@@ -131,8 +133,9 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     w->loaded = malloc((size_t)w->cap);
     w->writes = malloc(sizeof(ft_slice) * (size_t)(g->nops + 1));
     w->active = malloc(sizeof(int) * (size_t)(g->nops + 1));
+    w->acts = malloc(sizeof(ft_active) * (size_t)(g->nops + 1));
     if (!w->role || !w->tbits || !w->need_stamp || !w->need || !w->need_kind || !w->need_tag || !w->tag_seen || !w->slices || !w->prev || !w->loaded || !w->writes ||
-        !w->active) {
+        !w->active || !w->acts) {
         ft_walk_free(w);
         return NULL;
     }
@@ -351,6 +354,7 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         }
         if (region_empty(&r))
             continue;
+        w->acts[w->nactive] = (ft_active){o, w->role[j], r, (unsigned char)k0, (unsigned char)k1, s0, s1};
         w->active[w->nactive++] = o;
         double kref = w->model == FT_COMPUTE_OP && op->type == FT_OP_MATMUL ? (double)op->k : (double)p->native_w;
         double c = op->base_cost * dim_factor(r.r1 - r.r0, p->native_h, k0) * dim_factor(r.c1 - r.c0, p->native_w, k1);
@@ -381,6 +385,9 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         int t = w->active[a];
         w->active[a] = w->active[b];
         w->active[b] = t;
+        ft_active x = w->acts[a];
+        w->acts[a] = w->acts[b];
+        w->acts[b] = x;
     }
     int64_t loaded = 0, ws = w->ws_fixed;
     int first = !w->have_prev;
@@ -413,6 +420,7 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
     step->writes = w->writes;
     step->nactive = w->nactive;
     step->active = w->active;
+    step->acts = w->acts;
     step->compute = compute;
     step->memory = memory;
     step->latency = compute > memory ? compute : memory;

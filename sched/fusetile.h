@@ -238,6 +238,19 @@ typedef enum ft_role {
     FT_ROLE_EPILOGUE = 2  /* Pointwise whose output feeds no MatMul in S */
 } ft_role;
 
+/* An op active in a step: the region of its output computed in the step,
+ * the kind of each dimension of that region (FT_DIM_SPATIAL pays whole
+ * native tiles, FT_DIM_REDUCTION a proportional share) and, for a k-loop
+ * MatMul, its k slice [ks0, ks1) (0, 0 otherwise). */
+enum { FT_DIM_SPATIAL = 0, FT_DIM_REDUCTION = 1 };
+typedef struct ft_active {
+    int op;
+    ft_role role;
+    ft_region region;
+    unsigned char row_kind, col_kind;
+    int64_t ks0, ks1;
+} ft_active;
+
 /* One step of a subgraph, as produced by ft_walk_next.  Arrays belong to the
  * walker and stay valid until the next ft_walk_next or ft_walk_free. */
 typedef struct ft_step {
@@ -252,6 +265,7 @@ typedef struct ft_step {
     const ft_slice *writes;   /* output regions written to slow memory */
     int nactive;
     const int *active;        /* ops active in this step, in list order */
+    const ft_active *acts;    /* the same ops with their regions */
     double compute;       /* compute time */
     double memory;        /* (loaded + written) / bandwidth */
     double latency;       /* max(compute, memory) */

@@ -26,6 +26,7 @@ typedef struct memo {
     int *key;
     cfg c;
     double lat;
+    int *order;      /* best op order of the subgraph */
 } memo;
 
 typedef struct search {
@@ -535,7 +536,7 @@ static memo *memo_find(search *S, int n, uint64_t h)
     return NULL;
 }
 
-static void memo_add(search *S, int n, uint64_t h, const cfg *c, double lat)
+static void memo_add(search *S, int n, uint64_t h, const cfg *c, double lat, const int *order, int nops)
 {
     if (S->nmemo * 2 >= S->tabsize) {
         size_t ns = S->tabsize ? S->tabsize * 2 : 1024;
@@ -556,10 +557,14 @@ static void memo_add(search *S, int n, uint64_t h, const cfg *c, double lat)
     if (!m)
         return;
     m->key = malloc(sizeof(int) * (size_t)n);
-    if (!m->key) {
+    m->order = malloc(sizeof(int) * (size_t)nops);
+    if (!m->key || !m->order) {
+        free(m->key);
+        free(m->order);
         free(m);
         return;
     }
+    memcpy(m->order, order, sizeof(int) * (size_t)nops);
     memcpy(m->key, S->keybuf, sizeof(int) * (size_t)n);
     m->nkey = n;
     m->hash = h;
@@ -576,15 +581,67 @@ static void memo_free(search *S)
         for (memo *m = S->tab[i], *nx; m; m = nx) {
             nx = m->next;
             free(m->key);
+            free(m->order);
             free(m);
         }
     free(S->tab);
 }
 
-/* Best latency and configuration of subgraph ops[] (in a valid execution
- * order) under the tensor sets currently in S, memoised. */
-static double group_cost(search *S, const int *ops, int nops, cfg *c)
+static void sort_topo(search *S, int *ops, int n);
+
+/* Whether the op order inside the subgraph can change its cost: some
+ * tensor made inside has two consumers inside (an upstream op takes its
+ * dimension kinds from the consumer listed last, SPEC 4). */
+static int order_sensitive(search *S, const int *ops, int nops)
 {
+    const ft_problem *p = S->p;
+    for (int j = 0; j < nops; j++) {
+        int t = p->ops[ops[j]].output, n = 0;
+        for (int a = 0; a < nops; a++) {
+            const ft_op *op = &p->ops[ops[a]];
+            for (int i = 0; i < op->ninputs; i++)
+                if (op->inputs[i] == t) {
+                    n++;
+                    break;
+                }
+        }
+        if (n >= 2)
+            return 1;
+    }
+    return 0;
+}
+
+/* A seeded random topological order of ops[] into out. */
+static void random_topo(search *S, const int *ops, int nops, int *out)
+{
+    const ft_problem *p = S->p;
+    unsigned char placed[256] = {0};
+    for (int n = 0; n < nops; n++) {
+        int ready[256], nr = 0;
+        for (int j = 0; j < nops; j++) {
+            if (placed[j])
+                continue;
+            int ok = 1;
+            const ft_op *op = &p->ops[ops[j]];
+            for (int i = 0; i < op->ninputs && ok; i++)
+                for (int a = 0; a < nops && ok; a++)
+                    if (!placed[a] && a != j && p->ops[ops[a]].output == op->inputs[i])
+                        ok = 0;
+            if (ok)
+                ready[nr++] = j;
+        }
+        int pick = ready[rng_next(S) % (uint64_t)nr];
+        placed[pick] = 1;
+        out[n] = ops[pick];
+    }
+}
+
+/* Best latency and configuration of subgraph ops[] under the tensor sets
+ * currently in S, memoised.  ops[] is reordered in place into the best
+ * execution order found (a topological order). */
+static double group_cost(search *S, int *ops, int nops, cfg *c)
+{
+    sort_topo(S, ops, nops);
     int n = make_key(S, ops, nops);
     if (n < 0)
         return INF;
@@ -592,18 +649,45 @@ static double group_cost(search *S, const int *ops, int nops, cfg *c)
     memo *m = memo_find(S, n, h);
     if (m) {
         *c = m->c;
+        memcpy(ops, m->order, sizeof(int) * (size_t)nops);
         return m->lat;
     }
     ft_subgraph g;
     memset(&g, 0, sizeof g);
-    g.ops = (int *)ops;
+    g.ops = ops;
     g.nops = nops;
     cfg best = {S->p->native_w, S->p->native_h, S->p->native_w, ORD_RASTER};
     double lat = optimise(S, &g, &best);
+    if (nops <= 256 && order_sensitive(S, ops, nops)) {
+        int *alt = malloc(sizeof(int) * (size_t)nops * 2);
+        if (alt) {
+            int *bestord = alt + nops, tries = nops <= 6 ? 12 : 4;
+            memcpy(bestord, ops, sizeof(int) * (size_t)nops);
+            for (int v = 0; v < tries && !out_of_time(S); v++) {
+                random_topo(S, ops, nops, alt);
+                cfg c2 = best;
+                g.ops = alt;
+                double l2 = optimise(S, &g, &c2);
+                if (l2 < lat - 1e-12 * fmax(1, lat)) {
+                    lat = l2;
+                    best = c2;
+                    memcpy(bestord, alt, sizeof(int) * (size_t)nops);
+                }
+            }
+            memcpy(ops, bestord, sizeof(int) * (size_t)nops);
+            free(alt);
+        }
+    }
     /* a cut-short optimisation is not memoised: it may not be the best */
     if (!S->timed_out) {
-        n = make_key(S, ops, nops);
-        memo_add(S, n, h, &best, lat);
+        int *keyops = malloc(sizeof(int) * (size_t)nops);
+        if (keyops) {
+            memcpy(keyops, ops, sizeof(int) * (size_t)nops);
+            sort_topo(S, keyops, nops);
+            n = make_key(S, keyops, nops);
+            memo_add(S, n, h, &best, lat, ops, nops);
+            free(keyops);
+        }
     }
     *c = best;
     return lat;
@@ -1131,7 +1215,7 @@ static void exhaustive_rec(search *S, int *gid, int o, int ng)
 /* Groups as op-id lists indexed by group id (gid per op).  Cost of a group
  * in the partition context: outputs consumed outside are written, nothing
  * retained or resident. */
-static double partition_group_cost(search *S, const int *gid, int g, const int *ops, int n, cfg *c)
+static double partition_group_cost(search *S, const int *gid, int g, int *ops, int n, cfg *c)
 {
     const ft_problem *p = S->p;
     size_t nt = (size_t)p->ntensors;

@@ -1,0 +1,291 @@
+/* test_search_score.c - the scheduler's fast scorer (tile memo, k-step fast-forward) equals the full per-step walk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* Test-only access to the scheduler's static scorer (SQLite's test1.c
+ * idiom): this binary compiles search.c itself; the archive's copy is not
+ * pulled in because every symbol it defines is already here. */
+#include "../../sched/search.c"
+
+/* A deterministic PRNG for the test (splitmix64). */
+static uint64_t rs = 0x1234567;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rs += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static int64_t pick(const int64_t *a, int n) { return a[rnd() % (uint64_t)n]; }
+
+/* A random valid problem of nops ops as JSON (caller frees): a DAG in which
+ * each op reads earlier tensors or new graph inputs, with shared inputs,
+ * residual Pointwise ops and MatMul chains. */
+static char *random_problem(int nops, int64_t native)
+{
+    static const int64_t dims[] = {32, 48, 64, 100, 128, 200, 256};
+    int64_t W[64], H[64];
+    int nt = 0;
+    int in[32][3], nin[32], out[32], mm[32];
+    char *buf = malloc(1 << 16);
+    for (int o = 0; o < nops; o++) {
+        int ismm = rnd() % 2;
+        mm[o] = ismm;
+        if (ismm) {
+            /* L: reuse an earlier tensor as L sometimes */
+            int L = -1;
+            if (nt && rnd() % 3)
+                L = (int)(rnd() % (uint64_t)nt);
+            if (L < 0) {
+                L = nt++;
+                H[L] = pick(dims, 7);
+                W[L] = pick(dims, 7);
+            }
+            int R = nt++;
+            H[R] = W[L];
+            W[R] = pick(dims, 7);
+            if (rnd() % 4 == 0 && W[L] == H[L] && L != R) {
+                /* sometimes X x X style reuse of a square tensor */
+                nt--;
+                R = L;
+            }
+            int O = nt++;
+            H[O] = H[L];
+            W[O] = W[R];
+            in[o][0] = L;
+            in[o][1] = R;
+            nin[o] = 2;
+            out[o] = O;
+        } else {
+            int A = -1;
+            if (nt && rnd() % 4)
+                A = (int)(rnd() % (uint64_t)nt);
+            if (A < 0) {
+                A = nt++;
+                H[A] = pick(dims, 7);
+                W[A] = pick(dims, 7);
+            }
+            nin[o] = 1;
+            in[o][0] = A;
+            /* a residual input of the same shape, when one exists */
+            for (int t = 0; t < nt && nin[o] < 3; t++)
+                if (t != A && W[t] == W[A] && H[t] == H[A] && rnd() % 3 == 0)
+                    in[o][nin[o]++] = t;
+            int O = nt++;
+            H[O] = H[A];
+            W[O] = W[A];
+            out[o] = O;
+        }
+    }
+    int n = 0;
+    n += sprintf(buf + n, "{\"widths\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)W[t]);
+    n += sprintf(buf + n, "], \"heights\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)H[t]);
+    n += sprintf(buf + n, "], \"inputs\": [");
+    for (int o = 0; o < nops; o++) {
+        n += sprintf(buf + n, "%s[", o ? "," : "");
+        for (int i = 0; i < nin[o]; i++)
+            n += sprintf(buf + n, "%s%d", i ? "," : "", in[o][i]);
+        n += sprintf(buf + n, "]");
+    }
+    n += sprintf(buf + n, "], \"outputs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s[%d]", o ? "," : "", out[o]);
+    n += sprintf(buf + n, "], \"base_costs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s%d", o ? "," : "", (int)(100 + rnd() % 3000));
+    n += sprintf(buf + n, "], \"op_types\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", mm[o] ? "MatMul" : "Pointwise");
+    sprintf(buf + n, "], \"fast_memory_capacity\": %d, \"slow_memory_bandwidth\": %d, \"native_granularity\": [%lld, %lld]}",
+            (int)(20000 + rnd() % 200000), (int)(5 + rnd() % 60), (long long)native, (long long)native);
+    return buf;
+}
+
+/* Sum of every step of g in S's context, walked one step at a time; INF on
+ * a capacity overflow. */
+static double full_walk(search *S, ft_subgraph *g, const cfg *c)
+{
+    int64_t ntx, nty, nk;
+    g->w = c->w;
+    g->h = c->h;
+    g->k = c->k;
+    ft__sg_grid(S->p, g, NULL, &ntx, &nty, &nk);
+    int64_t *ord = NULL;
+    if (c->order != ORD_RASTER) {
+        ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+        make_order(c->order, ntx, nty, ord);
+    }
+    g->order = ord;
+    g->norder = ord ? ntx * nty : 0;
+    ft_walk *w;
+    ft_status st;
+    assert_int_equal(ft__walk_new(S->p, g, S->model, S->written, S->retained, S->resident, &w, &st), FT_OK);
+    ft_step stp;
+    double sum = 0;
+    int ok = 1;
+    while (ft_walk_next(w, &stp)) {
+        if ((double)stp.working_set > S->p->capacity)
+            ok = 0;
+        sum += stp.latency;
+    }
+    ft_walk_free(w);
+    free(ord);
+    g->order = NULL;
+    g->norder = 0;
+    return ok ? sum : INF;
+}
+
+/* A connected set of ops grown from a random op along tensors, in
+ * topological order; returns its size. */
+static int random_group(const ft_problem *p, int *ops, int maxn)
+{
+    unsigned char in[64] = {0};
+    int n = 0, target = 1 + (int)(rnd() % (uint64_t)maxn);
+    int o0 = (int)(rnd() % (uint64_t)p->nops);
+    in[o0] = 1;
+    n = 1;
+    for (int tries = 0; tries < 200 && n < target; tries++) {
+        int o = (int)(rnd() % (uint64_t)p->nops);
+        if (in[o])
+            continue;
+        int link = 0;
+        for (int q = 0; q < p->nops && !link; q++) {
+            if (!in[q])
+                continue;
+            const ft_op *A = &p->ops[o], *B = &p->ops[q];
+            for (int i = 0; i < A->ninputs && !link; i++)
+                link = A->inputs[i] == B->output;
+            for (int i = 0; i < B->ninputs && !link; i++)
+                link = B->inputs[i] == A->output;
+            for (int i = 0; i < A->ninputs && !link; i++)
+                for (int j = 0; j < B->ninputs && !link; j++)
+                    link = A->inputs[i] == B->inputs[j];
+        }
+        if (link) {
+            in[o] = 1;
+            n++;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < p->nops; i++)
+        if (in[p->topo[i]])
+            ops[m++] = p->topo[i];
+    return m;
+}
+
+static void test_search_score_equals_full_walk(void **state)
+{
+    (void)state;
+    int compared = 0, fast = 0, irregular = 0, oom = 0, mismatches = 0;
+    for (int prob = 0; prob < 60; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128);
+        ft_problem *p;
+        ft_status st;
+        assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
+        free(json);
+        ft_search_opts o;
+        ft_search_opts_init(&o);
+        search S;
+        memset(&S, 0, sizeof S);
+        S.p = p;
+        S.o = &o;
+        S.model = prob % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        S.deadline = 1e18;
+        S.tm = calloc(TMEMO, sizeof(tmemo));
+        S.written = calloc((size_t)p->ntensors, 1);
+        S.retained = calloc((size_t)p->ntensors, 1);
+        S.resident = calloc((size_t)p->ntensors, 1);
+        for (int trial = 0; trial < 25; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 5);
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            /* context: random written/retained outputs, resident inputs */
+            memset(S.written, 0, (size_t)p->ntensors);
+            memset(S.retained, 0, (size_t)p->ntensors);
+            memset(S.resident, 0, (size_t)p->ntensors);
+            for (int j = 0; j < n; j++) {
+                int t = p->ops[ops[j]].output;
+                S.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+                S.retained[t] = rnd() % 5 == 0;
+                for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
+                    if (rnd() % 6 == 0)
+                        S.resident[p->ops[ops[j]].inputs[i]] = 1;
+            }
+            for (int j = 0; j < n; j++)
+                S.resident[p->ops[ops[j]].output] = 0;
+            static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+            cfg c;
+            c.w = pick(sizes, 8);
+            c.h = pick(sizes, 8);
+            c.k = pick(sizes, 8);
+            c.w = c.w > p->native_w ? p->native_w : c.w;
+            c.h = c.h > p->native_h ? p->native_h : c.h;
+            c.k = c.k > p->native_w ? p->native_w : c.k;
+            c.order = (int)(rnd() % ORD_COUNT);
+            /* classify the walk */
+            ft_walk *w;
+            g.w = c.w, g.h = c.h, g.k = c.k;
+            assert_int_equal(ft__walk_new(p, &g, S.model, S.written, S.retained, S.resident, &w, &st), FT_OK);
+            int64_t ntx, nty, nk, ns;
+            ft_walk_grid(w, &ntx, &nty, &nk, &ns);
+            int64_t *ord = NULL;
+            if (c.order != ORD_RASTER) {
+                ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+                make_order(c.order, ntx, nty, ord);
+            }
+            double tiles = score_tiles(&S, w, &g, ord, INF, S.tm, ++S.tmgen);
+            ft_walk_free(w);
+            free(ord);
+            double want = full_walk(&S, &g, &c);
+            double got = score(&S, &g, &c, INF);
+            compared++;
+            if (tiles < 0)
+                irregular++;
+            else
+                fast++;
+            if (want == INF)
+                oom++;
+            int same = (want == INF && got == INF) ||
+                       (want < INF && got < INF && fabs(got - want) <= 1e-9 * fmax(1, fabs(want)));
+            if (!same) {
+                mismatches++;
+                print_error("problem %d trial %d: ops", prob, trial);
+                for (int j = 0; j < n; j++)
+                    print_error(" %d", ops[j]);
+                print_error(" cfg %lldx%lldx%lld order %d: fast scorer %.17g, full walk %.17g\n", (long long)c.w, (long long)c.h,
+                            (long long)c.k, c.order, got, want);
+            }
+        }
+        free(S.tm);
+        free(S.written);
+        free(S.retained);
+        free(S.resident);
+        ft_problem_free(p);
+    }
+    print_message("compared %d subgraph walks: %d through the tile memo, %d irregular (full walk), %d over capacity\n", compared, fast,
+                  irregular, oom);
+    assert_int_equal(mismatches, 0);
+    /* both paths were exercised */
+    assert_true(fast > 100);
+    assert_true(irregular > 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_score_equals_full_walk),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
