@@ -17,10 +17,14 @@ typedef struct cli_command {
     const char *usage;   /* one-line synopsis after "fusetile " */
 } cli_command;
 
-/* Print "fusetile: MESSAGE" on stderr. */
+/* Name that prefixes messages: "fusetile", or "mlsys" when the program
+ * runs as the contest entry (main sets it from argv[0]). */
+extern const char *cli_progname;
+
+/* Print "PROGNAME: MESSAGE" on stderr (PROGNAME is cli_progname). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print "fusetile CMD: warning: MESSAGE" on stderr. */
+/* Print "PROGNAME: warning: MESSAGE" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Option scanner shared by the subcommands.  cli_opt_next walks argv from
@@ -50,6 +54,45 @@ void cli_json_string(FILE *f, const char *s);
 /* Write x as the shortest exact JSON number to f. */
 void cli_json_number(FILE *f, double x);
 
+/* One scheduling run, shared by `fusetile schedule` and the contest entry
+ * `mlsys` (cmd_schedule.c). */
+typedef struct cli_sched_job {
+    const char *cmd;          /* command name for messages: "schedule", "mlsys" */
+    const char *problem;      /* problem file */
+    const char *output;       /* schedule file, written atomically; NULL: stdout */
+    ft_compute_model model;
+    double time_limit;        /* search wall time in seconds; 0: the contest limit */
+    int contest;              /* 1: end the whole run (load, search, final write)
+                                 a safety margin before time_limit, counted from
+                                 `start` (cli_contest_margin) */
+    uint64_t seed;
+    int quiet;                /* 1: no progress lines and no summary, errors only */
+    int verbose;              /* 1: the search's own progress lines too */
+    double start;             /* cli_now() when the command started */
+} cli_sched_job;
+
+/* Load job->problem, run ft_search with an on_improve callback that writes
+ * every better schedule to job->output (atomically, so the file is valid
+ * whenever it exists) and prints progress lines, then write the final
+ * schedule (to stdout when output is NULL) and print the summary on stderr.
+ * Returns the exit status: EXIT_OK, EXIT_INVALID (no valid schedule exists)
+ * or EXIT_USAGE (unreadable or bad problem, unwritable output, out of
+ * memory); every failure has one line on stderr. */
+int cli_schedule_run(const cli_sched_job *job);
+
+/* Safety margin, in seconds, that the contest entry keeps before a time
+ * limit of `limit` seconds: 5% of it, at least 0.15 s. */
+double cli_contest_margin(double limit);
+
+/* Monotonic clock in seconds (arbitrary origin). */
+double cli_now(void);
+
+/* The subcommands: argv[0] is the command name; each returns the exit
+ * status (EXIT_OK, EXIT_INVALID, EXIT_USAGE) after printing any error as
+ * one line on stderr.  cmd_mlsys is also main's entry when the program runs
+ * under the name mlsys. */
 int cmd_evaluate(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
+int cmd_mlsys(int argc, char **argv);
 
 #endif

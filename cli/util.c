@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <string.h>
 
+const char *cli_progname = "fusetile";
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("fusetile: ", stderr);
+    fprintf(stderr, "%s: ", cli_progname);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -18,7 +20,7 @@ void cli_error(const char *fmt, ...)
 void cli_warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs("fusetile: warning: ", stderr);
+    fprintf(stderr, "%s: warning: ", cli_progname);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

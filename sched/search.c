@@ -189,6 +189,10 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
         sum += tm[slot].lat;
         if (sum > budget)
             break;
+        if ((pos & 0x1ff) == 0x1ff && out_of_time(S)) {
+            free(rc);
+            return INF;
+        }
         prev = tile;
     }
     free(rc);
@@ -201,6 +205,10 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
 static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
 {
     const ft_problem *p = S->p;
+    /* past the deadline nothing new is scored: what is not memoised is
+     * treated as infeasible (the one-op schedule was offered first) */
+    if (out_of_time(S))
+        return INF;
     int64_t ntx, nty, nk;
     g->w = c->w;
     g->h = c->h;
@@ -236,8 +244,7 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
                 sum += stp.latency;
                 if (sum > budget)
                     break;
-                /* out of time: give up on this candidate unless it is the only one */
-                if ((stp.index & 0xffff) == 0xffff && budget < INF && out_of_time(S)) {
+                if ((stp.index & 0x3fff) == 0x3fff && out_of_time(S)) {
                     ok = 0;
                     break;
                 }

@@ -1,0 +1,392 @@
+/* cmd_schedule.c - `fusetile schedule`: run the scheduler on a problem, writing each better schedule as it is found. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char schedule_help[] =
+    "usage: fusetile schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op]\n"
+    "                         [--time-limit SECONDS] [--seed N] [--quiet] [--verbose]\n"
+    "\n"
+    "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
+    "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
+    "retention and subgraph order, every candidate evaluated exactly.\n"
+    "\n"
+    "  -o, --output FILE     write the schedule to FILE (default: stdout); each\n"
+    "                        better schedule found replaces it atomically, so\n"
+    "                        FILE is a valid schedule whenever it exists\n"
+    "  --compute-model M     native (default: MatMul depth in native-k units) or\n"
+    "                        op (a full reduction costs the op's base cost)\n"
+    "  --time-limit SECONDS  wall time of the search (default: the contest's\n"
+    "                        limit for the problem's size, 2 s up to 5 ops ...\n"
+    "                        120 s above 110 ops)\n"
+    "  --seed N              seed of the search (default 1); the same seed\n"
+    "                        gives the same schedule when the time limit does\n"
+    "                        not cut the search\n"
+    "  -q, --quiet           print nothing on stderr but errors\n"
+    "  -v, --verbose         also print the search's own progress lines\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "On stderr: a line per better schedule (elapsed seconds, total, ratio to\n"
+    "the lower bound), then a summary (compute model, total, lower bound,\n"
+    "ratio, subgraphs, wall time).\n"
+    "\n"
+    "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
+    "tile does not fit in fast memory), 2 bad input or usage.\n";
+
+static const char mlsys_help[] =
+    "usage: mlsys INPUT.json OUTPUT.json\n"
+    "       fusetile mlsys INPUT.json OUTPUT.json\n"
+    "\n"
+    "The MLSys 2026 contest entry: schedule the problem INPUT.json under the\n"
+    "native compute model within the contest's time limit for its size (2 s\n"
+    "up to 5 ops, 5 s up to 20, 15 s up to 40, 30 s up to 70, 60 s up to 110,\n"
+    "120 s above), less a safety margin (5%, at least 0.15 s) so that the\n"
+    "final write lands in time, and write the schedule to OUTPUT.json.  The\n"
+    "first valid schedule found is written at once and each better one\n"
+    "replaces it atomically: OUTPUT.json is valid whenever it exists.  Prints\n"
+    "nothing but errors.\n"
+    "\n"
+    "Exit status: 0 written, 1 no valid schedule exists, 2 bad input or usage.\n";
+
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+double cli_contest_margin(double limit)
+{
+    double m = 0.05 * limit;
+    return m > 0.15 ? m : 0.15;
+}
+
+/* "CMD: " before a message, or "" when the program itself is named CMD
+ * (mlsys run as `mlsys`), so that messages read "mlsys: ..." once. */
+static const char *pfx(const char *cmd)
+{
+    static char buf[64];
+    if (strcmp(cmd, cli_progname) == 0)
+        return "";
+    snprintf(buf, sizeof buf, "%s: ", cmd);
+    return buf;
+}
+
+/* State of a run, shared with the on_improve callback. */
+struct run {
+    const cli_sched_job *job;
+    double lower_bound;
+    long improvements;
+    double write_seconds;     /* spent in ft_schedule_write */
+    int write_failed;         /* a progress write failed (warned once) */
+};
+
+static void on_improve(void *ctx, const ft_schedule *s, const double *latencies, double total)
+{
+    struct run *r = ctx;
+    const cli_sched_job *job = r->job;
+    r->improvements++;
+    if (job->output && !r->write_failed) {
+        ft_status st;
+        double t0 = cli_now();
+        if (ft_schedule_write(s, latencies, job->output, &st) != FT_OK) {
+            r->write_failed = 1;
+            if (!job->quiet)
+                cli_warn("%s%s (the final schedule is written at the end)", pfx(job->cmd), st.msg);
+        }
+        r->write_seconds += cli_now() - t0;
+    }
+    if (!job->quiet) {
+        char a[FT_NUMBUF];
+        snprintf(a, sizeof a, "%.15g", total);
+        fprintf(stderr, "%s: %s%7.2f s  total %s  ratio %.4f\n", cli_progname, pfx(job->cmd), cli_now() - job->start, a,
+                r->lower_bound > 0 ? total / r->lower_bound : 0.0);
+    }
+}
+
+/* Fail early, before a long search, when the output cannot be written: its
+ * directory must exist and be writable, and it must not be a directory. */
+static int check_output(const cli_sched_job *job)
+{
+    struct stat sb;
+    if (stat(job->output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        cli_error("%s%s: cannot write: is a directory", pfx(job->cmd), job->output);
+        return -1;
+    }
+    size_t n = strlen(job->output);
+    char *dir = malloc(n + 2);
+    if (!dir) {
+        cli_error("%sout of memory", pfx(job->cmd));
+        return -1;
+    }
+    memcpy(dir, job->output, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int ok = access(dir, W_OK | X_OK) == 0;
+    int e = errno;
+    if (!ok)
+        cli_error("%s%s: cannot write: %s", pfx(job->cmd), job->output, strerror(e));
+    free(dir);
+    return ok ? 0 : -1;
+}
+
+/* Final schedule to job->output (atomically) or stdout; 0 or -1 after a
+ * message. */
+static int write_final(const cli_sched_job *job, const ft_schedule *s, const ft_eval *ev)
+{
+    double *lat = malloc(((size_t)ev->nsubgraphs + 1) * sizeof *lat);
+    if (!lat) {
+        cli_error("%sout of memory", pfx(job->cmd));
+        return -1;
+    }
+    for (int i = 0; i < ev->nsubgraphs; i++)
+        lat[i] = ev->sg[i].latency;
+    int rc = 0;
+    if (job->output) {
+        ft_status st;
+        if (ft_schedule_write(s, lat, job->output, &st) != FT_OK) {
+            cli_error("%s%s", pfx(job->cmd), st.msg);
+            rc = -1;
+        }
+    } else {
+        char *text = ft_schedule_to_json(s, lat);
+        if (!text) {
+            cli_error("%sout of memory", pfx(job->cmd));
+            rc = -1;
+        } else {
+            fputs(text, stdout);
+            if (text[0] && text[strlen(text) - 1] != '\n')
+                fputc('\n', stdout);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                cli_error("%s<stdout>: write error: %s", pfx(job->cmd), strerror(errno));
+                rc = -1;
+            }
+            free(text);
+        }
+    }
+    free(lat);
+    return rc;
+}
+
+int cli_schedule_run(const cli_sched_job *job)
+{
+    ft_status st;
+    ft_problem *p = NULL;
+    if (ft_problem_load(job->problem, &p, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        return EXIT_USAGE;
+    }
+    if (job->output && check_output(job)) {
+        ft_problem_free(p);
+        return EXIT_USAGE;
+    }
+
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.job = job;
+    r.lower_bound = ft_lower_bound(p, job->model, NULL, NULL);
+
+    ft_search_opts o;
+    ft_search_opts_init(&o);
+    o.model = job->model;
+    o.seed = job->seed;
+    o.verbose = job->verbose && !job->quiet;
+    o.on_improve = on_improve;
+    o.ctx = &r;
+    double limit = job->time_limit > 0 ? job->time_limit : ft_contest_time_limit(p->nops);
+    o.time_limit = limit;
+    if (job->contest) {
+        /* What is left of the limit once the margin and the time already
+         * spent (loading) are taken off; never less than a token amount, so
+         * that the search still returns its first valid schedule. */
+        o.time_limit = limit - cli_contest_margin(limit) - (cli_now() - job->start);
+        if (o.time_limit < 0.01)
+            o.time_limit = 0.01;
+    }
+
+    ft_schedule *s = NULL;
+    ft_eval ev;
+    int rc = ft_search(p, &o, &s, &ev, &st);
+    if (rc == FT_EINVALID) {
+        cli_error("%s%s: no valid schedule: %s", pfx(job->cmd), job->problem, st.msg);
+        ft_problem_free(p);
+        return EXIT_INVALID;
+    }
+    if (rc != FT_OK) {
+        cli_error("%s%s: %s", pfx(job->cmd), job->problem, st.msg[0] ? st.msg : "search failed");
+        ft_problem_free(p);
+        return EXIT_USAGE;
+    }
+    rc = write_final(job, s, &ev) ? EXIT_USAGE : EXIT_OK;
+    if (rc == EXIT_OK && !job->quiet) {
+        char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
+        snprintf(a, sizeof a, "%.15g", ev.total);
+        snprintf(b, sizeof b, "%.15g", ev.lower_bound);
+        snprintf(c, sizeof c, "%g", o.time_limit);
+        fprintf(stderr,
+                "%s: %s%s: compute model %s, total %s, lower bound %s, ratio %.4f, %d subgraphs, "
+                "wall time %.2f s (limit %s s), %ld improvements",
+                cli_progname, pfx(job->cmd), job->problem, ft_compute_model_name(ev.model), a, b,
+                ev.lower_bound > 0 ? ev.total / ev.lower_bound : 0.0, s->nsubgraphs, cli_now() - job->start, c,
+                r.improvements);
+        if (job->output)
+            fprintf(stderr, " (written in %.3f s)", r.write_seconds);
+        fputc('\n', stderr);
+    }
+    ft_eval_free(&ev);
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    return rc;
+}
+
+/* Parse a positive, finite number of seconds; 0 or -1. */
+static int parse_seconds(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x <= 0)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* Parse an unsigned 64-bit decimal integer (digits only); 0 or -1. */
+static int parse_seed(const char *v, uint64_t *out)
+{
+    if (!*v || strspn(v, "0123456789") != strlen(v))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)x;
+    return 0;
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+    cli_opts o;
+    const char *arg;
+    int is_opt;
+    cli_sched_job job;
+    memset(&job, 0, sizeof job);
+    job.start = cli_now();
+    job.cmd = "schedule";
+    job.model = FT_COMPUTE_NATIVE;
+    job.seed = 1;
+    cli_opt_init(&o, argc, argv);
+    while ((arg = cli_opt_next(&o, &is_opt))) {
+        if (!is_opt) {
+            if (job.problem) {
+                cli_error("schedule: unexpected argument '%s' (usage: fusetile schedule PROBLEM [options])", arg);
+                return EXIT_USAGE;
+            }
+            job.problem = arg;
+        } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
+            fputs(schedule_help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt_is(&o, arg, "--quiet") || cli_opt_is(&o, arg, "-q")) {
+            job.quiet = 1;
+        } else if (cli_opt_is(&o, arg, "--verbose") || cli_opt_is(&o, arg, "-v")) {
+            job.verbose = 1;
+        } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
+            const char *v = cli_opt_value(&o, arg[1] == '-' ? "--output" : "-o");
+            if (!v)
+                return EXIT_USAGE;
+            if (!*v) {
+                cli_error("schedule: %s needs a file name", arg[1] == '-' ? "--output" : "-o");
+                return EXIT_USAGE;
+            }
+            job.output = v;
+        } else if (cli_opt_is(&o, arg, "--compute-model")) {
+            const char *v = cli_opt_value(&o, "--compute-model");
+            if (!v)
+                return EXIT_USAGE;
+            if (ft_compute_model_parse(v, &job.model)) {
+                cli_error("schedule: --compute-model is '%s', must be native or op", v);
+                return EXIT_USAGE;
+            }
+        } else if (cli_opt_is(&o, arg, "--time-limit")) {
+            const char *v = cli_opt_value(&o, "--time-limit");
+            if (!v)
+                return EXIT_USAGE;
+            if (parse_seconds(v, &job.time_limit)) {
+                cli_error("schedule: --time-limit is '%s', must be a positive number of seconds", v);
+                return EXIT_USAGE;
+            }
+        } else if (cli_opt_is(&o, arg, "--seed")) {
+            const char *v = cli_opt_value(&o, "--seed");
+            if (!v)
+                return EXIT_USAGE;
+            if (parse_seed(v, &job.seed)) {
+                cli_error("schedule: --seed is '%s', must be an integer from 0 to 18446744073709551615", v);
+                return EXIT_USAGE;
+            }
+        } else {
+            cli_error("schedule: unknown option '%s' (try 'fusetile schedule --help')", arg);
+            return EXIT_USAGE;
+        }
+    }
+    if (!job.problem) {
+        cli_error("schedule: needs PROBLEM.json (try 'fusetile schedule --help')");
+        return EXIT_USAGE;
+    }
+    return cli_schedule_run(&job);
+}
+
+int cmd_mlsys(int argc, char **argv)
+{
+    cli_opts o;
+    const char *arg, *paths[2] = {NULL, NULL};
+    int is_opt, npos = 0;
+    cli_sched_job job;
+    memset(&job, 0, sizeof job);
+    job.start = cli_now();
+    job.cmd = "mlsys";
+    cli_opt_init(&o, argc, argv);
+    while ((arg = cli_opt_next(&o, &is_opt))) {
+        if (!is_opt) {
+            if (npos >= 2) {
+                cli_error("%sunexpected argument '%s' (usage: mlsys INPUT.json OUTPUT.json)", pfx("mlsys"), arg);
+                return EXIT_USAGE;
+            }
+            paths[npos++] = arg;
+        } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
+            fputs(mlsys_help, stdout);
+            return EXIT_OK;
+        } else {
+            cli_error("%sunknown option '%s' (usage: mlsys INPUT.json OUTPUT.json)", pfx("mlsys"), arg);
+            return EXIT_USAGE;
+        }
+    }
+    if (npos < 2) {
+        cli_error("%sneeds INPUT.json and OUTPUT.json (usage: mlsys INPUT.json OUTPUT.json)", pfx("mlsys"));
+        return EXIT_USAGE;
+    }
+    job.problem = paths[0];
+    job.output = paths[1];
+    if (!*job.output) {
+        cli_error("%sOUTPUT.json is an empty file name", pfx("mlsys"));
+        return EXIT_USAGE;
+    }
+    job.model = FT_COMPUTE_NATIVE;
+    job.time_limit = 0;   /* the contest limit of the problem */
+    job.contest = 1;
+    job.seed = 1;
+    job.quiet = 1;
+    return cli_schedule_run(&job);
+}

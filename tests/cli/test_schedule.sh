@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# test_schedule.sh - exit statuses, messages and results of `fusetile schedule` and the contest entry `mlsys`.
+# usage: test_schedule.sh FUSETILE VECTORS_DIR
+# The contest entry is the mlsys symlink beside FUSETILE (make builds it);
+# without one the script makes its own.  Every search is bounded to about
+# two seconds; with FT_SLOW=1 (valgrind, sanitizers) the wall-time checks
+# are skipped.
+set -u
+bin=${1:?usage: test_schedule.sh FUSETILE VECTORS_DIR}
+vec=${2:?usage: test_schedule.sh FUSETILE VECTORS_DIR}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+slow=${FT_SLOW:-0}
+
+mlsys=$(dirname "$bin")/mlsys
+if [ ! -x "$mlsys" ]; then
+    ln -s "$bin" "$tmp/mlsys"
+    mlsys=$tmp/mlsys
+fi
+
+# check NAME WANT_RC STREAM PATTERN -- PROGRAM ARGS...: run PROGRAM ARGS,
+# expect exit WANT_RC and PATTERN (grep -E) in STREAM (out or err; "-" skips
+# the check).  Leaves the output in $tmp/out and $tmp/err.
+check() {
+    local name=$1 want=$2 stream=$3 pat=$4
+    shift 5
+    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    local rc=$?
+    local ok=1
+    [ "$rc" -eq "$want" ] || ok=0
+    if [ "$stream" != "-" ] && ! grep -Eq -- "$pat" "$tmp/$stream"; then ok=0; fi
+    if [ $ok -eq 1 ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: want exit $want and /$pat/ in $stream; got exit $rc"
+        sed 's/^/    out: /' "$tmp/out" | head -5
+        sed 's/^/    err: /' "$tmp/err" | head -5
+    fi
+}
+
+# expect NAME CONDITION-DESCRIPTION COMMAND...: one more case that passes
+# when COMMAND succeeds.
+expect() {
+    local name=$1 what=$2
+    shift 2
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $what"
+    fi
+}
+
+one_line_err() { [ "$(wc -l <"$tmp/err")" -eq 1 ]; }
+empty_err() { [ ! -s "$tmp/err" ]; }
+now() { date +%s.%N; }
+# within START SECONDS: less than SECONDS of wall time since START (always
+# true under FT_SLOW=1).
+within() { [ "$slow" = 1 ] && return 0; awk -v s="$1" -v e="$(now)" -v l="$2" 'BEGIN { exit !(e - s < l) }'; }
+# The total on the summary line of `fusetile schedule`, and on the table of
+# `fusetile evaluate`.
+sched_total() { sed -n 's/.*: compute model [a-z]*, total \([^,]*\),.*/\1/p' "$tmp/err"; }
+eval_total() { sed -n 's/^total  *//p' "$tmp/out"; }
+
+P=$vec/ex1A.problem.json
+S=$tmp/s.json
+
+# ---------------------------------------------------------- usage errors
+check top-help-schedule 0 out 'fusetile schedule PROBLEM' -- "$bin" --help
+check top-help-mlsys 0 out 'fusetile mlsys INPUT' -- "$bin" --help
+check help-command 0 out 'usage: fusetile schedule' -- "$bin" help schedule
+check sched-help 0 out '--time-limit SECONDS' -- "$bin" schedule --help
+check sched-no-args 2 err '^fusetile: schedule: needs PROBLEM.json' -- "$bin" schedule
+check sched-two-problems 2 err "unexpected argument 'extra'" -- "$bin" schedule "$P" extra
+check sched-unknown-option 2 err "unknown option '--fast'" -- "$bin" schedule "$P" --fast
+check sched-bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" schedule "$P" --compute-model best
+check sched-limit-negative 2 err "--time-limit is '-1', must be a positive number of seconds" -- "$bin" schedule "$P" --time-limit -1
+check sched-limit-zero 2 err "--time-limit is '0', must be a positive" -- "$bin" schedule "$P" --time-limit 0
+check sched-limit-nan 2 err "--time-limit is 'nan', must be a positive" -- "$bin" schedule "$P" --time-limit nan
+check sched-limit-word 2 err "--time-limit is 'soon', must be a positive" -- "$bin" schedule "$P" --time-limit=soon
+check sched-limit-suffix 2 err "--time-limit is '2s', must be a positive" -- "$bin" schedule "$P" --time-limit 2s
+check sched-limit-no-value 2 err 'option --time-limit needs a value' -- "$bin" schedule "$P" --time-limit
+check sched-seed-negative 2 err "--seed is '-3', must be an integer from 0 to 18446744073709551615" -- "$bin" schedule "$P" --seed -3
+check sched-seed-word 2 err "--seed is 'x', must be an integer" -- "$bin" schedule "$P" --seed x
+check sched-seed-overflow 2 err "--seed is '18446744073709551616', must be an integer" -- "$bin" schedule "$P" --seed 18446744073709551616
+check sched-output-no-value 2 err 'option -o needs a value' -- "$bin" schedule "$P" -o
+check sched-missing-problem 2 err "^fusetile: $tmp/nope.json: cannot open" -- "$bin" schedule "$tmp/nope.json" --time-limit 1
+expect sched-missing-problem-one-line "one line on stderr" one_line_err
+check sched-output-dir-missing 2 err "$tmp/no/s.json: cannot write" -- "$bin" schedule "$P" -o "$tmp/no/s.json" --time-limit 1
+check sched-output-is-dir 2 err "$tmp: cannot write: is a directory" -- "$bin" schedule "$P" -o "$tmp" --time-limit 1
+
+for f in "$vec"/bad/*.json; do
+    b=$(basename "$f")
+    check "sched-bad-$b" 2 err "^fusetile: .*$b" -- "$bin" schedule "$f" --time-limit 1
+    expect "sched-bad-$b-one-line" "one line on stderr, got $(wc -l <"$tmp/err")" one_line_err
+done
+
+# An op whose smallest tile (1x1x1: three elements) does not fit: no valid
+# schedule exists.
+printf '{"widths": [8, 8, 8], "heights": [8, 8, 8], "inputs": [[0, 1]], "outputs": [[2]], "base_costs": [100], "op_types": ["MatMul"], "fast_memory_capacity": 2, "slow_memory_bandwidth": 10, "native_granularity": [8, 8]}' >"$tmp/tiny.json"
+check sched-no-valid-schedule 1 err "^fusetile: schedule: .*tiny.json: no valid schedule" -- "$bin" schedule "$tmp/tiny.json" -o "$S" --time-limit 1
+expect sched-no-valid-schedule-no-file "no schedule file written" test ! -e "$S"
+
+# ---------------------------------------------------------- results
+t0=$(now)
+check sched-ex1A 0 err ': compute model native, total [0-9.e+]+, lower bound 3276.8, ratio [0-9.]+, [0-9]+ subgraphs, wall time' \
+    -- "$bin" schedule "$P" -o "$S" --time-limit 1
+expect sched-ex1A-time "finished within the time limit + 1 s" within "$t0" 2
+total=$(sched_total)
+check sched-ex1A-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$S"
+expect sched-ex1A-same-total "evaluate's total '$(eval_total)' is the schedule's '$total'" test "$(eval_total)" = "$total"
+expect sched-ex1A-no-warning "evaluate warns: $(head -1 "$tmp/err")" empty_err
+check sched-ex1A-progress-line 0 err '^fusetile: schedule: +[0-9]+\.[0-9]+ s  total [0-9.e+]+  ratio [0-9.]+$' \
+    -- "$bin" schedule "$vec/E-mlp-fused.problem.json" -o "$S" --time-limit 1
+check sched-stdout 0 out '"subgraphs"' -- "$bin" schedule "$P" --time-limit 0.5 --quiet
+expect sched-quiet "--quiet prints nothing on stderr" empty_err
+cp "$tmp/out" "$tmp/stdout.json"
+check sched-stdout-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/stdout.json"
+
+D=$vec/D-deep-k.problem.json
+check sched-op-model 0 err ': compute model op, total ' -- "$bin" schedule "$D" -o "$S" --time-limit 1 --compute-model=op
+total=$(sched_total)
+check sched-op-model-evaluates 0 out '^total ' -- "$bin" evaluate "$D" "$S" --compute-model op
+expect sched-op-model-same-total "evaluate's total '$(eval_total)' is the schedule's '$total'" test "$(eval_total)" = "$total"
+
+E=$vec/E-mlp-fused.problem.json
+check sched-seed-run1 0 - '' -- "$bin" schedule "$E" -o "$tmp/r1.json" --time-limit 1 --seed 7 --quiet
+check sched-seed-run2 0 - '' -- "$bin" schedule "$E" -o "$tmp/r2.json" --time-limit 1 --seed 7 --quiet
+expect sched-deterministic "two runs with --seed 7 wrote different files" cmp -s "$tmp/r1.json" "$tmp/r2.json"
+
+# ---------------------------------------------------------- mlsys
+check mlsys-no-args 2 err '^mlsys: needs INPUT.json and OUTPUT.json' -- "$mlsys"
+expect mlsys-no-args-one-line "one line on stderr" one_line_err
+check mlsys-help 0 out 'usage: mlsys INPUT.json OUTPUT.json' -- "$mlsys" --help
+check mlsys-one-arg 2 err '^mlsys: needs INPUT.json and OUTPUT.json' -- "$mlsys" "$P"
+check mlsys-three-args 2 err "^mlsys: unexpected argument 'extra'" -- "$mlsys" "$P" "$S" extra
+check mlsys-unknown-option 2 err "^mlsys: unknown option '--time-limit'" -- "$mlsys" --time-limit 1 "$P" "$S"
+check mlsys-missing-input 2 err "^mlsys: $tmp/nope.json: cannot open" -- "$mlsys" "$tmp/nope.json" "$S"
+expect mlsys-missing-input-one-line "one line on stderr" one_line_err
+check mlsys-bad-input 2 err '^mlsys: .*cycle.json' -- "$mlsys" "$vec/bad/cycle.json" "$S"
+expect mlsys-bad-input-one-line "one line on stderr" one_line_err
+check mlsys-output-dir-missing 2 err "^mlsys: $tmp/no/out.json: cannot write" -- "$mlsys" "$P" "$tmp/no/out.json"
+check mlsys-no-valid-schedule 1 err '^mlsys: .*tiny.json: no valid schedule' -- "$mlsys" "$tmp/tiny.json" "$tmp/none.json"
+
+rm -f "$tmp/m.json"
+t0=$(now)
+check mlsys-ex1A 0 - '' -- "$mlsys" "$P" "$tmp/m.json"
+# 2 ops: the contest allows 2 s; mlsys keeps a margin, so it ends in time.
+expect mlsys-ex1A-time "ended within the contest's 2 s" within "$t0" 2
+expect mlsys-ex1A-quiet "mlsys printed on stderr: $(head -1 "$tmp/err")" empty_err
+expect mlsys-ex1A-no-stdout "mlsys printed on stdout" test ! -s "$tmp/out"
+expect mlsys-ex1A-wrote "OUTPUT written" test -s "$tmp/m.json"
+check mlsys-ex1A-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/m.json"
+expect mlsys-ex1A-no-stray-files "only the output is left: $(ls "$tmp" | grep '^m\.json.' | head -1)" \
+    test -z "$(ls "$tmp" | grep '^m\.json.')"
+
+rm -f "$tmp/m2.json"
+check fusetile-mlsys 0 - '' -- "$bin" mlsys "$P" "$tmp/m2.json"
+expect fusetile-mlsys-quiet "fusetile mlsys printed on stderr: $(head -1 "$tmp/err")" empty_err
+check fusetile-mlsys-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/m2.json"
+check fusetile-mlsys-help 0 out 'usage: mlsys INPUT.json OUTPUT.json' -- "$bin" mlsys --help
+check fusetile-mlsys-no-args 2 err '^fusetile: mlsys: needs INPUT.json and OUTPUT.json' -- "$bin" mlsys
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]
