@@ -470,12 +470,8 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
         int64_t ntx = ft__ceil_div(Wg, cs[i].c.w), nty = ft__ceil_div(Hg, cs[i].c.h);
         int norders = (ntx > 1 || nty > 1) ? ORD_COUNT : 1;
         for (int ok = 0; ok < norders; ok++) {
-            if (ok == ORD_SNAKE_ROW && (ntx < 2 || nty < 2))
-                continue; /* same as raster */
-            if (ok == ORD_COL && (ntx < 2 || nty < 2))
-                continue; /* same as raster for a single row or column... */
-            if (ok == ORD_SNAKE_COL && nty < 2 && ntx < 2)
-                continue;
+            if (ok != ORD_RASTER && (ntx < 2 || nty < 2))
+                continue; /* a single row or column: every order is raster */
             cfg c = cs[i].c;
             c.order = ok;
             double lat = score(S, g, &c, best);
