@@ -4,83 +4,59 @@
 set -u
 bin=${1:?usage: test_evaluate.sh FUSETILE VECTORS_DIR}
 vec=${2:?usage: test_evaluate.sh FUSETILE VECTORS_DIR}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# check NAME WANT_RC STREAM PATTERN -- ARGS...: run fusetile ARGS, expect exit
-# WANT_RC and PATTERN (grep -E) in STREAM (out or err; "-" skips the check).
-check() {
-    local name=$1 want=$2 stream=$3 pat=$4
-    shift 5
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-    local rc=$?
-    local ok=1
-    [ "$rc" -eq "$want" ] || ok=0
-    if [ "$stream" != "-" ] && ! grep -Eq -- "$pat" "$tmp/$stream"; then ok=0; fi
-    if [ $ok -eq 1 ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: want exit $want and /$pat/ in $stream; got exit $rc"
-        sed 's/^/    out: /' "$tmp/out" | head -5
-        sed 's/^/    err: /' "$tmp/err" | head -5
-    fi
-}
+. "$(dirname "$0")/lib.sh"
 
 P=$vec/ex1A.problem.json
 S=$vec/ex1A.solution.json
 
-check no-args 2 err 'usage: fusetile COMMAND' --
-check help 0 out 'fusetile evaluate PROBLEM' -- --help
-check help-command 0 out 'usage: fusetile evaluate' -- help evaluate
-check help-unknown 2 err "unknown command 'nope'" -- help nope
-check version 0 out '^fusetile [0-9]' -- --version
-check unknown-command 2 err "unknown command 'frobnicate'" -- frobnicate
-check eval-help 0 out '--compute-model M' -- evaluate --help
-check eval-one-arg 2 err 'needs PROBLEM.json and SCHEDULE.json' -- evaluate "$P"
-check eval-three-args 2 err "unexpected argument 'extra'" -- evaluate "$P" "$S" extra
-check eval-unknown-option 2 err "unknown option '--fast'" -- evaluate "$P" "$S" --fast
-check eval-bad-model 2 err "--compute-model is 'best', must be native or op" -- evaluate "$P" "$S" --compute-model best
-check eval-model-no-value 2 err 'option --compute-model needs a value' -- evaluate "$P" "$S" --compute-model
-check eval-missing-problem 2 err "$tmp/nope.json: cannot open" -- evaluate "$tmp/nope.json" "$S"
-check eval-missing-schedule 2 err "$tmp/nope.json: cannot open" -- evaluate "$P" "$tmp/nope.json"
+check no-args 2 err 'usage: fusetile COMMAND' -- "$bin"
+check help 0 out 'fusetile evaluate PROBLEM' -- "$bin" --help
+check help-command 0 out 'usage: fusetile evaluate' -- "$bin" help evaluate
+check help-unknown 2 err "unknown command 'nope'" -- "$bin" help nope
+check version 0 out '^fusetile [0-9]' -- "$bin" --version
+check unknown-command 2 err "unknown command 'frobnicate'" -- "$bin" frobnicate
+check eval-help 0 out '--compute-model M' -- "$bin" evaluate --help
+check eval-one-arg 2 err 'needs PROBLEM.json and SCHEDULE.json' -- "$bin" evaluate "$P"
+check eval-three-args 2 err "unexpected argument 'extra'" -- "$bin" evaluate "$P" "$S" extra
+check eval-unknown-option 2 err "unknown option '--fast'" -- "$bin" evaluate "$P" "$S" --fast
+check eval-bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" evaluate "$P" "$S" --compute-model best
+check eval-model-no-value 2 err 'option --compute-model needs a value' -- "$bin" evaluate "$P" "$S" --compute-model
+check eval-missing-problem 2 err "$tmp/nope.json: cannot open" -- "$bin" evaluate "$tmp/nope.json" "$S"
+check eval-missing-schedule 2 err "$tmp/nope.json: cannot open" -- "$bin" evaluate "$P" "$tmp/nope.json"
 
 printf '{"subgraphs": [[0], [1]],' >"$tmp/trunc.json"
-check eval-schedule-truncated 2 err "trunc.json:1:[0-9]+: not valid JSON" -- evaluate "$P" "$tmp/trunc.json"
+check eval-schedule-truncated 2 err "trunc.json:1:[0-9]+: not valid JSON" -- "$bin" evaluate "$P" "$tmp/trunc.json"
 printf '{"subgraphs": [[0], [1]], "tensors_to_retain": [[], []]}' >"$tmp/nogran.json"
-check eval-schedule-missing-field 2 err 'nogran.json: missing field granularities' -- evaluate "$P" "$tmp/nogran.json"
+check eval-schedule-missing-field 2 err 'nogran.json: missing field granularities' -- "$bin" evaluate "$P" "$tmp/nogran.json"
 printf '{"subgraphs": [[0], [1]], "granularities": [[128, 128, 1], [128, "x", 1]], "tensors_to_retain": [[], []]}' >"$tmp/type.json"
-check eval-schedule-wrong-type 2 err 'type.json: granularities\[1\]\[1\] must be an integer' -- evaluate "$P" "$tmp/type.json"
+check eval-schedule-wrong-type 2 err 'type.json: granularities\[1\]\[1\] must be an integer' -- "$bin" evaluate "$P" "$tmp/type.json"
 printf '{"subgraphs": [[0], [1]], "granularities": [[128, 128, 1]], "tensors_to_retain": [[], []]}' >"$tmp/len.json"
-check eval-length-mismatch 1 err 'invalid schedule \(length-mismatch\): .*granularities has 1 entries, subgraphs has 2' -- evaluate "$P" "$tmp/len.json"
+check eval-length-mismatch 1 err 'invalid schedule \(length-mismatch\): .*granularities has 1 entries, subgraphs has 2' -- "$bin" evaluate "$P" "$tmp/len.json"
 printf '{"subgraphs": [[0], [1]], "granularities": [[128, 128, 1], [128, 128, 1]], "tensors_to_retain": [[], []], "traversal_orders": [null, [0, 0]]}' >"$tmp/perm.json"
-check eval-bad-traversal 1 err 'invalid schedule \(bad-traversal-order\): .*traversal_orders\[1\] has 2 entries, subgraph 1 has 1 tiles' -- evaluate "$P" "$tmp/perm.json"
+check eval-bad-traversal 1 err 'invalid schedule \(bad-traversal-order\): .*traversal_orders\[1\] has 2 entries, subgraph 1 has 1 tiles' -- "$bin" evaluate "$P" "$tmp/perm.json"
 printf '{"subgraphs": [[1], [0]], "granularities": [[128, 128, 1], [128, 128, 1]], "tensors_to_retain": [[], []]}' >"$tmp/avail.json"
-check eval-tensor-unavailable 1 err 'invalid schedule \(tensor-unavailable\): .*op 1 needs tensor 1' -- evaluate "$P" "$tmp/avail.json"
+check eval-tensor-unavailable 1 err 'invalid schedule \(tensor-unavailable\): .*op 1 needs tensor 1' -- "$bin" evaluate "$P" "$tmp/avail.json"
 
 check eval-oom 1 err 'invalid schedule \(oom\): .*subgraph 0, tile 0 \(row 0, col 0\), step 0 \(k-step 0\): working set 49152 exceeds fast_memory_capacity 40000' \
-    -- evaluate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json"
-check eval-oom-json 1 out '"valid": false, .*"reason": "oom"' -- evaluate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json" --json
+    -- "$bin" evaluate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json"
+check eval-oom-json 1 out '"valid": false, .*"reason": "oom"' -- "$bin" evaluate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json" --json
 check eval-not-covered 1 err 'invalid schedule \(op-not-covered\): .*op 2 is in no subgraph' \
-    -- evaluate "$vec/X-missing-op.problem.json" "$vec/X-missing-op.solution.json"
+    -- "$bin" evaluate "$vec/X-missing-op.problem.json" "$vec/X-missing-op.solution.json"
 check eval-warn-reported 0 err 'warning: .*subgraph_latencies\[0\] is 0, the native model gives 17600' \
-    -- evaluate "$vec/E-mlp-fused.problem.json" "$vec/E-mlp-fused.solution.json"
-check eval-table 0 out '^total +6553.6$' -- evaluate "$P" "$S"
-check eval-table-bound 0 out '^lower bound +' -- evaluate "$P" "$S"
-check eval-json 0 out '"compute_model": "op", "total": 7372.8' -- evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op
-check eval-json-subgraphs 0 out '"subgraphs": \[' -- evaluate "$P" "$S" --json
-check eval-no-warning 0 - '' -- evaluate "$P" "$S"
+    -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$vec/E-mlp-fused.solution.json"
+check eval-table 0 out '^total +6553.6$' -- "$bin" evaluate "$P" "$S"
+check eval-table-bound 0 out '^lower bound +' -- "$bin" evaluate "$P" "$S"
+check eval-json 0 out '"compute_model": "op", "total": 7372.8' -- "$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op
+check eval-json-subgraphs 0 out '"subgraphs": \[' -- "$bin" evaluate "$P" "$S" --json
+check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
 
 for f in "$vec"/bad/*.json; do
     b=$(basename "$f")
-    check "bad-$b" 2 err "^fusetile: .*$b" -- evaluate "$f" "$S"
+    check "bad-$b" 2 err "^fusetile: .*$b" -- "$bin" evaluate "$f" "$S"
     if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
         fail=$((fail + 1)); echo "FAIL bad-$b: want one line on stderr, got $(wc -l <"$tmp/err")"
     fi
 done
 
-echo "cli: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish cli

@@ -8,10 +8,7 @@
 set -u
 bin=${1:?usage: test_schedule.sh FUSETILE VECTORS_DIR}
 vec=${2:?usage: test_schedule.sh FUSETILE VECTORS_DIR}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/lib.sh"
 slow=${FT_SLOW:-0}
 
 mlsys=$(dirname "$bin")/mlsys
@@ -19,27 +16,6 @@ if [ ! -x "$mlsys" ]; then
     ln -s "$bin" "$tmp/mlsys"
     mlsys=$tmp/mlsys
 fi
-
-# check NAME WANT_RC STREAM PATTERN -- PROGRAM ARGS...: run PROGRAM ARGS,
-# expect exit WANT_RC and PATTERN (grep -E) in STREAM (out or err; "-" skips
-# the check).  Leaves the output in $tmp/out and $tmp/err.
-check() {
-    local name=$1 want=$2 stream=$3 pat=$4
-    shift 5
-    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-    local rc=$?
-    local ok=1
-    [ "$rc" -eq "$want" ] || ok=0
-    if [ "$stream" != "-" ] && ! grep -Eq -- "$pat" "$tmp/$stream"; then ok=0; fi
-    if [ $ok -eq 1 ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: want exit $want and /$pat/ in $stream; got exit $rc"
-        sed 's/^/    out: /' "$tmp/out" | head -5
-        sed 's/^/    err: /' "$tmp/err" | head -5
-    fi
-}
 
 # expect NAME CONDITION-DESCRIPTION COMMAND...: one more case that passes
 # when COMMAND succeeds.
@@ -164,5 +140,4 @@ check fusetile-mlsys-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/m2.
 check fusetile-mlsys-help 0 out 'usage: mlsys INPUT.json OUTPUT.json' -- "$bin" mlsys --help
 check fusetile-mlsys-no-args 2 err '^fusetile: mlsys: needs INPUT.json and OUTPUT.json' -- "$bin" mlsys
 
-echo "cli: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish cli
