@@ -74,6 +74,7 @@ struct ft_walk {
      * whose axis mixes sources makes the walk irregular (ft__walk_tile) */
     unsigned char (*tag_seen)[2];
     int irregular;
+    int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources */
     int have_prev;              /* the previous derived step counts for reuse */
     /* per-step output */
     int cap;                    /* slice capacity */
@@ -257,7 +258,7 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
     if (!w->tag_seen[t][ax])
         w->tag_seen[t][ax] = (unsigned char)tag;
     else if (w->tag_seen[t][ax] != tag)
-        w->irregular = 1;
+        w->irregular = w->mixed[ax] = 1;
 }
 
 static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
@@ -441,7 +442,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     return 1;
 }
 
-double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff)
 {
     ft_step stp;
     if (prev >= 0)
@@ -452,10 +453,10 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
     int64_t ws = 0;
     int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
     for (int64_t ks = 0; ks < w->nk; ks++) {
-        /* An interior k-step whose k-loop slice lengths equal those of the
-         * two before it costs what the previous one did: its k-slice
-         * regions are new either way, and every other region and the
-         * active ops are the same (regular walks only). */
+        /* An interior k-step whose k-loop slice lengths (and finishing
+         * ops) equal those of the two before it costs what the previous
+         * one did: its k-slice regions are new either way, and every other
+         * region, the active ops and the writes are the same. */
         int eq = ks > 0;
         for (int j = 0; j < w->nops && eq; j++) {
             if (w->role[j] != FT_ROLE_KLOOP)
@@ -464,10 +465,14 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
             int64_t a = K - ks * kk, b = K - (ks - 1) * kk;
             a = a < 0 ? 0 : a > kk ? kk : a;
             b = b < 0 ? 0 : b > kk ? kk : b;
-            eq = a == b;
+            /* the op's last active k-step writes its tile: never the same */
+            int fa = a > 0 && ks * kk + a >= K, fb = b > 0 && (ks - 1) * kk + b >= K;
+            eq = a == b && fa == fb;
         }
         same = eq ? same + 1 : 0;
-        if (same >= 2 && ks < w->nk - 1 && !w->irregular) {
+        /* the step before the last is always derived: the last step's
+         * reuse compares with its real slices */
+        if (same >= 2 && ks < w->nk - 2 && (allow_ff == 2 || (allow_ff && !w->irregular))) {
             lat += last;
             continue;
         }
@@ -484,6 +489,21 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max)
 int ft__walk_irregular(const ft_walk *w)
 {
     return w->irregular;
+}
+
+void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior)
+{
+    ft_step stp;
+    /* k-step 0 at k = 1: every k-loop MatMul and upstream op, no epilogue
+     * (unless there is a single k-step, and then there are never interior
+     * steps): the derivations of any interior k-step at any k */
+    w->have_prev = 0;
+    derive(w, 0, 0, &stp);
+    *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]);
+    /* the last k-step adds the epilogue */
+    derive(w, 0, w->nk - 1, &stp);
+    *rows = w->mixed[0];
+    *cols = w->mixed[1];
 }
 
 /* Neumaier's compensated sum: step latencies like 819.2 do not add exactly

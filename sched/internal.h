@@ -58,7 +58,20 @@ int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model mod
  * the clipped sizes of its rows and columns and of prev's and on whether
  * prev shares its row or column (every tensor axis takes its ranges from
  * one source: tile rows, tile columns, the k slice or a whole reduction). */
-double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max);
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff);
 int ft__walk_irregular(const ft_walk *w);
+
+/* For a walker at k = 1, derive k-steps 0 and last of tile 0 to learn which
+ * axes mix range sources:
+ * *rows / *cols = 1 when some tensor's rows / columns come from more than
+ * one source; *interior = 1 when the interior k-steps (neither first nor
+ * last) alone already mix some axis, at any k.  A subgraph's sources do
+ * not depend on its granularity, and tile 0 activates every op.  With a mixed axis, a
+ * tile's cost is still a function of the absolute index of its row (mixed
+ * rows) or column (mixed columns) in place of its class.  ft__walk_tile's
+ * allow_ff: 0 derives every k-step; 1 skips interior k-steps that repeat
+ * the two before them unless the walk turned out irregular; 2 skips them
+ * regardless (for a caller that knows the interior steps are not mixed). */
+void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
 
 #endif

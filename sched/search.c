@@ -50,6 +50,8 @@ typedef struct search {
     int check;           /* FT_SEARCH_CHECK set: compare predictions with ft_evaluate */
     struct tmemo *tm;    /* tile memo (TMEMO entries) and its generation */
     uint64_t tmgen;
+    int mixed_rows, mixed_cols;  /* of the subgraph being optimised (ft__walk_mixed) */
+    int mixed_interior;
 } search;
 
 #define INF HUGE_VAL
@@ -151,9 +153,10 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
         return -1;
     int64_t *cc = rc + nty;
     for (int64_t r = 0; r < nty; r++)
-        rc[r] = dim_class(r, g->h, hs, nh);
+        rc[r] = S->mixed_rows ? ((int64_t)1 << 40) + r : dim_class(r, g->h, hs, nh);
     for (int64_t c = 0; c < ntx; c++)
-        cc[c] = dim_class(c, g->w, ws, nw);
+        cc[c] = S->mixed_cols ? ((int64_t)1 << 40) + c : dim_class(c, g->w, ws, nw);
+    int mixed = S->mixed_rows || S->mixed_cols;
     int nused = 0;
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
@@ -178,13 +181,13 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
                 return -1;
             }
             memcpy(tm[slot].key, key, sizeof key);
-            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws);
+            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : S->mixed_interior ? 0 : 2);
             tm[slot].gen = gen;
             nused++;
         }
         if ((double)tm[slot].ws > p->capacity) {
             free(rc);
-            return ft__walk_irregular(w) ? -1 : INF;
+            return ft__walk_irregular(w) && !mixed ? -1 : INF;
         }
         sum += tm[slot].lat;
         if (sum > budget)
@@ -196,7 +199,28 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
         prev = tile;
     }
     free(rc);
-    return ft__walk_irregular(w) ? -1 : sum;
+    return ft__walk_irregular(w) && !mixed ? -1 : sum;
+}
+
+/* Set S->mixed_rows / mixed_cols / mixed_interior for subgraph g in S's
+ * context (which axes mix range sources: ft__walk_mixed at k = 1).  Once per
+ * subgraph and context, before scoring its configurations. */
+static void probe_mixed(search *S, ft_subgraph *g)
+{
+    const ft_problem *p = S->p;
+    ft_walk *pw;
+    ft_status pst;
+    S->mixed_rows = S->mixed_cols = 0;
+    S->mixed_interior = 1;
+    g->w = p->native_w;
+    g->h = p->native_h;
+    g->k = 1;
+    g->order = NULL;
+    g->norder = 0;
+    if (ft__walk_new(p, g, S->model, S->written, S->retained, S->resident, &pw, &pst) == FT_OK) {
+        ft__walk_mixed(pw, &S->mixed_rows, &S->mixed_cols, &S->mixed_interior);
+        ft_walk_free(pw);
+    }
 }
 
 /* Exact latency of subgraph g at configuration c under the tensor sets in
@@ -461,6 +485,7 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
     if (roles != roles_small)
         free(roles);
     qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
+    probe_mixed(S, g);
     double best = INF;
     for (int i = 0; i < nc; i++) {
         if (cs[i].lb >= best * (1 - 1e-12))
