@@ -75,6 +75,7 @@ struct ft_walk {
     unsigned char (*tag_seen)[2];
     int irregular;
     int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources */
+    int mixed_internal;         /* ... and one of them is made inside the subgraph */
     int have_prev;              /* the previous derived step counts for reuse */
     /* per-step output */
     int cap;                    /* slice capacity */
@@ -257,8 +258,11 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
 {
     if (!w->tag_seen[t][ax])
         w->tag_seen[t][ax] = (unsigned char)tag;
-    else if (w->tag_seen[t][ax] != tag)
+    else if (w->tag_seen[t][ax] != tag) {
         w->irregular = w->mixed[ax] = 1;
+        if (w->produced[t])
+            w->mixed_internal = 1;
+    }
 }
 
 static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
@@ -470,9 +474,21 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
             eq = a == b && fa == fb;
         }
         same = eq ? same + 1 : 0;
+        /* mode 3: boundary tensors mix sources, so a k slice may coincide
+         * with the tile's own rows or columns: derive every k-step whose
+         * neighbourhood (two before, one after) has a k slice overlapping
+         * the tile's row or column range */
+        if (allow_ff == 3 && same >= 2) {
+            int64_t kk = w->g->k, r0 = (tile / w->ntx) * w->g->h, c0 = (tile % w->ntx) * w->g->w;
+            for (int64_t t = ks - 2; t <= ks + 1 && same >= 2; t++) {
+                int64_t a0 = t * kk, a1 = a0 + kk;
+                if ((a0 < r0 + w->g->h && r0 < a1) || (a0 < c0 + w->g->w && c0 < a1))
+                    same = 0;
+            }
+        }
         /* the step before the last is always derived: the last step's
          * reuse compares with its real slices */
-        if (same >= 2 && ks < w->nk - 2 && (allow_ff == 2 || (allow_ff && !w->irregular))) {
+        if (same >= 2 && ks < w->nk - 2 && (allow_ff >= 2 || (allow_ff && !w->irregular))) {
             lat += last;
             continue;
         }
@@ -499,7 +515,7 @@ void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior)
      * steps): the derivations of any interior k-step at any k */
     w->have_prev = 0;
     derive(w, 0, 0, &stp);
-    *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]);
+    *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]) ? (w->mixed_internal ? 2 : 1) : 0;
     /* the last k-step adds the epilogue */
     derive(w, 0, w->nk - 1, &stp);
     *rows = w->mixed[0];

@@ -64,14 +64,18 @@ int ft__walk_irregular(const ft_walk *w);
 /* For a walker at k = 1, derive k-steps 0 and last of tile 0 to learn which
  * axes mix range sources:
  * *rows / *cols = 1 when some tensor's rows / columns come from more than
- * one source; *interior = 1 when the interior k-steps (neither first nor
- * last) alone already mix some axis, at any k.  A subgraph's sources do
+ * one source; *interior = 0 when the interior k-steps (neither first nor
+ * last) alone mix no axis at any k, 1 when they mix only axes of boundary
+ * tensors (slices of fixed size), 2 when a tensor made inside mixes (its
+ * bounding box changes size from step to step).  A subgraph's sources do
  * not depend on its granularity, and tile 0 activates every op.  With a mixed axis, a
  * tile's cost is still a function of the absolute index of its row (mixed
  * rows) or column (mixed columns) in place of its class.  ft__walk_tile's
  * allow_ff: 0 derives every k-step; 1 skips interior k-steps that repeat
  * the two before them unless the walk turned out irregular; 2 skips them
- * regardless (for a caller that knows the interior steps are not mixed). */
+ * regardless (for a caller that knows the interior steps are not mixed);
+ * 3 skips them too, except near a k slice that overlaps the tile's row or
+ * column range (interior mixing of boundary tensors only). */
 void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
 
 #endif

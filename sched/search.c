@@ -181,7 +181,7 @@ static double score_tiles(search *S, ft_walk *w, const ft_subgraph *g, const int
                 return -1;
             }
             memcpy(tm[slot].key, key, sizeof key);
-            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : S->mixed_interior ? 0 : 2);
+            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : S->mixed_interior == 0 ? 2 : S->mixed_interior == 1 ? 3 : 0);
             tm[slot].gen = gen;
             nused++;
         }
@@ -211,7 +211,7 @@ static void probe_mixed(search *S, ft_subgraph *g)
     ft_walk *pw;
     ft_status pst;
     S->mixed_rows = S->mixed_cols = 0;
-    S->mixed_interior = 1;
+    S->mixed_interior = 2;
     g->w = p->native_w;
     g->h = p->native_h;
     g->k = 1;
