@@ -1702,7 +1702,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     if (p->nops <= 7 && !out_of_time(&S)) {
         exhaustive_rec(&S, gid, 0, 0);
     } else if (!out_of_time(&S)) {
-        local_search(&S, gid, 40 * (int64_t)p->nops);
+        local_search(&S, gid, 400 * (int64_t)p->nops);
         int ng = compact_gids(gid, p->nops);
         plan P;
         if (plan_from_partition(&S, gid, ng, &P) == 0) {
