@@ -489,7 +489,27 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
         /* the step before the last is always derived: the last step's
          * reuse compares with its real slices */
         if (same >= 2 && ks < w->nk - 2 && (allow_ff >= 2 || (allow_ff && !w->irregular))) {
-            lat += last;
+            /* every k-step up to the next one that must be derived repeats
+             * this one: jump there (an op's finishing step, the step before
+             * the last, or a k slice near the tile's rows or columns) */
+            int64_t next = w->nk - 2, kk = w->g->k;
+            for (int j = 0; j < w->nops; j++) {
+                if (w->role[j] != FT_ROLE_KLOOP)
+                    continue;
+                int64_t f = ft__ceil_div(w->p->ops[w->g->ops[j]].k, kk) - 1;
+                if (f > ks && f < next)
+                    next = f;
+            }
+            if (allow_ff == 3) {
+                int64_t lo[2] = {(tile / w->ntx) * w->g->h, (tile % w->ntx) * w->g->w};
+                for (int d = 0; d < 2; d++) {
+                    int64_t a = lo[d] / kk - 1; /* first k-step whose window overlaps */
+                    if (a > ks && a < next)
+                        next = a;
+                }
+            }
+            lat += last * (double)(next - ks);
+            ks = next - 1;
             continue;
         }
         derive(w, tile, ks, &stp);
