@@ -92,6 +92,7 @@ double cli_now(void);
  * one line on stderr.  cmd_mlsys is also main's entry when the program runs
  * under the name mlsys. */
 int cmd_evaluate(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
 

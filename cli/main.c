@@ -6,6 +6,7 @@
 static const cli_command commands[] = {
     {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--quiet]"},
     {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]"},
+    {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--trace OUT.json] [--vcd OUT.vcd] [--json]"},
     {"mlsys", cmd_mlsys, "mlsys INPUT.json OUTPUT.json   (the contest entry; also run as `mlsys`)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -13,8 +14,9 @@ static const cli_command commands[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fusetile COMMAND [ARGS]\n\n"
-               "Schedule DAGs of tensor operations onto a three-tier memory machine and\n"
-               "evaluate schedules exactly under the fusetile cost model.\n\ncommands:\n");
+               "Schedule DAGs of tensor operations onto a three-tier memory machine,\n"
+               "evaluate schedules exactly under the fusetile cost model and replay them\n"
+               "in a SystemC simulator.\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  fusetile %s\n", commands[i].usage);
     fprintf(f, "\n'fusetile COMMAND --help' describes a command.  Exit status: 0 success,\n"

@@ -1,0 +1,216 @@
+/* sim.cc - the C API of the simulator (sim.h): opaque handles, int codes, messages on the handle; no exception crosses it. */
+#include "sim.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "model.h"
+#include "trace.h"
+
+/* The handle: the model is the process's (ftsim::model()); a handle keeps
+ * only its last message. */
+struct ft_sim {
+    std::string msg;
+};
+
+namespace {
+
+/* Target name shown in traces: the contest's abstract machine. */
+const char TARGET_NAME[] = "contest";
+
+/* Set while a replay runs: the kernel cannot run two at once. */
+bool running = false;
+
+/* Owns an open trace: aborted (its files removed) unless closed. */
+struct TraceGuard {
+    ft_trace *t = nullptr;
+    ~TraceGuard() { ft_trace_abort(t); }
+};
+
+void result_reset(ft_sim_result *r)
+{
+    std::memset(r, 0, sizeof *r);
+    r->reason = FT_R_NONE;
+    r->fail_sg = -1;
+    r->fail_tile = -1;
+    r->fail_step = -1;
+    r->analytic_reason = FT_R_NONE;
+    r->total_analytic = NAN;
+}
+
+/* Run ft_evaluate for the analytic column of *r.  Returns FT_OK, or
+ * FT_ENOMEM (an invalid schedule is recorded in analytic_reason). */
+int fill_analytic(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_sim_result *r)
+{
+    ft_eval e;
+    ft_status st;
+    int rc = ft_evaluate(p, s, model, &e, &st);
+    if (rc == FT_ENOMEM)
+        return FT_ENOMEM;
+    if (rc != FT_OK) {
+        r->analytic_reason = st.reason ? st.reason : FT_R_NONE;
+        return FT_OK;
+    }
+    for (int i = 0; i < r->nsubgraphs && i < e.nsubgraphs; i++)
+        r->sg[i].analytic = e.sg[i].latency;
+    r->total_analytic = e.total;
+    ft_eval_free(&e);
+    return FT_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+void ft_sim_opts_init(ft_sim_opts *o)
+{
+    o->model = FT_COMPUTE_NATIVE;
+    o->trace_json = NULL;
+    o->trace_vcd = NULL;
+    o->analytic = 1;
+}
+
+int ft_sim_new(ft_sim **out, const char **err)
+{
+    static char errbuf[512];
+    *out = NULL;
+    try {
+        ftsim::model();
+        *out = new ft_sim();
+        if (err)
+            *err = "";
+        return FT_OK;
+    } catch (const std::bad_alloc &) {
+        if (err)
+            *err = "out of memory";
+        return FT_ENOMEM;
+    } catch (const std::exception &e) {
+        std::snprintf(errbuf, sizeof errbuf, "cannot build the simulator: %s", e.what());
+    } catch (...) {
+        std::snprintf(errbuf, sizeof errbuf, "cannot build the simulator: unknown exception");
+    }
+    if (err)
+        *err = errbuf;
+    return FT_EINPUT;
+}
+
+int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, ft_sim_result *r)
+{
+    if (!sim || !r)
+        return FT_EINPUT;
+    result_reset(r);
+    if (!p || !s) {
+        sim->msg = "ft_sim_run: no problem or no schedule";
+        return FT_EINPUT;
+    }
+    if (running) {
+        sim->msg = "ft_sim_run: another replay is running in this process";
+        return FT_EINPUT;
+    }
+    ft_sim_opts defaults;
+    ft_sim_opts_init(&defaults);
+    if (!o)
+        o = &defaults;
+    try {
+        sim->msg.clear();
+        TraceGuard trace;
+        char err[512] = "";
+        if (o->trace_json || o->trace_vcd) {
+            int rc = ft_trace_open(&trace.t, o->trace_json, o->trace_vcd, TARGET_NAME, p->capacity, err, sizeof err);
+            if (rc != FT_OK) {
+                trace.t = NULL;
+                sim->msg = err[0] ? err : "cannot open the trace files";
+                return rc == FT_ENOMEM ? FT_ENOMEM : FT_EINPUT;
+            }
+        }
+
+        ftsim::Job job;
+        job.p = p;
+        job.s = s;
+        job.model = o->model;
+        job.trace = trace.t;
+        running = true;
+        try {
+            ftsim::run_job(job);
+        } catch (...) {
+            running = false;
+            throw;
+        }
+        running = false;
+        if (job.error) {
+            sim->msg = job.message;
+            return job.error_code;
+        }
+
+        r->nsubgraphs = s->nsubgraphs;
+        r->sg = static_cast<ft_sim_sg *>(std::calloc((size_t)s->nsubgraphs + 1, sizeof *r->sg));
+        if (!r->sg)
+            throw std::bad_alloc();
+        for (int i = 0; i < s->nsubgraphs; i++) {
+            ft_sim_sg *g = &r->sg[i];
+            g->analytic = NAN;
+            if ((size_t)i >= job.sg.size())
+                continue;
+            const ftsim::SgResult &q = job.sg[(size_t)i];
+            g->simulated = ftsim::to_units(q.simulated);
+            g->steps = q.steps;
+            g->peak_occupancy = q.peak;
+            g->channel_busy = q.simulated ? (double)q.channel_busy / (double)q.simulated : 0.0;
+            g->compute_busy = q.simulated ? (double)q.compute_busy / (double)q.simulated : 0.0;
+        }
+        r->steps = job.steps;
+        r->total_simulated = ftsim::to_units(job.end - job.start);
+        if (o->analytic && fill_analytic(p, s, o->model, r) != FT_OK)
+            throw std::bad_alloc();
+
+        if (job.invalid) {
+            r->reason = job.failure.reason;
+            r->fail_sg = job.failure.sg;
+            r->fail_tile = job.failure.tile;
+            r->fail_step = job.failure.step;
+            r->fail_time = ftsim::to_units(job.failure.time);
+            sim->msg = job.failure.what();
+            return FT_EINVALID;
+        }
+        ft_trace *t = trace.t;
+        trace.t = NULL;
+        if (t && ft_trace_close(t, r->total_simulated, err, sizeof err) != FT_OK) {
+            sim->msg = err[0] ? err : "cannot write the trace files";
+            return FT_EINPUT;
+        }
+        return FT_OK;
+    } catch (const std::bad_alloc &) {
+        sim->msg = "out of memory";
+        return FT_ENOMEM;
+    } catch (const std::exception &e) {
+        sim->msg = e.what();
+    } catch (...) {
+        sim->msg = "unknown exception in the simulator";
+    }
+    return FT_EINPUT;
+}
+
+const char *ft_sim_errmsg(const ft_sim *sim)
+{
+    return sim ? sim->msg.c_str() : "no simulator handle";
+}
+
+void ft_sim_result_free(ft_sim_result *r)
+{
+    if (!r)
+        return;
+    std::free(r->sg);
+    r->sg = NULL;
+    r->nsubgraphs = 0;
+}
+
+void ft_sim_free(ft_sim *sim)
+{
+    delete sim;
+}
+
+}  // extern "C"

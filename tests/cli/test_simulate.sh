@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# test_simulate.sh - exit statuses, messages, output and trace files of `fusetile simulate`.
+# usage: test_simulate.sh FUSETILE VECTORS_DIR
+set -u
+bin=${1:?usage: test_simulate.sh FUSETILE VECTORS_DIR}
+vec=${2:?usage: test_simulate.sh FUSETILE VECTORS_DIR}
+. "$(dirname "$0")/lib.sh"
+
+# expect NAME CONDITION: count a shell test as a case.
+expect() {
+    local name=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $*"
+    fi
+}
+
+# json_check NAME PYTHON_EXPR: evaluate EXPR with d = the JSON that the last
+# check left in $tmp/out.
+json_check() {
+    local name=$1 expr=$2
+    if python3 -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$tmp/out" 2>"$tmp/pyerr"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $expr"
+        head -c 600 "$tmp/out" | sed 's/^/    out: /'
+        sed 's/^/    py: /' "$tmp/pyerr" | tail -2
+    fi
+}
+
+P=$vec/ex1A.problem.json
+S=$vec/ex1A.solution.json
+
+check top-help 0 out 'fusetile simulate PROBLEM' -- "$bin" --help
+check help 0 out 'usage: fusetile simulate' -- "$bin" simulate --help
+check help-command 0 out '--vcd FILE' -- "$bin" help simulate
+check no-args 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate
+check one-arg 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate "$P"
+check three-args 2 err "unexpected argument 'extra'" -- "$bin" simulate "$P" "$S" extra
+check unknown-option 2 err "unknown option '--fast'" -- "$bin" simulate "$P" "$S" --fast
+check bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" simulate "$P" "$S" --compute-model best
+check model-no-value 2 err 'option --compute-model needs a value' -- "$bin" simulate "$P" "$S" --compute-model
+check trace-no-value 2 err 'option --trace needs a value' -- "$bin" simulate "$P" "$S" --trace
+check vcd-empty 2 err '--vcd needs a file name' -- "$bin" simulate "$P" "$S" --vcd=
+check same-file 2 err "--trace and --vcd name the same file" -- "$bin" simulate "$P" "$S" --trace "$tmp/x" --vcd "$tmp/x"
+check missing-problem 2 err "$tmp/nope.json: cannot open" -- "$bin" simulate "$tmp/nope.json" "$S"
+check missing-schedule 2 err "$tmp/nope.json: cannot open" -- "$bin" simulate "$P" "$tmp/nope.json"
+printf '{"subgraphs": [[0], [1]],' >"$tmp/trunc.json"
+check schedule-truncated 2 err "trunc.json:1:[0-9]+: not valid JSON" -- "$bin" simulate "$P" "$tmp/trunc.json"
+for f in "$vec"/bad/*.json; do
+    b=$(basename "$f")
+    check "bad-$b" 2 err "^fusetile: .*$b" -- "$bin" simulate "$f" "$S"
+done
+check trace-unwritable 2 err "$tmp/no/such/dir/t.json" -- "$bin" simulate "$P" "$S" --trace "$tmp/no/such/dir/t.json"
+check vcd-unwritable 2 err "$tmp/no/such/dir/t.vcd" -- "$bin" simulate "$P" "$S" --vcd "$tmp/no/such/dir/t.vcd"
+expect no-partial-trace test ! -e "$tmp/no"
+
+# Valid schedules: the table and the JSON.
+check table 0 out '^agreement +yes' -- "$bin" simulate "$P" "$S"
+check table-total 0 out '^simulated +6553.6 \(2 steps\)' -- "$bin" simulate "$P" "$S"
+check table-analytic 0 out '^analytic +6553.6$' -- "$bin" simulate "$P" "$S"
+check table-columns 0 out 'simulated +analytic +difference +peak-occ +channel +compute' -- "$bin" simulate "$P" "$S"
+check table-quiet 0 - '' -- "$bin" simulate "$P" "$S"
+expect table-no-stderr test ! -s "$tmp/err"
+check json 0 out '"valid": true' -- "$bin" simulate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op
+json_check json-totals 'd["total_simulated"] == 7372.8 and d["total_analytic"] == 7372.8 and d["agree"] is True and d["compute_model"] == "op"'
+json_check json-fields 'd["difference"] == 0 and d["relative_difference"] == 0 and d["steps"] == 4 and d["analytic_reason"] is None'
+json_check json-subgraph 'all(k in d["subgraphs"][0] for k in ("index", "ops", "granularity", "steps", "simulated", "analytic", "difference", "peak_occupancy", "channel_busy", "compute_busy"))'
+json_check json-busy 'd["subgraphs"][0]["peak_occupancy"] == 49152 and d["subgraphs"][0]["channel_busy"] == 1 and 0 < d["subgraphs"][0]["compute_busy"] < 1'
+check json-native 0 out '"total_simulated": 16000' -- "$bin" simulate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json
+
+# Every vector of expected.tsv: the valid ones agree with the expected total,
+# the invalid ones fail with exit 1 and the expected reason.
+while IFS=$'\t' read -r name mode want; do
+    case $name in ''|'#'*) continue ;; esac
+    case $want in
+        invalid:*)
+            check "vector-$name-$mode" 1 err "invalid schedule \\(${want#invalid:}\\): simulator: " \
+                -- "$bin" simulate "$vec/$name.problem.json" "$vec/$name.solution.json" --compute-model "$mode"
+            ;;
+        *)
+            check "vector-$name-$mode" 0 out '"agree": true' \
+                -- "$bin" simulate "$vec/$name.problem.json" "$vec/$name.solution.json" --compute-model "$mode" --json
+            json_check "vector-$name-$mode-total" "abs(d['total_simulated'] - $want) <= 1e-9 * $want"
+            ;;
+    esac
+done <"$vec/expected.tsv"
+
+# Invalid schedules: where and when, in words and in JSON.
+check oom 1 err 'invalid schedule \(oom\): simulator: .*at simulated time 0, subgraph 0, tile 0 \(row 0, col 0\), step 0 \(k-step 0\): fast-memory occupancy 49152 .*exceeds fast_memory_capacity 40000' \
+    -- "$bin" simulate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json"
+check oom-json 1 out '"valid": false' -- "$bin" simulate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json" --json
+json_check oom-json-fields 'd["reason"] == "oom" and d["subgraph"] == 0 and d["tile"] == 0 and d["step"] == 0 and d["time"] == 0 and d["analytic_reason"] == "oom"'
+printf '{"subgraphs": [[0], [1]], "granularities": [[128, 128, 1]], "tensors_to_retain": [[], []]}' >"$tmp/len.json"
+check length-mismatch 1 err 'invalid schedule \(length-mismatch\): simulator: .*granularities has 1 entries, subgraphs has 2' -- "$bin" simulate "$P" "$tmp/len.json"
+# A later-step overflow: the corner tile first, the full tile 0 last.
+printf '{"widths": [200, 200], "heights": [200, 200], "inputs": [[0]], "outputs": [[1]], "base_costs": [100], "op_types": ["Pointwise"], "fast_memory_capacity": 30000, "slow_memory_bandwidth": 10, "native_granularity": [128, 128]}' >"$tmp/late.problem.json"
+printf '{"subgraphs": [[0]], "granularities": [[128, 128, 1]], "tensors_to_retain": [[]], "traversal_orders": [[3, 1, 2, 0]]}' >"$tmp/late.solution.json"
+check late-oom 1 err 'invalid schedule \(oom\): simulator: .*at simulated time 4723.2, subgraph 0, tile 0 \(row 0, col 0\), step 3 \(k-step 0\)' \
+    -- "$bin" simulate "$tmp/late.problem.json" "$tmp/late.solution.json"
+
+# Traces: written on success, left out on failure.
+check trace 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/t.json" --vcd "$tmp/t.vcd"
+expect trace-json test -s "$tmp/t.json"
+expect trace-vcd test -s "$tmp/t.vcd"
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/t.json" 2>/dev/null
+expect trace-json-parses test $? -eq 0
+check trace-invalid 1 - '' -- "$bin" simulate "$tmp/late.problem.json" "$tmp/late.solution.json" --trace "$tmp/bad.json" --vcd "$tmp/bad.vcd"
+expect trace-invalid-no-json test ! -e "$tmp/bad.json"
+expect trace-invalid-no-vcd test ! -e "$tmp/bad.vcd"
+leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
+expect no-temporary-files test "$leftovers" -eq 0
+
+finish cli

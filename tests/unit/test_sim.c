@@ -1,0 +1,493 @@
+/* test_sim.c - cmocka tests of the simulator (sim.h): simulated = analytic on every vector and on ft_search's schedules, invalid schedules rejected by the simulator for the vectors' reasons, many replays in one process, error paths. */
+#include "ft_testutil.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+/* ------------------------------------------------------------ fixtures */
+
+#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
+    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
+    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
+    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
+    ", \"native_granularity\": " nat "}"
+#define SJ(sg, gran, retain)                                                 \
+    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
+    ", \"tensors_to_retain\": " retain "}"
+#define SJO(sg, gran, retain, orders)                                        \
+    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
+    ", \"tensors_to_retain\": " retain ", \"traversal_orders\": " orders "}"
+#define MM "\"MatMul\""
+#define PW "\"Pointwise\""
+
+/* One Pointwise op on a 200 x 200 tensor at 128 x 128 tiles: the corner tile
+ * 3 needs 72 x 72, the edges 72 x 128, tile 0 128 x 128 (plus the 128 x 128
+ * output buffer).  Capacity 30000: started at the corner, the replay
+ * overflows only at step 3 (tile 0: 16384 + 16384 = 32768). */
+#define LATE_OOM_PROBLEM                                                     \
+    PJ("[200, 200]", "[200, 200]", "[[0]]", "[[1]]", "[100]", "[" PW "]",     \
+       "30000", "10", "[128, 128]")
+#define LATE_OOM_SCHEDULE SJO("[[0]]", "[[128, 128, 1]]", "[[]]", "[[3, 1, 2, 0]]")
+
+/* Example 3's chain of three Pointwise ops (128 x 128, bandwidth 10). */
+#define EX3_PROBLEM                                                          \
+    PJ("[128, 128, 128, 128]", "[128, 128, 128, 128]",                       \
+       "[[0], [1], [1, 2]]", "[[1], [2], [3]]", "[1500, 1500, 1500]",        \
+       "[" PW ", " PW ", " PW "]", "50000", "10", "[128, 128]")
+
+/* A problem and a schedule, a simulator handle and a result; freed by
+ * teardown whatever a test's assertions do. */
+typedef struct sim_fixture {
+    ft_problem *p;
+    ft_schedule *s;
+    ft_sim *sim;
+    ft_sim_result r;
+    ft_eval e;
+    char dir[256];   /* temporary directory, or "" */
+} sim_fixture;
+
+static int setup(void **state)
+{
+    sim_fixture *f = calloc(1, sizeof *f);
+    const char *err = NULL;
+    if (!f)
+        return -1;
+    *state = f;
+    if (ft_sim_new(&f->sim, &err) != FT_OK) {
+        print_error("ft_sim_new: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[600];
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+    sim_fixture *f = *state;
+    if (f) {
+        ft_sim_result_free(&f->r);
+        ft_eval_free(&f->e);
+        ft_sim_free(f->sim);
+        ft_schedule_free(f->s);
+        ft_problem_free(f->p);
+        if (f->dir[0])
+            rm_tree(f->dir);
+        free(f);
+    }
+    *state = NULL;
+    return 0;
+}
+
+/* Parse inline JSON into the fixture's problem and schedule. */
+static void parse(sim_fixture *f, const char *pjson, const char *sjson)
+{
+    ft_status st;
+    ft_schedule_free(f->s);
+    ft_problem_free(f->p);
+    f->s = NULL;
+    f->p = NULL;
+    if (ft_problem_parse(pjson, "test.problem.json", &f->p, &st) != FT_OK)
+        fail_msg("problem: %s", st.msg);
+    if (ft_schedule_parse(sjson, "test.solution.json", &f->s, &st) != FT_OK)
+        fail_msg("schedule: %s", st.msg);
+}
+
+/* Replay with default options under `model`; returns ft_sim_run's code. */
+static int run(sim_fixture *f, ft_compute_model model)
+{
+    ft_sim_opts o;
+    ft_sim_opts_init(&o);
+    o.model = model;
+    ft_sim_result_free(&f->r);
+    return ft_sim_run(f->sim, f->p, f->s, &o, &f->r);
+}
+
+static int slow(void)
+{
+    const char *v = getenv("FT_SLOW");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* A replay that the simulator accepts must match ft_evaluate subgraph by
+ * subgraph: latency (1e-9), steps, peak occupancy = peak working set, and
+ * busy time = the sums of step compute and memory times. */
+static void assert_matches_eval(sim_fixture *f, ft_compute_model model, const char *what)
+{
+    ft_status st;
+    ft_eval_free(&f->e);
+    if (ft_evaluate(f->p, f->s, model, &f->e, &st) != FT_OK)
+        fail_msg("%s: ft_evaluate rejects what the simulator accepts: %s", what, st.msg);
+    assert_int_equal(f->r.nsubgraphs, f->e.nsubgraphs);
+    assert_int_equal(f->r.analytic_reason, FT_R_NONE);
+    int64_t steps = 0;
+    for (int i = 0; i < f->e.nsubgraphs; i++) {
+        const ft_sim_sg *q = &f->r.sg[i];
+        const ft_sg_result *a = &f->e.sg[i];
+        if (fabs(q->simulated - a->latency) > 1e-9 * fabs(a->latency))
+            fail_msg("%s (%s): subgraph %d simulated %.17g, analytic %.17g", what, ft_compute_model_name(model), i, q->simulated,
+                     a->latency);
+        assert_rel(q->analytic, a->latency, 1e-15);
+        assert_int_equal(q->steps, a->steps);
+        assert_int_equal(q->peak_occupancy, a->peak_working_set);
+        assert_true(q->channel_busy >= 0 && q->channel_busy <= 1 + 1e-12);
+        assert_true(q->compute_busy >= 0 && q->compute_busy <= 1 + 1e-12);
+        assert_rel(q->channel_busy * q->simulated, a->memory_time, 1e-9);
+        assert_rel(q->compute_busy * q->simulated, a->compute_time, 1e-9);
+        steps += q->steps;
+    }
+    assert_int_equal(f->r.steps, steps);
+    if (fabs(f->r.total_simulated - f->e.total) > 1e-9 * fabs(f->e.total))
+        fail_msg("%s (%s): simulated %.17g, analytic %.17g", what, ft_compute_model_name(model), f->r.total_simulated, f->e.total);
+    assert_rel(f->r.total_analytic, f->e.total, 1e-15);
+}
+
+/* ------------------------------------------------------------ vectors */
+
+typedef struct vec_line {
+    char name[128], mode[16], want[64];
+} vec_line;
+
+/* Lines of expected.tsv (comment lines skipped); returns the count. */
+static int read_expected(const char *dir, vec_line *v, int cap)
+{
+    char path[4096], line[512];
+    snprintf(path, sizeof path, "%s/expected.tsv", dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        fail_msg("cannot open %s", path);
+    int n = 0;
+    while (n < cap && fgets(line, sizeof line, fp)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "%127s %15s %63s", v[n].name, v[n].mode, v[n].want) == 3)
+            n++;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* Replay every vector of expected.tsv under its compute model; return the
+ * simulated totals (NaN for invalid ones) in totals[] if not NULL. */
+static int replay_vectors(sim_fixture *f, double *totals, int cap)
+{
+    const char *dir;
+    vec_line v[128];
+    FTT_DATADIR(dir);
+    int n = read_expected(dir, v, 128);
+    assert_true(n >= 50);
+    assert_true(n <= cap);
+    for (int i = 0; i < n; i++) {
+        ft_compute_model model;
+        assert_int_equal(ft_compute_model_parse(v[i].mode, &model), 0);
+        char name[sizeof v[i].name];
+        memcpy(name, v[i].name, sizeof name);
+        ft_schedule_free(f->s);
+        ft_problem_free(f->p);
+        f->s = NULL;
+        f->p = NULL;
+        ftt_load_vector(dir, name, &f->p, &f->s);
+        int rc = run(f, model);
+        if (strncmp(v[i].want, "invalid:", 8) == 0) {
+            const char *kind = v[i].want + 8;
+            if (rc != FT_EINVALID)
+                fail_msg("%s (%s): ft_sim_run returns %d, expected FT_EINVALID (%s)", v[i].name, v[i].mode, rc, kind);
+            if (strcmp(ft_reason_name(f->r.reason), kind) != 0)
+                fail_msg("%s (%s): the simulator says %s (%s), expected %s", v[i].name, v[i].mode, ft_reason_name(f->r.reason),
+                         ft_sim_errmsg(f->sim), kind);
+            assert_string_equal(ft_reason_name(f->r.analytic_reason), kind);
+            assert_true(ft_sim_errmsg(f->sim)[0] != '\0');
+            if (totals)
+                totals[i] = NAN;
+        } else {
+            if (rc != FT_OK)
+                fail_msg("%s (%s): ft_sim_run returns %d: %s", v[i].name, v[i].mode, rc, ft_sim_errmsg(f->sim));
+            assert_string_equal(ft_sim_errmsg(f->sim), "");
+            assert_cost(f->r.total_simulated, atof(v[i].want));
+            assert_matches_eval(f, model, v[i].name);
+            if (totals)
+                totals[i] = f->r.total_simulated;
+        }
+    }
+    return n;
+}
+
+/* Every vector, both compute models: simulated = expected = analytic, and
+ * invalid ones rejected for the expected reason. */
+static void test_sim_vectors(void **state)
+{
+    replay_vectors(*state, NULL, 128);
+}
+
+/* Replays share one process-wide model: the vectors twice (the second time
+ * through a new handle) give the same totals, to the last bit. */
+static void test_sim_many_replays(void **state)
+{
+    sim_fixture *f = *state;
+    double a[128], b[128];
+    const char *err;
+    int n = replay_vectors(f, a, 128);
+    ft_sim_free(f->sim);
+    f->sim = NULL;
+    assert_int_equal(ft_sim_new(&f->sim, &err), FT_OK);
+    assert_int_equal(replay_vectors(f, b, 128), n);
+    for (int i = 0; i < n; i++)
+        if (!(isnan(a[i]) && isnan(b[i])) && a[i] != b[i])
+            fail_msg("vector line %d: first replay %.17g, second %.17g", i, a[i], b[i]);
+}
+
+/* ft_search's schedule of every public benchmark, both compute models. */
+static void test_sim_benchmark_schedules(void **state)
+{
+    sim_fixture *f = *state;
+    const char *src = getenv("FT_SRCDIR");
+    char dir[2048], path[4096];
+    snprintf(dir, sizeof dir, "%s/benchmarks", src && *src ? src : FT_SRCDIR);
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("cannot open %s", dir);
+    struct dirent *de;
+    int nbench = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        ft_status st;
+        ft_problem_free(f->p);
+        f->p = NULL;
+        if (ft_problem_load(path, &f->p, &st) != FT_OK) {
+            closedir(d);
+            fail_msg("%s", st.msg);
+        }
+        for (int m = 0; m < 2; m++) {
+            ft_search_opts o;
+            ft_search_opts_init(&o);
+            o.model = m ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+            o.time_limit = slow() ? 2.0 : 1.0;
+            ft_schedule_free(f->s);
+            f->s = NULL;
+            ft_eval_free(&f->e);
+            if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK) {
+                closedir(d);
+                fail_msg("%s: ft_search: %s", path, st.msg);
+            }
+            if (run(f, o.model) != FT_OK) {
+                closedir(d);
+                fail_msg("%s (%s): %s", path, ft_compute_model_name(o.model), ft_sim_errmsg(f->sim));
+            }
+            assert_matches_eval(f, o.model, de->d_name);
+        }
+        nbench++;
+    }
+    closedir(d);
+    assert_true(nbench >= 5);
+}
+
+/* The fast memory overflows at step 3 only: the failure names subgraph 0,
+ * tile 0, step 3, at a simulated time after the first three steps; the
+ * analytic evaluator agrees on the place. */
+static void test_sim_oom_later_step(void **state)
+{
+    sim_fixture *f = *state;
+    parse(f, LATE_OOM_PROBLEM, LATE_OOM_SCHEDULE);
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_EINVALID);
+    assert_int_equal(f->r.reason, FT_R_OOM);
+    assert_int_equal(f->r.fail_sg, 0);
+    assert_int_equal(f->r.fail_tile, 0);
+    assert_int_equal(f->r.fail_step, 3);
+    assert_true(f->r.fail_time > 0);
+    assert_int_equal(f->r.steps, 3);
+    /* steps 0-2 are memory-bound: (5184 + 5184), (9216 + 9216) twice, / 10 */
+    assert_cost(f->r.fail_time, (2 * 5184 + 4 * 9216) / 10.0);
+    assert_cost(f->r.total_simulated, f->r.fail_time);
+    assert_cost(f->r.sg[0].simulated, f->r.fail_time);
+    assert_int_equal(f->r.sg[0].steps, 3);
+    assert_cost(f->r.sg[0].channel_busy, 1);
+    assert_msg_has(ft_sim_errmsg(f->sim), "step 3");
+    assert_msg_has(ft_sim_errmsg(f->sim), "occupancy 32768");
+    assert_int_equal(f->r.analytic_reason, FT_R_OOM);
+    ft_status st;
+    ft_eval_free(&f->e);
+    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->e, &st), FT_EINVALID);
+    assert_int_equal(st.step, f->r.fail_step);
+    assert_int_equal(st.tile, f->r.fail_tile);
+}
+
+/* Overflow in a second subgraph: T1 made at 64 x 64 tiles and retained
+ * (20480 elements at most), then resident with the 128 x 128 output buffer
+ * of T2 (32768): at capacity 30000 the replay fails at the start of
+ * subgraph 1, after subgraph 0's four compute-bound steps of 1000. */
+static void test_sim_oom_second_subgraph(void **state)
+{
+    sim_fixture *f = *state;
+    parse(f, PJ("[128, 128, 128]", "[128, 128, 128]", "[[0], [1]]", "[[1], [2]]", "[1000, 1000]", "[" PW ", " PW "]", "30000", "10",
+                "[128, 128]"),
+          SJ("[[0], [1]]", "[[64, 64, 1], [128, 128, 1]]", "[[1], []]"));
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_EINVALID);
+    assert_int_equal(f->r.reason, FT_R_OOM);
+    assert_int_equal(f->r.fail_sg, 1);
+    assert_int_equal(f->r.fail_tile, 0);
+    assert_int_equal(f->r.fail_step, 0);
+    assert_cost(f->r.fail_time, 4000);
+    assert_cost(f->r.sg[0].simulated, 4000);
+    assert_int_equal(f->r.sg[0].steps, 4);
+    assert_int_equal(f->r.sg[0].peak_occupancy, 4096 + 16384);
+    assert_msg_has(ft_sim_errmsg(f->sim), "resident 16384, output buffers 16384, slices 0");
+
+    f->p->capacity = 32768;
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_OK);
+    assert_matches_eval(f, FT_COMPUTE_NATIVE, "retained chain");
+    assert_int_equal(f->r.sg[1].peak_occupancy, 32768);
+    /* T1 is resident: subgraph 1 only writes T2 (1638.4), while computing 1000 */
+    assert_cost(f->r.sg[1].simulated, 1638.4);
+    assert_cost(f->r.sg[1].channel_busy, 1);
+    assert_cost(f->r.sg[1].compute_busy, 1000 / 1638.4);
+}
+
+/* Structural faults come back with the validator's reasons, found by the
+ * simulator's own checks. */
+static void test_sim_structural(void **state)
+{
+    sim_fixture *f = *state;
+    static const struct {
+        const char *schedule;
+        int reason;
+    } cases[] = {
+        {SJ("[[0], [1], [2]]", "[[128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_LENGTH_MISMATCH},
+        {SJ("[[0], [1], []]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_EMPTY_SUBGRAPH},
+        {SJ("[[0], [1], [2, 2]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_REPEATED_OP},
+        {SJ("[[0], [1], [7]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_OP_OUT_OF_RANGE},
+        {SJ("[[0], [1], [2]]", "[[128, 128, 1], [0, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_GRANULARITY_BELOW_ONE},
+        {SJ("[[0], [1], [2]]", "[[128, 129, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_GRANULARITY_ABOVE_NATIVE},
+        {SJO("[[0], [1], [2]]", "[[64, 64, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]", "[[0, 1, 2, 2], null, null]"),
+         FT_R_BAD_TRAVERSAL},
+        {SJO("[[0], [1], [2]]", "[[64, 64, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]", "[[0, 1, 2], null, null]"),
+         FT_R_BAD_TRAVERSAL},
+        {SJ("[[1], [0], [2]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"), FT_R_TENSOR_UNAVAILABLE},
+        {SJ("[[0], [1], [2]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [3], []]"), FT_R_RETAIN_NOT_PRODUCED},
+        {SJ("[[0], [1, 2]]", "[[128, 128, 1], [128, 128, 1]]", "[[1], []]"), FT_R_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parse(f, EX3_PROBLEM, cases[i].schedule);
+        int rc = run(f, FT_COMPUTE_NATIVE);
+        if (cases[i].reason == FT_R_NONE) {
+            assert_int_equal(rc, FT_OK);
+            assert_matches_eval(f, FT_COMPUTE_NATIVE, "ex3 retained");
+            continue;
+        }
+        if (rc != FT_EINVALID || f->r.reason != cases[i].reason)
+            fail_msg("case %zu: rc %d, reason %s (%s), expected %s", i, rc, ft_reason_name(f->r.reason), ft_sim_errmsg(f->sim),
+                     ft_reason_name(cases[i].reason));
+        assert_int_equal(f->r.analytic_reason, cases[i].reason);
+        assert_true(f->r.fail_time == 0);
+        assert_int_equal(f->r.steps, 0);
+    }
+    /* Not connected: ops 0 and 1 of ex3 share T1 only through op 2 */
+    parse(f,
+          PJ("[128, 128, 128, 128]", "[128, 128, 128, 128]", "[[0], [2]]", "[[1], [3]]", "[1500, 1500]", "[" PW ", " PW "]", "50000",
+             "10", "[128, 128]"),
+          SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"));
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_EINVALID);
+    assert_int_equal(f->r.reason, FT_R_NOT_CONNECTED);
+}
+
+/* Bad calls and files fail with FT_EINPUT and a message; the model stays
+ * usable after a failure. */
+static void test_sim_errors(void **state)
+{
+    sim_fixture *f = *state;
+    ft_sim_opts o;
+    parse(f, EX3_PROBLEM, SJ("[[0], [1], [2]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"));
+    assert_int_equal(ft_sim_run(NULL, f->p, f->s, NULL, &f->r), FT_EINPUT);
+    assert_int_equal(ft_sim_run(f->sim, NULL, f->s, NULL, &f->r), FT_EINPUT);
+    assert_msg_has(ft_sim_errmsg(f->sim), "no problem");
+    assert_string_equal(ft_sim_errmsg(NULL), "no simulator handle");
+
+    ft_sim_opts_init(&o);
+    o.trace_json = "/nonexistent-dir/trace.json";
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_EINPUT);
+    assert_msg_has(ft_sim_errmsg(f->sim), "/nonexistent-dir/trace.json");
+
+    /* a step longer than the clock can count */
+    ft_problem *p = f->p;
+    p->ops[1].base_cost = 1e10;
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_EINPUT);
+    assert_msg_has(ft_sim_errmsg(f->sim), "clock");
+    p->ops[1].base_cost = 1500;
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_OK);
+    assert_string_equal(ft_sim_errmsg(f->sim), "");
+    assert_cost(f->r.total_simulated, 11468.8); /* example 3A */
+    assert_matches_eval(f, FT_COMPUTE_NATIVE, "ex3 split");
+
+    /* without the analytic side */
+    ft_sim_opts_init(&o);
+    o.analytic = 0;
+    ft_sim_result_free(&f->r);
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_OK);
+    assert_true(isnan(f->r.total_analytic));
+    assert_true(isnan(f->r.sg[0].analytic));
+    assert_cost(f->r.total_simulated, 11468.8);
+}
+
+/* Traces: written on success, nothing left behind on failure. */
+static void test_sim_trace_files(void **state)
+{
+    sim_fixture *f = *state;
+    char json[512], vcd[512];
+    struct stat sb;
+    snprintf(f->dir, sizeof f->dir, "/tmp/ft-test-sim.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(json, sizeof json, "%s/t.json", f->dir);
+    snprintf(vcd, sizeof vcd, "%s/t.vcd", f->dir);
+    ft_sim_opts o;
+    ft_sim_opts_init(&o);
+    o.trace_json = json;
+    o.trace_vcd = vcd;
+
+    parse(f, LATE_OOM_PROBLEM, LATE_OOM_SCHEDULE);
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_EINVALID);
+    assert_int_not_equal(stat(json, &sb), 0);
+    assert_int_not_equal(stat(vcd, &sb), 0);
+
+    f->p->capacity = 40000;
+    ft_sim_result_free(&f->r);
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_OK);
+    assert_int_equal(stat(json, &sb), 0);
+    assert_true(sb.st_size > 0);
+    assert_int_equal(stat(vcd, &sb), 0);
+    assert_true(sb.st_size > 0);
+    assert_matches_eval(f, FT_COMPUTE_NATIVE, "late-oom at 40000");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sim_vectors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_many_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_oom_later_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_oom_second_subgraph, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_structural, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_trace_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_benchmark_schedules, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
