@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "fusetile.h"
+#include "target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
  * 2 bad input or usage. */
@@ -59,6 +60,8 @@ void cli_json_number(FILE *f, double x);
 typedef struct cli_sched_job {
     const char *cmd;          /* command name for messages: "schedule", "mlsys" */
     const char *problem;      /* problem file */
+    const char *target;       /* target file (--target), NULL: none */
+    int keep_costs;           /* 1: keep the problem file's base costs (--keep-costs) */
     const char *output;       /* schedule file, written atomically; NULL: stdout */
     ft_compute_model model;
     double time_limit;        /* search wall time in seconds; 0: the contest limit */
@@ -79,6 +82,26 @@ typedef struct cli_sched_job {
  * or EXIT_USAGE (unreadable or bad problem, unwritable output, out of
  * memory); every failure has one line on stderr. */
 int cli_schedule_run(const cli_sched_job *job);
+
+/* Load the problem file and, when target_path is not NULL, the target file,
+ * and apply the target to the problem (ft_target_apply; keep_costs keeps the
+ * problem's base costs).  On success returns EXIT_OK with the problem in *p
+ * and the target (or NULL) in *t, both the caller's to free.  On failure
+ * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
+ * loaded, leaves both NULL and returns EXIT_USAGE. */
+int cli_load_problem(const char *problem_path, const char *target_path,
+                     int keep_costs, ft_problem **p, ft_target **t);
+
+/* What target t changed in problem p, as one line without a newline:
+ * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest
+ * target, that everything comes from the problem file. */
+void cli_target_summary(char *buf, size_t n, const ft_target *t,
+                        const ft_problem *p, int keep_costs);
+
+/* Write ", \"target\": ..., \"target_settings\": {...}, \"base_costs\":
+ * ..." (JSON members, with their leading comma) describing target t (NULL:
+ * no target: null values and "problem"). */
+void cli_target_json(FILE *f, const ft_target *t, int keep_costs);
 
 /* Safety margin, in seconds, that the contest entry keeps before a time
  * limit of `limit` seconds: 5% of it, at least 0.15 s. */

@@ -9,6 +9,7 @@
 
 static const char evaluate_help[] =
     "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
+    "                         [--target TARGET.cfg [--keep-costs]]\n"
     "\n"
     "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"
     "print, per subgraph, its latency, steps, compute- and memory-bound steps,\n"
@@ -18,11 +19,18 @@ static const char evaluate_help[] =
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
     "  --json             print one JSON object instead of the table\n"
+    "  --target FILE      evaluate on the machine of FILE (targets/*.cfg): its\n"
+    "                     capacity, bandwidth and native granularity replace\n"
+    "                     the problem's, base costs are derived from its\n"
+    "                     throughput and one cost unit is one cycle; the\n"
+    "                     contest target (targets/contest.cfg) changes nothing\n"
+    "  --keep-costs       with --target: keep the problem file's base costs\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid, 1 invalid schedule (reason on stderr), 2 bad input\n"
     "or usage.  Reported subgraph_latencies that differ from the computed\n"
-    "ones are a warning on stderr.\n";
+    "ones are a warning on stderr (not with a real target: the schedule's\n"
+    "figures are for the problem file's machine).\n";
 
 /* Progress on stderr for long evaluations, at most every two seconds. */
 static int show_progress(void *ctx, int64_t done, int64_t total)
@@ -76,13 +84,19 @@ static const char *fmt15(char *buf, double x)
     return buf;
 }
 
-static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
+                        int keep_costs)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
            fmt15(a, p->capacity), fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+    if (t) {
+        char line[1024];
+        cli_target_summary(line, sizeof line, t, p, keep_costs);
+        printf("target    %s\n", line);
+    }
     printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
     printf("compute model: %s\n\n", ft_compute_model_name(e->model));
     printf("%4s  %-16s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", "ops", "w x h x k", "tiles", "steps", "latency",
@@ -104,7 +118,8 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
 }
 
-static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
+                       int keep_costs)
 {
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
@@ -113,6 +128,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     cli_json_string(f, p->name);
     fputs(", \"schedule\": ", f);
     cli_json_string(f, s->name);
+    cli_target_json(f, t, keep_costs);
     fputs(", \"valid\": true, \"compute_model\": ", f);
     cli_json_string(f, ft_compute_model_name(e->model));
     fputs(", \"total\": ", f);
@@ -152,9 +168,11 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     fputs("\n]}\n", f);
 }
 
-static void print_invalid_json(const ft_status *st, ft_compute_model m)
+static void print_invalid_json(const ft_status *st, ft_compute_model m, const ft_target *t, int keep_costs)
 {
-    fputs("{\"valid\": false, \"compute_model\": ", stdout);
+    fputs("{\"valid\": false", stdout);
+    cli_target_json(stdout, t, keep_costs);
+    fputs(", \"compute_model\": ", stdout);
     cli_json_string(stdout, ft_compute_model_name(m));
     fputs(", \"reason\": ", stdout);
     cli_json_string(stdout, ft_reason_name(st->reason));
@@ -166,8 +184,8 @@ static void print_invalid_json(const ft_status *st, ft_compute_model m)
 int cmd_evaluate(int argc, char **argv)
 {
     cli_opts o;
-    const char *arg, *paths[2] = {NULL, NULL};
-    int is_opt, npos = 0, json = 0;
+    const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
+    int is_opt, npos = 0, json = 0, keep_costs = 0;
     ft_compute_model model = FT_COMPUTE_NATIVE;
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
@@ -182,6 +200,15 @@ int cmd_evaluate(int argc, char **argv)
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--json")) {
             json = 1;
+        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
+            keep_costs = 1;
+        } else if (cli_opt_is(&o, arg, "--target")) {
+            if (!(target = cli_opt_value(&o, "--target")))
+                return EXIT_USAGE;
+            if (!*target) {
+                cli_error("evaluate: --target needs a file name");
+                return EXIT_USAGE;
+            }
         } else if (cli_opt_is(&o, arg, "--compute-model")) {
             const char *v = cli_opt_value(&o, "--compute-model");
             if (!v)
@@ -199,12 +226,20 @@ int cmd_evaluate(int argc, char **argv)
         cli_error("evaluate: needs PROBLEM.json and SCHEDULE.json (try 'fusetile evaluate --help')");
         return EXIT_USAGE;
     }
+    if (keep_costs && !target) {
+        cli_error("evaluate: --keep-costs needs --target");
+        return EXIT_USAGE;
+    }
     ft_status st;
     ft_problem *p = NULL;
     ft_schedule *s = NULL;
-    if (ft_problem_load(paths[0], &p, &st) || ft_schedule_load(paths[1], &s, &st)) {
+    ft_target *t = NULL;
+    if (cli_load_problem(paths[0], target, keep_costs, &p, &t))
+        return EXIT_USAGE;
+    if (ft_schedule_load(paths[1], &s, &st)) {
         cli_error("%s", st.msg);
         ft_problem_free(p);
+        ft_target_free(t);
         return EXIT_USAGE;
     }
     ft_eval e;
@@ -214,21 +249,23 @@ int cmd_evaluate(int argc, char **argv)
     if (rc == FT_EINVALID) {
         cli_error("invalid schedule (%s): %s", ft_reason_name(st.reason), st.msg);
         if (json)
-            print_invalid_json(&st, model);
+            print_invalid_json(&st, model, t, keep_costs);
         rc = EXIT_INVALID;
     } else if (rc) {
         cli_error("%s", st.msg);
         rc = EXIT_USAGE;
     } else {
-        warn_reported(s, &e);
+        if (!t || t->contest)   /* a real target changes the machine the figures were computed for */
+            warn_reported(s, &e);
         if (json)
-            print_json(p, s, &e);
+            print_json(p, s, &e, t, keep_costs);
         else
-            print_table(p, s, &e);
+            print_table(p, s, &e, t, keep_costs);
         rc = EXIT_OK;
     }
     ft_eval_free(&e);
     ft_schedule_free(s);
     ft_problem_free(p);
+    ft_target_free(t);
     return rc;
 }

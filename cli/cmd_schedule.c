@@ -13,6 +13,7 @@
 static const char schedule_help[] =
     "usage: fusetile schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op]\n"
     "                         [--time-limit SECONDS] [--seed N] [--quiet] [--verbose]\n"
+    "                         [--target TARGET.cfg [--keep-costs]]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
     "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
@@ -29,11 +30,18 @@ static const char schedule_help[] =
     "  --seed N              seed of the search (default 1); the same seed\n"
     "                        gives the same schedule when the time limit does\n"
     "                        not cut the search\n"
+    "  --target FILE         schedule for the machine of FILE (targets/*.cfg):\n"
+    "                        its capacity, bandwidth and native granularity\n"
+    "                        replace the problem's, base costs are derived from\n"
+    "                        its throughput and one cost unit is one cycle; the\n"
+    "                        contest target (targets/contest.cfg) changes nothing\n"
+    "  --keep-costs          with --target: keep the problem file's base costs\n"
     "  -q, --quiet           print nothing on stderr but errors\n"
     "  -v, --verbose         also print the search's own progress lines\n"
     "  -h, --help            show this help\n"
     "\n"
-    "On stderr: a line per better schedule (elapsed seconds, total, ratio to\n"
+    "On stderr: with --target, a line saying which values came from it; a\n"
+    "line per better schedule (elapsed seconds, total, ratio to\n"
     "the lower bound), then a summary (compute model, total, lower bound,\n"
     "ratio, subgraphs, wall time).\n"
     "\n"
@@ -184,14 +192,20 @@ int cli_schedule_run(const cli_sched_job *job)
 {
     ft_status st;
     ft_problem *p = NULL;
-    if (ft_problem_load(job->problem, &p, &st) != FT_OK) {
-        cli_error("%s", st.msg);
+    ft_target *t = NULL;
+    if (cli_load_problem(job->problem, job->target, job->keep_costs, &p, &t))
         return EXIT_USAGE;
-    }
     if (job->output && check_output(job)) {
         ft_problem_free(p);
+        ft_target_free(t);
         return EXIT_USAGE;
     }
+    if (t && !job->quiet) {
+        char line[1024];
+        cli_target_summary(line, sizeof line, t, p, job->keep_costs);
+        fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line);
+    }
+    ft_target_free(t);   /* everything the search uses is now in p */
 
     struct run r;
     memset(&r, 0, sizeof r);
@@ -299,6 +313,15 @@ int cmd_schedule(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
             fputs(schedule_help, stdout);
             return EXIT_OK;
+        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
+            job.keep_costs = 1;
+        } else if (cli_opt_is(&o, arg, "--target")) {
+            if (!(job.target = cli_opt_value(&o, "--target")))
+                return EXIT_USAGE;
+            if (!*job.target) {
+                cli_error("schedule: --target needs a file name");
+                return EXIT_USAGE;
+            }
         } else if (cli_opt_is(&o, arg, "--quiet") || cli_opt_is(&o, arg, "-q")) {
             job.quiet = 1;
         } else if (cli_opt_is(&o, arg, "--verbose") || cli_opt_is(&o, arg, "-v")) {
@@ -343,6 +366,10 @@ int cmd_schedule(int argc, char **argv)
     }
     if (!job.problem) {
         cli_error("schedule: needs PROBLEM.json (try 'fusetile schedule --help')");
+        return EXIT_USAGE;
+    }
+    if (job.keep_costs && !job.target) {
+        cli_error("schedule: --keep-costs needs --target");
         return EXIT_USAGE;
     }
     return cli_schedule_run(&job);

@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const cli_command commands[] = {
-    {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--quiet]"},
-    {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]"},
+    {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--quiet] [--target T.cfg [--keep-costs]]"},
+    {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--target T.cfg [--keep-costs]]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--trace OUT.json] [--vcd OUT.vcd] [--json]"},
     {"mlsys", cmd_mlsys, "mlsys INPUT.json OUTPUT.json   (the contest entry; also run as `mlsys`)"},
 };

@@ -1,0 +1,96 @@
+/* target_opts.c - `--target FILE` and `--keep-costs` for the commands: load and apply a target, say what it changed. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_load_problem(const char *problem_path, const char *target_path, int keep_costs, ft_problem **p,
+                     ft_target **t)
+{
+    ft_status st;
+    *p = NULL;
+    *t = NULL;
+    if (ft_problem_load(problem_path, p, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        return EXIT_USAGE;
+    }
+    if (!target_path)
+        return EXIT_OK;
+    if (ft_target_load(target_path, t, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        ft_problem_free(*p);
+        *p = NULL;
+        return EXIT_USAGE;
+    }
+    if (ft_target_apply(*t, *p, keep_costs, &st) != FT_OK) {
+        cli_error("%s: with target %s: %s", problem_path, target_path, st.msg);
+        ft_problem_free(*p);
+        ft_target_free(*t);
+        *p = NULL;
+        *t = NULL;
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p, int keep_costs)
+{
+    if (t->contest) {
+        snprintf(buf, n,
+                 "%s (%s): the contest's abstract machine: capacity, bandwidth, native granularity and base costs "
+                 "from the problem file",
+                 t->path, t->name);
+        return;
+    }
+    char costs[256];
+    if (keep_costs)
+        snprintf(costs, sizeof costs, "base costs kept from the problem file (--keep-costs)");
+    else
+        snprintf(costs, sizeof costs,
+                 "base costs from the target's throughput (MatMul %.15g, Pointwise %.15g per input, cycles per "
+                 "native tile)",
+                 (double)t->native_w * (double)t->native_h * (double)t->native_w / t->matmul_macs_per_cycle,
+                 (double)t->native_w * (double)t->native_h / t->pointwise_elements_per_cycle);
+    snprintf(buf, n,
+             "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
+             "elements per cycle (%.15g B/cycle), native %lldx%lld; %s; one cost unit = one cycle at %.15g Hz",
+             t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
+             p->bandwidth, t->read_bandwidth, (long long)p->native_w, (long long)p->native_h, costs, t->clock_hz);
+}
+
+static void member_num(FILE *f, const char *name, double x)
+{
+    fprintf(f, ", \"%s\": ", name);
+    cli_json_number(f, x);
+}
+
+void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
+{
+    if (!t) {
+        fputs(", \"target\": null, \"target_settings\": null, \"base_costs\": \"problem\"", f);
+        return;
+    }
+    fputs(", \"target\": ", f);
+    cli_json_string(f, t->path);
+    fputs(", \"target_settings\": {\"name\": ", f);
+    cli_json_string(f, t->name);
+    fputs(", \"description\": ", f);
+    cli_json_string(f, t->description);
+    fprintf(f, ", \"contest\": %s", t->contest ? "true" : "false");
+    if (!t->contest) {
+        member_num(f, "clock_hz", t->clock_hz);
+        fprintf(f, ", \"element_bytes\": %lld, \"capacity_bytes\": %lld", (long long)t->element_bytes,
+                (long long)t->capacity_bytes);
+        member_num(f, "read_bandwidth", t->read_bandwidth);
+        member_num(f, "write_bandwidth", t->write_bandwidth);
+        member_num(f, "transfer_latency", t->transfer_latency);
+        fprintf(f, ", \"native_granularity\": {\"w\": %lld, \"h\": %lld, \"k\": %lld}", (long long)t->native_w,
+                (long long)t->native_h, (long long)t->native_k);
+        fprintf(f, ", \"allow_larger_granularity\": %s", t->allow_larger_granularity ? "true" : "false");
+        member_num(f, "matmul_macs_per_cycle", t->matmul_macs_per_cycle);
+        member_num(f, "pointwise_elements_per_cycle", t->pointwise_elements_per_cycle);
+        member_num(f, "launch_overhead", t->launch_overhead);
+        fprintf(f, ", \"double_buffering\": %s", t->double_buffering ? "true" : "false");
+    }
+    fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
+}

@@ -1,0 +1,100 @@
+/* target.h - machine descriptions (targets/NAME.cfg, libconfig syntax): load and
+ * check them, and map a target onto a problem's cost-model parameters.
+ *
+ * A target is either the contest's abstract machine (`contest = true`: the
+ * problem file keeps its own capacity, bandwidth, native granularity and base
+ * costs) or a real machine described in bytes, cycles and operations per
+ * cycle.  With a real target one cost unit is one clock cycle: capacity
+ * becomes capacity_bytes / element_bytes elements, bandwidth becomes
+ * read_bandwidth / element_bytes elements per cycle, and base costs are
+ * cycles per native tile (ft_target_apply).
+ *
+ * Conventions are those of fusetile.h: functions that can fail return an int
+ * code and fill an ft_status; objects returned through an out-parameter
+ * belong to the caller and are released with ft_target_free.  Installed as
+ * fusetile_target.h.
+ */
+#ifndef FUSETILE_TARGET_H
+#define FUSETILE_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fusetile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every setting of a target file (targets/example.cfg lists them with their
+ * units and defaults; targets/README.md explains them).  For a contest target
+ * only path, name, description and contest are meaningful; the machine
+ * fields are zero. */
+typedef struct ft_target {
+    char *path;                      /* file the target was loaded from */
+    char *name;                      /* name: short label for reports */
+    char *description;               /* description: free text ("" by default) */
+    int contest;                     /* contest: 1 = SPEC's abstract machine */
+
+    double clock_hz;                 /* clock_hz: cycles per second, > 0 */
+    int64_t element_bytes;           /* element_bytes: bytes per tensor element, > 0 */
+    int64_t capacity_bytes;          /* fast_memory.capacity_bytes: bytes, >= element_bytes */
+    double read_bandwidth;           /* slow_memory.read_bandwidth: bytes per cycle, > 0 */
+    double write_bandwidth;          /* slow_memory.write_bandwidth: bytes per cycle, > 0
+                                        (default: read_bandwidth) */
+    double transfer_latency;         /* slow_memory.transfer_latency: cycles per transfer, >= 0 */
+    int64_t native_w;                /* compute.native_granularity.w: elements, > 0 */
+    int64_t native_h;                /* compute.native_granularity.h: elements, > 0 */
+    int64_t native_k;                /* compute.native_granularity.k: elements, > 0 (default: w) */
+    int allow_larger_granularity;    /* compute.allow_larger_granularity (default 0) */
+    double matmul_macs_per_cycle;    /* compute.matmul_macs_per_cycle: MACs per cycle, > 0 */
+    double pointwise_elements_per_cycle; /* compute.pointwise_elements_per_cycle:
+                                        input elements per cycle, > 0 */
+    double launch_overhead;          /* execution.launch_overhead: cycles per subgraph, >= 0 */
+    int double_buffering;            /* execution.double_buffering (default 0) */
+} ft_target;
+
+/* Load and check a target file.  Every setting's type is checked before it
+ * is read (an integer is accepted where a real number is expected, nothing
+ * else is converted), every value's range, every required setting's
+ * presence, and every name: an unknown setting is an error, with a "did you
+ * mean" suggestion when a known name is close.  On success returns FT_OK and
+ * stores a new target in *out (free with ft_target_free).  On failure returns
+ * FT_EINPUT (or FT_ENOMEM), leaves *out NULL and puts one line in st->msg,
+ * "FILE:LINE: SETTING: message" (LINE is that of the enclosing group, or 0
+ * for the top level, when a required setting is missing; "FILE: cannot open:
+ * ..." when the file cannot be read). */
+int ft_target_load(const char *path, ft_target **out, ft_status *st);
+
+/* Release a target and the strings it owns.  NULL is a no-op. */
+void ft_target_free(ft_target *t);
+
+/* Map target t onto problem p.  A contest target changes nothing.  A real
+ * target sets, in cost units of one clock cycle:
+ *   capacity  = floor(capacity_bytes / element_bytes)      elements
+ *   bandwidth = read_bandwidth / element_bytes              elements per cycle
+ *   native_w, native_h from the target;
+ * and, unless keep_costs is nonzero, every op's base cost (cycles for one
+ * native tile):
+ *   MatMul    = native_w * native_h * native_w / matmul_macs_per_cycle
+ *               (one native tile over the cost model's native k, which is
+ *               native_w by SPEC section 1)
+ *   Pointwise = native_w * native_h * ninputs / pointwise_elements_per_cycle.
+ * Then it calls ft_problem_finish.  Settings the cost model has no term for
+ * yet (write bandwidth, transfer latency, launch overhead, double buffering,
+ * a native k other than native_w, larger granularities) are not applied.
+ * Returns FT_OK, or FT_EINPUT / FT_ENOMEM from ft_problem_finish (p may then
+ * be partly changed: discard it). */
+int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,
+                    ft_status *st);
+
+/* One-line summary of t for reports, written to buf (at most n bytes, always
+ * NUL-terminated when n > 0).  Returns the length the full summary has, as
+ * snprintf does. */
+int ft_target_describe(const ft_target *t, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUSETILE_TARGET_H */

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# test_target.sh - `--target` and `--keep-costs` of `fusetile evaluate` and `fusetile schedule`: the contest target changes no result over every vector, a real target changes the report and says so, bad targets exit 2 with FILE:LINE.
+# usage: test_target.sh FUSETILE VECTORS_DIR
+set -u
+bin=${1:?usage: test_target.sh FUSETILE VECTORS_DIR}
+vec=${2:?usage: test_target.sh FUSETILE VECTORS_DIR}
+. "$(dirname "$0")/lib.sh"
+targets=$(cd "$(dirname "$0")/../../targets" && pwd)
+contest=$targets/contest.cfg
+gpu=$targets/gpu-h100-sm.cfg
+
+# ok NAME WHAT CONDITION...: one more case that passes when CONDITION does.
+ok() {
+    local name=$1 what=$2
+    shift 2
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $what"
+    fi
+}
+
+# Acceptance: on contest.cfg every vector row gives the same exit status,
+# the same report (but for the line naming the target) and the same
+# messages as without a target.
+while IFS=$'\t' read -r name mode want; do
+    case $name in ''|'#'*) continue ;; esac
+    P=$vec/$name.problem.json
+    S=$vec/$name.solution.json
+    "$bin" evaluate "$P" "$S" --compute-model "$mode" >"$tmp/plain.out" 2>"$tmp/plain.err" </dev/null
+    rc1=$?
+    "$bin" evaluate "$P" "$S" --compute-model "$mode" --target "$contest" >"$tmp/cfg.out" 2>"$tmp/cfg.err" </dev/null
+    rc2=$?
+    case $want in invalid:*) wrc=1 ;; *) wrc=0 ;; esac
+    ok "contest-$name-$mode-status" "exit $rc1 without a target, $rc2 with contest.cfg, want $wrc" \
+        test "$rc1" -eq "$wrc" -a "$rc2" -eq "$wrc"
+    grep -v '^target ' "$tmp/cfg.out" >"$tmp/cfg.stripped"
+    ok "contest-$name-$mode-report" "report differs with contest.cfg" cmp -s "$tmp/plain.out" "$tmp/cfg.stripped"
+    ok "contest-$name-$mode-stderr" "stderr differs with contest.cfg" cmp -s "$tmp/plain.err" "$tmp/cfg.err"
+    if [ "$wrc" -eq 0 ]; then
+        ok "contest-$name-$mode-says" "no target line naming contest.cfg" \
+            grep -Eq "^target +$contest \(contest\): the contest's abstract machine" "$tmp/cfg.out"
+    else
+        r=${want#invalid:}
+        ok "contest-$name-$mode-reason" "no '($r)' on stderr" grep -q "invalid schedule ($r)" "$tmp/cfg.err"
+    fi
+done <"$vec/expected.tsv"
+
+P=$vec/ex1A.problem.json
+S=$vec/ex1A.solution.json
+
+# JSON: the same total, and the target named.
+"$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json >"$tmp/a.json" 2>/dev/null
+"$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --target "$contest" >"$tmp/b.json" 2>/dev/null
+ok json-contest-total "JSON totals differ" test "$(grep -o '"total": [^,]*' "$tmp/a.json")" = "$(grep -o '"total": [^,]*' "$tmp/b.json")"
+check json-no-target 0 out '"target": null, "target_settings": null, "base_costs": "problem"' -- "$bin" evaluate "$P" "$S" --json
+check json-contest 0 out '"target": "[^"]*contest.cfg", "target_settings": \{"name": "contest", .*"contest": true\}, "base_costs": "problem"' \
+    -- "$bin" evaluate "$P" "$S" --json --target "$contest"
+check json-gpu 0 out '"target_settings": \{"name": "gpu-h100-sm", .*"capacity_bytes": 233472, .*"native_granularity": \{"w": 128, "h": 128, "k": 128\}.*"base_costs": "target"' \
+    -- "$bin" evaluate "$P" "$S" --json --target "$gpu"
+check json-gpu-keep 0 out '"base_costs": "problem"' -- "$bin" evaluate "$P" "$S" --json --target "$gpu" --keep-costs
+check json-invalid-target 1 out '"valid": false, "target": "[^"]*contest.cfg"' \
+    -- "$bin" evaluate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json" --json --target "$contest"
+
+# A real target: capacity 233472 B / 2 B, bandwidth 13.868 / 2 per cycle,
+# base costs 128^3 / 2048 = 1024 (MatMul) and 128 * 128 / 128 = 128 per
+# input (Pointwise); ex1A is two Pointwise ops of one 128 x 128 tile each.
+check gpu-problem-line 0 out '^problem .*capacity 116736, bandwidth 6.934, native 128x128\)' -- "$bin" evaluate "$P" "$S" --target "$gpu"
+check gpu-target-line 0 out "^target +$gpu \(gpu-h100-sm\): from the target: capacity 116736 elements \(233472 B / 2 B per element\), bandwidth 6.934 elements per cycle \(13.868 B/cycle\), native 128x128; base costs from the target's throughput \(MatMul 1024, Pointwise 128 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz" \
+    -- "$bin" evaluate "$P" "$S" --target "$gpu"
+# Each step moves 16384 + 16384 elements at 6.934 per cycle: memory-bound.
+check gpu-total 0 out '^total +9451.39890395154$' -- "$bin" evaluate "$P" "$S" --target "$gpu"
+ok gpu-no-warning "stderr not empty (reported latencies are not compared on a real target)" test ! -s "$tmp/err"
+check gpu-keep-costs 0 out 'base costs kept from the problem file \(--keep-costs\)' -- "$bin" evaluate "$P" "$S" --target "$gpu" --keep-costs
+# Keeping ex1A's costs (1000, 100) on the TPU, whose bandwidth makes the
+# first op compute-bound: 1000 + 32768 / 272.455.
+check tpu-keep-costs 0 out '^total +1120.26940228662$' -- "$bin" evaluate "$P" "$S" --target "$targets/tpu-v5e.cfg" --keep-costs
+# The KPU's native 32 x 32 rejects ex1A's 128-wide tiles.
+check kpu-above-native 1 err 'invalid schedule \(granularity-above-native\): .*w = 128 is above native 32' -- "$bin" evaluate "$P" "$S" --target "$targets/kpu.cfg"
+# Every bundled target loads and applies (exit 0, or 1 where the schedule's
+# tiles exceed the target's native granularity; never 2).
+for f in "$targets"/*.cfg; do
+    "$bin" evaluate "$vec/ex2B.problem.json" "$vec/ex2B.solution.json" --target "$f" >/dev/null 2>"$tmp/err" </dev/null
+    rc=$?
+    ok "loads-$(basename "$f")" "exit $rc: $(head -1 "$tmp/err")" test "$rc" -le 1
+done
+
+# Bad targets and usage: exit 2, one line, FILE:LINE.
+check missing-target 2 err "^fusetile: $tmp/nope.cfg: cannot open: No such file or directory$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
+check dir-target 2 err "^fusetile: $tmp: cannot read: Is a directory$" -- "$bin" evaluate "$P" "$S" --target "$tmp"
+check target-no-value 2 err 'option --target needs a value' -- "$bin" evaluate "$P" "$S" --target
+check target-empty 2 err 'evaluate: --target needs a file name' -- "$bin" evaluate "$P" "$S" --target=
+check keep-costs-alone 2 err 'evaluate: --keep-costs needs --target' -- "$bin" evaluate "$P" "$S" --keep-costs
+check schedule-keep-costs-alone 2 err 'schedule: --keep-costs needs --target' -- "$bin" schedule "$P" --keep-costs
+
+sed 's/capacity_bytes = 233472;/capacity_byts = 233472;/' "$gpu" >"$tmp/typo.cfg"
+line=$(grep -n capacity_byts "$tmp/typo.cfg" | cut -d: -f1)
+check typo-target 2 err "^fusetile: $tmp/typo.cfg:$line: unknown setting fast_memory.capacity_byts \(did you mean fast_memory.capacity_bytes\?\)$" \
+    -- "$bin" evaluate "$P" "$S" --target "$tmp/typo.cfg"
+ok typo-one-line "want one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+sed 's/element_bytes = 2;/element_bytes = "two";/' "$gpu" >"$tmp/type.cfg"
+line=$(grep -n '"two"' "$tmp/type.cfg" | cut -d: -f1)
+check type-target 2 err "^fusetile: $tmp/type.cfg:$line: element_bytes must be an integer, not a string$" -- "$bin" evaluate "$P" "$S" --target "$tmp/type.cfg"
+sed 's/capacity_bytes = 233472;/capacity_bytes = -233472;/' "$gpu" >"$tmp/neg.cfg"
+line=$(grep -n -- '-233472' "$tmp/neg.cfg" | cut -d: -f1)
+check negative-target 2 err "^fusetile: $tmp/neg.cfg:$line: fast_memory.capacity_bytes is -233472, must be positive$" -- "$bin" schedule "$P" --target "$tmp/neg.cfg"
+grep -v 'matmul_macs_per_cycle' "$gpu" >"$tmp/missing.cfg"
+line=$(grep -n '^compute = {' "$tmp/missing.cfg" | cut -d: -f1)
+check missing-setting 2 err "^fusetile: $tmp/missing.cfg:$line: missing required setting compute.matmul_macs_per_cycle" -- "$bin" evaluate "$P" "$S" --target "$tmp/missing.cfg"
+printf 'name = "x";\ncontest = true\nclock_hz = = 1;\n' >"$tmp/syntax.cfg"
+check syntax-target 2 err "^fusetile: $tmp/syntax.cfg:3: syntax error \(not libconfig syntax\)$" -- "$bin" schedule "$P" --target "$tmp/syntax.cfg"
+
+# schedule: says what came from the target, and the schedule it writes is
+# valid on that target.
+check schedule-gpu 0 err "schedule: target $gpu \(gpu-h100-sm\): from the target: capacity 116736 elements" \
+    -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$gpu" --time-limit 1 -o "$tmp/e.json"
+check schedule-gpu-evaluates 0 out '^total ' -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$tmp/e.json" --target "$gpu"
+check schedule-contest 0 err "schedule: target $contest \(contest\): the contest's abstract machine" \
+    -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$contest" --time-limit 1 -o "$tmp/c.json"
+check schedule-contest-total 0 out '^total +17600$' -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$tmp/c.json"
+check schedule-quiet 0 - '' -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$gpu" --time-limit 1 --quiet -o "$tmp/q.json"
+ok schedule-quiet-silent "stderr not empty under --quiet" test ! -s "$tmp/err"
+check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
+check evaluate-help 0 out '--keep-costs' -- "$bin" evaluate --help
+
+finish test_target
