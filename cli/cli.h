@@ -49,6 +49,15 @@ const char *cli_opt_value(cli_opts *o, const char *opt);
 /* Match option text (without "=value") against a name. */
 int cli_opt_is(const cli_opts *o, const char *arg, const char *name);
 
+/* A figure for people: 15 significant digits into buf (FT_NUMBUF bytes),
+ * enough for 1e-9 checks and free of binary noise (JSON output keeps every
+ * digit).  Returns buf. */
+const char *cli_fmt15(char *buf, double x);
+
+/* Print a subgraph's op list ("0,3,1") left-aligned in width columns,
+ * ending in "..." when it does not fit. */
+void cli_print_ops(FILE *f, const ft_subgraph *g, int width);
+
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s);
 

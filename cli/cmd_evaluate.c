@@ -59,31 +59,6 @@ static void warn_reported(const ft_schedule *s, const ft_eval *e)
     }
 }
 
-static void print_ops(FILE *f, const ft_subgraph *g, int width)
-{
-    char buf[64];
-    int n = 0;
-    buf[0] = '\0';
-    for (int j = 0; j < g->nops; j++) {
-        int room = (int)sizeof buf - n;
-        int w = snprintf(buf + n, (size_t)room, "%s%d", j ? "," : "", g->ops[j]);
-        if (w >= room || n + w > width) {
-            snprintf(buf + (n < width - 3 ? n : width - 3), 4, "...");
-            break;
-        }
-        n += w;
-    }
-    fprintf(f, "%-*s", width, buf);
-}
-
-/* A figure for people: 15 significant digits, enough for 1e-9 checks and
- * free of binary noise (JSON output keeps every digit). */
-static const char *fmt15(char *buf, double x)
-{
-    snprintf(buf, FT_NUMBUF, "%.15g", x);
-    return buf;
-}
-
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
                         int keep_costs)
 {
@@ -91,7 +66,7 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
-           fmt15(a, p->capacity), fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+           cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
     if (t) {
         char line[1024];
         cli_target_summary(line, sizeof line, t, p, keep_costs);
@@ -107,14 +82,14 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
         char gran[64];
         snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
         printf("%4d  ", i);
-        print_ops(stdout, g, 16);
+        cli_print_ops(stdout, g, 16);
         printf(" %-16s %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", gran, (long long)(r->ntx * r->nty), (long long)r->steps,
-               fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
+               cli_fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
                (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
     }
-    printf("\ntotal        %s\n", fmt15(a, e->total));
-    printf("lower bound  %s (compute %s, memory %s)\n", fmt15(a, e->lower_bound), fmt15(b, lbc),
-           fmt15(c, lbm));
+    printf("\ntotal        %s\n", cli_fmt15(a, e->total));
+    printf("lower bound  %s (compute %s, memory %s)\n", cli_fmt15(a, e->lower_bound), cli_fmt15(b, lbc),
+           cli_fmt15(c, lbm));
     printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
 }
 

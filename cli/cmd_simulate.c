@@ -46,34 +46,11 @@ static double rel_diff(double sim, double ana)
     return d == 0 ? 0 : m > 0 ? d / m : INFINITY;
 }
 
-static const char *fmt15(char *buf, double x)
-{
-    snprintf(buf, FT_NUMBUF, "%.15g", x);
-    return buf;
-}
-
-static void print_ops(FILE *f, const ft_subgraph *g, int width)
-{
-    char buf[64];
-    int n = 0;
-    buf[0] = '\0';
-    for (int j = 0; j < g->nops; j++) {
-        int room = (int)sizeof buf - n;
-        int w = snprintf(buf + n, (size_t)room, "%s%d", j ? "," : "", g->ops[j]);
-        if (w >= room || n + w > width) {
-            snprintf(buf + (n < width - 3 ? n : width - 3), 4, "...");
-            break;
-        }
-        n += w;
-    }
-    fprintf(f, "%-*s", width, buf);
-}
-
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model, int agree)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
-           fmt15(a, p->capacity), fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+           cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
     printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
     printf("compute model: %s; simulated on the contest target (1 cost unit = 1 us of SystemC time)\n\n", ft_compute_model_name(model));
     printf("%4s  %-16s %-16s %10s %16s %16s %12s %10s %8s %8s\n", "sg", "ops", "w x h x k", "steps", "simulated", "analytic",
@@ -84,15 +61,15 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
         char gran[64];
         snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
         printf("%4d  ", i);
-        print_ops(stdout, g, 16);
-        printf(" %-16s %10lld %16s %16s %12.3g %10lld %7.1f%% %7.1f%%\n", gran, (long long)q->steps, fmt15(a, q->simulated),
-               fmt15(b, q->analytic), q->simulated - q->analytic, (long long)q->peak_occupancy, 100 * q->channel_busy,
+        cli_print_ops(stdout, g, 16);
+        printf(" %-16s %10lld %16s %16s %12.3g %10lld %7.1f%% %7.1f%%\n", gran, (long long)q->steps, cli_fmt15(a, q->simulated),
+               cli_fmt15(b, q->analytic), q->simulated - q->analytic, (long long)q->peak_occupancy, 100 * q->channel_busy,
                100 * q->compute_busy);
     }
     double rd = rel_diff(r->total_simulated, r->total_analytic);
-    printf("\nsimulated    %s (%lld steps)\n", fmt15(a, r->total_simulated), (long long)r->steps);
-    printf("analytic     %s\n", fmt15(b, r->total_analytic));
-    printf("difference   %s (relative %.3g)\n", fmt15(c, r->total_simulated - r->total_analytic), rd);
+    printf("\nsimulated    %s (%lld steps)\n", cli_fmt15(a, r->total_simulated), (long long)r->steps);
+    printf("analytic     %s\n", cli_fmt15(b, r->total_analytic));
+    printf("difference   %s (relative %.3g)\n", cli_fmt15(c, r->total_simulated - r->total_analytic), rd);
     printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", agree ? "yes" : "NO", AGREE_REL);
 }
 

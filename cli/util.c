@@ -101,3 +101,26 @@ void cli_json_number(FILE *f, double x)
     }
     fputs(ft_format_double(buf, x), f);
 }
+
+const char *cli_fmt15(char *buf, double x)
+{
+    snprintf(buf, FT_NUMBUF, "%.15g", x);
+    return buf;
+}
+
+void cli_print_ops(FILE *f, const ft_subgraph *g, int width)
+{
+    char buf[64];
+    int n = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < g->nops; j++) {
+        int room = (int)sizeof buf - n;
+        int w = snprintf(buf + n, (size_t)room, "%s%d", j ? "," : "", g->ops[j]);
+        if (w >= room || n + w > width) {
+            snprintf(buf + (n < width - 3 ? n : width - 3), 4, "...");
+            break;
+        }
+        n += w;
+    }
+    fprintf(f, "%-*s", width, buf);
+}
