@@ -28,6 +28,19 @@ check() {
     fi
 }
 
+# expect NAME WHAT COMMAND...: one more case that passes when COMMAND
+# succeeds; WHAT says what failed otherwise.
+expect() {
+    local name=$1 what=$2
+    shift 2
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $what"
+    fi
+}
+
 # finish LABEL: print "LABEL: N passed, M failed" and exit 0 only if none failed.
 finish() {
     echo "$1: $pass passed, $fail failed"

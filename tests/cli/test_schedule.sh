@@ -17,19 +17,6 @@ if [ ! -x "$mlsys" ]; then
     mlsys=$tmp/mlsys
 fi
 
-# expect NAME CONDITION-DESCRIPTION COMMAND...: one more case that passes
-# when COMMAND succeeds.
-expect() {
-    local name=$1 what=$2
-    shift 2
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $what"
-    fi
-}
-
 one_line_err() { [ "$(wc -l <"$tmp/err")" -eq 1 ]; }
 empty_err() { [ ! -s "$tmp/err" ]; }
 now() { date +%s.%N; }

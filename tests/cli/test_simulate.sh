@@ -6,18 +6,6 @@ bin=${1:?usage: test_simulate.sh FUSETILE VECTORS_DIR}
 vec=${2:?usage: test_simulate.sh FUSETILE VECTORS_DIR}
 . "$(dirname "$0")/lib.sh"
 
-# expect NAME CONDITION: count a shell test as a case.
-expect() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $*"
-    fi
-}
-
 # json_check NAME PYTHON_EXPR: evaluate EXPR with d = the JSON that the last
 # check left in $tmp/out.
 json_check() {
@@ -57,7 +45,7 @@ for f in "$vec"/bad/*.json; do
 done
 check trace-unwritable 2 err "$tmp/no/such/dir/t.json" -- "$bin" simulate "$P" "$S" --trace "$tmp/no/such/dir/t.json"
 check vcd-unwritable 2 err "$tmp/no/such/dir/t.vcd" -- "$bin" simulate "$P" "$S" --vcd "$tmp/no/such/dir/t.vcd"
-expect no-partial-trace test ! -e "$tmp/no"
+expect no-partial-trace "a failed replay left a trace file" test ! -e "$tmp/no"
 
 # Valid schedules: the table and the JSON.
 check table 0 out '^agreement +yes' -- "$bin" simulate "$P" "$S"
@@ -65,7 +53,7 @@ check table-total 0 out '^simulated +6553.6 \(2 steps\)' -- "$bin" simulate "$P"
 check table-analytic 0 out '^analytic +6553.6$' -- "$bin" simulate "$P" "$S"
 check table-columns 0 out 'simulated +analytic +difference +peak-occ +channel +compute' -- "$bin" simulate "$P" "$S"
 check table-quiet 0 - '' -- "$bin" simulate "$P" "$S"
-expect table-no-stderr test ! -s "$tmp/err"
+expect table-no-stderr "stderr is not empty" test ! -s "$tmp/err"
 check json 0 out '"valid": true' -- "$bin" simulate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op
 json_check json-totals 'd["total_simulated"] == 7372.8 and d["total_analytic"] == 7372.8 and d["agree"] is True and d["compute_model"] == "op"'
 json_check json-fields 'd["difference"] == 0 and d["relative_difference"] == 0 and d["steps"] == 4 and d["analytic_reason"] is None'
@@ -105,14 +93,14 @@ check late-oom 1 err 'invalid schedule \(oom\): simulator: .*at simulated time 4
 
 # Traces: written on success, left out on failure.
 check trace 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/t.json" --vcd "$tmp/t.vcd"
-expect trace-json test -s "$tmp/t.json"
-expect trace-vcd test -s "$tmp/t.vcd"
+expect trace-json "no Chrome trace written" test -s "$tmp/t.json"
+expect trace-vcd "no VCD written" test -s "$tmp/t.vcd"
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/t.json" 2>/dev/null
-expect trace-json-parses test $? -eq 0
+expect trace-json-parses "the Chrome trace is not valid JSON" test $? -eq 0
 check trace-invalid 1 - '' -- "$bin" simulate "$tmp/late.problem.json" "$tmp/late.solution.json" --trace "$tmp/bad.json" --vcd "$tmp/bad.vcd"
-expect trace-invalid-no-json test ! -e "$tmp/bad.json"
-expect trace-invalid-no-vcd test ! -e "$tmp/bad.vcd"
+expect trace-invalid-no-json "an invalid schedule left a Chrome trace" test ! -e "$tmp/bad.json"
+expect trace-invalid-no-vcd "an invalid schedule left a VCD" test ! -e "$tmp/bad.vcd"
 leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
-expect no-temporary-files test "$leftovers" -eq 0
+expect no-temporary-files "temporary trace files were left behind" test "$leftovers" -eq 0
 
 finish cli

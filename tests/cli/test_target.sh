@@ -9,18 +9,6 @@ targets=$(cd "$(dirname "$0")/../../targets" && pwd)
 contest=$targets/contest.cfg
 gpu=$targets/gpu-h100-sm.cfg
 
-# ok NAME WHAT CONDITION...: one more case that passes when CONDITION does.
-ok() {
-    local name=$1 what=$2
-    shift 2
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $what"
-    fi
-}
-
 # Acceptance: on contest.cfg every vector row gives the same exit status,
 # the same report (but for the line naming the target) and the same
 # messages as without a target.
@@ -33,17 +21,17 @@ while IFS=$'\t' read -r name mode want; do
     "$bin" evaluate "$P" "$S" --compute-model "$mode" --target "$contest" >"$tmp/cfg.out" 2>"$tmp/cfg.err" </dev/null
     rc2=$?
     case $want in invalid:*) wrc=1 ;; *) wrc=0 ;; esac
-    ok "contest-$name-$mode-status" "exit $rc1 without a target, $rc2 with contest.cfg, want $wrc" \
+    expect "contest-$name-$mode-status" "exit $rc1 without a target, $rc2 with contest.cfg, want $wrc" \
         test "$rc1" -eq "$wrc" -a "$rc2" -eq "$wrc"
     grep -v '^target ' "$tmp/cfg.out" >"$tmp/cfg.stripped"
-    ok "contest-$name-$mode-report" "report differs with contest.cfg" cmp -s "$tmp/plain.out" "$tmp/cfg.stripped"
-    ok "contest-$name-$mode-stderr" "stderr differs with contest.cfg" cmp -s "$tmp/plain.err" "$tmp/cfg.err"
+    expect "contest-$name-$mode-report" "report differs with contest.cfg" cmp -s "$tmp/plain.out" "$tmp/cfg.stripped"
+    expect "contest-$name-$mode-stderr" "stderr differs with contest.cfg" cmp -s "$tmp/plain.err" "$tmp/cfg.err"
     if [ "$wrc" -eq 0 ]; then
-        ok "contest-$name-$mode-says" "no target line naming contest.cfg" \
+        expect "contest-$name-$mode-says" "no target line naming contest.cfg" \
             grep -Eq "^target +$contest \(contest\): the contest's abstract machine" "$tmp/cfg.out"
     else
         r=${want#invalid:}
-        ok "contest-$name-$mode-reason" "no '($r)' on stderr" grep -q "invalid schedule ($r)" "$tmp/cfg.err"
+        expect "contest-$name-$mode-reason" "no '($r)' on stderr" grep -q "invalid schedule ($r)" "$tmp/cfg.err"
     fi
 done <"$vec/expected.tsv"
 
@@ -53,7 +41,7 @@ S=$vec/ex1A.solution.json
 # JSON: the same total, and the target named.
 "$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json >"$tmp/a.json" 2>/dev/null
 "$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --target "$contest" >"$tmp/b.json" 2>/dev/null
-ok json-contest-total "JSON totals differ" test "$(grep -o '"total": [^,]*' "$tmp/a.json")" = "$(grep -o '"total": [^,]*' "$tmp/b.json")"
+expect json-contest-total "JSON totals differ" test "$(grep -o '"total": [^,]*' "$tmp/a.json")" = "$(grep -o '"total": [^,]*' "$tmp/b.json")"
 check json-no-target 0 out '"target": null, "target_settings": null, "base_costs": "problem"' -- "$bin" evaluate "$P" "$S" --json
 check json-contest 0 out '"target": "[^"]*contest.cfg", "target_settings": \{"name": "contest", .*"contest": true\}, "base_costs": "problem"' \
     -- "$bin" evaluate "$P" "$S" --json --target "$contest"
@@ -71,7 +59,7 @@ check gpu-target-line 0 out "^target +$gpu \(gpu-h100-sm\): from the target: cap
     -- "$bin" evaluate "$P" "$S" --target "$gpu"
 # Each step moves 16384 + 16384 elements at 6.934 per cycle: memory-bound.
 check gpu-total 0 out '^total +9451.39890395154$' -- "$bin" evaluate "$P" "$S" --target "$gpu"
-ok gpu-no-warning "stderr not empty (reported latencies are not compared on a real target)" test ! -s "$tmp/err"
+expect gpu-no-warning "stderr not empty (reported latencies are not compared on a real target)" test ! -s "$tmp/err"
 check gpu-keep-costs 0 out 'base costs kept from the problem file \(--keep-costs\)' -- "$bin" evaluate "$P" "$S" --target "$gpu" --keep-costs
 # Keeping ex1A's costs (1000, 100) on the TPU, whose bandwidth makes the
 # first op compute-bound: 1000 + 32768 / 272.455.
@@ -83,7 +71,7 @@ check kpu-above-native 1 err 'invalid schedule \(granularity-above-native\): .*w
 for f in "$targets"/*.cfg; do
     "$bin" evaluate "$vec/ex2B.problem.json" "$vec/ex2B.solution.json" --target "$f" >/dev/null 2>"$tmp/err" </dev/null
     rc=$?
-    ok "loads-$(basename "$f")" "exit $rc: $(head -1 "$tmp/err")" test "$rc" -le 1
+    expect "loads-$(basename "$f")" "exit $rc: $(head -1 "$tmp/err")" test "$rc" -le 1
 done
 
 # Bad targets and usage: exit 2, one line, FILE:LINE.
@@ -98,7 +86,7 @@ sed 's/capacity_bytes = 233472;/capacity_byts = 233472;/' "$gpu" >"$tmp/typo.cfg
 line=$(grep -n capacity_byts "$tmp/typo.cfg" | cut -d: -f1)
 check typo-target 2 err "^fusetile: $tmp/typo.cfg:$line: unknown setting fast_memory.capacity_byts \(did you mean fast_memory.capacity_bytes\?\)$" \
     -- "$bin" evaluate "$P" "$S" --target "$tmp/typo.cfg"
-ok typo-one-line "want one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+expect typo-one-line "want one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
 sed 's/element_bytes = 2;/element_bytes = "two";/' "$gpu" >"$tmp/type.cfg"
 line=$(grep -n '"two"' "$tmp/type.cfg" | cut -d: -f1)
 check type-target 2 err "^fusetile: $tmp/type.cfg:$line: element_bytes must be an integer, not a string$" -- "$bin" evaluate "$P" "$S" --target "$tmp/type.cfg"
@@ -120,7 +108,7 @@ check schedule-contest 0 err "schedule: target $contest \(contest\): the contest
     -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$contest" --time-limit 1 -o "$tmp/c.json"
 check schedule-contest-total 0 out '^total +17600$' -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$tmp/c.json"
 check schedule-quiet 0 - '' -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$gpu" --time-limit 1 --quiet -o "$tmp/q.json"
-ok schedule-quiet-silent "stderr not empty under --quiet" test ! -s "$tmp/err"
+expect schedule-quiet-silent "stderr not empty under --quiet" test ! -s "$tmp/err"
 check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
 check evaluate-help 0 out '--keep-costs' -- "$bin" evaluate --help
 

@@ -12,18 +12,6 @@ vec=${2:?usage: test_trace.sh FUSETILE VECTORS_DIR}
 src=$(cd "$vec/../.." && pwd)
 golden=$src/traces
 
-# expect NAME WHAT COMMAND...: one more case that passes when COMMAND succeeds.
-expect() {
-    local name=$1 what=$2
-    shift 2
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $what"
-    fi
-}
-
 # field FILE KEY: a top-level number of a JSON file, as Python's repr (the
 # shortest text that reads back as the same double).
 field() { python3 -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1" "$2"; }
