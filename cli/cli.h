@@ -71,6 +71,7 @@ typedef struct cli_sched_job {
     const char *problem;      /* problem file */
     const char *target;       /* target file (--target), NULL: none */
     int keep_costs;           /* 1: keep the problem file's base costs (--keep-costs) */
+    int no_timing;            /* 1: score without the target's timing terms (--no-target-timing) */
     const char *output;       /* schedule file, written atomically; NULL: stdout */
     ft_compute_model model;
     double time_limit;        /* search wall time in seconds; 0: the contest limit */

@@ -13,7 +13,7 @@
 static const char schedule_help[] =
     "usage: fusetile schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op]\n"
     "                         [--time-limit SECONDS] [--seed N] [--quiet] [--verbose]\n"
-    "                         [--target TARGET.cfg [--keep-costs]]\n"
+    "                         [--target TARGET.cfg [--keep-costs] [--no-target-timing]]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
     "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
@@ -36,6 +36,13 @@ static const char schedule_help[] =
     "                        its throughput and one cost unit is one cycle; the\n"
     "                        contest target (targets/contest.cfg) changes nothing\n"
     "  --keep-costs          with --target: keep the problem file's base costs\n"
+    "  --no-target-timing    with --target: score candidates without the target's\n"
+    "                        timing terms (transfer latency, write bandwidth,\n"
+    "                        separate channels, launch overhead, double\n"
+    "                        buffering: SPEC's roofline instead); capacity,\n"
+    "                        bandwidth, granularity and costs still come from\n"
+    "                        the target.  For comparisons: evaluate the result\n"
+    "                        with --target to see what the terms are worth\n"
     "  -q, --quiet           print nothing on stderr but errors\n"
     "  -v, --verbose         also print the search's own progress lines\n"
     "  -h, --help            show this help\n"
@@ -204,8 +211,13 @@ int cli_schedule_run(const cli_sched_job *job)
         char line[1024];
         cli_target_summary(line, sizeof line, t, p, job->keep_costs);
         fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line);
+        if (job->no_timing)
+            fprintf(stderr, "%s: %sthe target's timing terms are ignored while scoring (--no-target-timing)\n", cli_progname,
+                    pfx(job->cmd));
     }
     ft_target_free(t);   /* everything the search uses is now in p */
+    if (job->no_timing)
+        memset(&p->timing, 0, sizeof p->timing);
 
     struct run r;
     memset(&r, 0, sizeof r);
@@ -315,6 +327,8 @@ int cmd_schedule(int argc, char **argv)
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--keep-costs")) {
             job.keep_costs = 1;
+        } else if (cli_opt_is(&o, arg, "--no-target-timing")) {
+            job.no_timing = 1;
         } else if (cli_opt_is(&o, arg, "--target")) {
             if (!(job.target = cli_opt_value(&o, "--target")))
                 return EXIT_USAGE;
@@ -370,6 +384,10 @@ int cmd_schedule(int argc, char **argv)
     }
     if (job.keep_costs && !job.target) {
         cli_error("schedule: --keep-costs needs --target");
+        return EXIT_USAGE;
+    }
+    if (job.no_timing && !job.target) {
+        cli_error("schedule: --no-target-timing needs --target");
         return EXIT_USAGE;
     }
     return cli_schedule_run(&job);

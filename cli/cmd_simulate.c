@@ -14,29 +14,87 @@
 
 static const char simulate_help[] =
     "usage: fusetile simulate PROBLEM.json SCHEDULE.json [--compute-model native|op]\n"
+    "                         [--target TARGET.cfg [--keep-costs]]\n"
     "                         [--trace OUT.json] [--vcd OUT.vcd] [--json]\n"
     "\n"
     "Replay SCHEDULE for PROBLEM step by step in the SystemC simulator (a\n"
-    "slow-memory channel, a fast memory, a compute engine and a controller,\n"
-    "on the contest's abstract machine) and compare with the analytic cost\n"
-    "model: per subgraph the simulated latency, the analytic latency and\n"
-    "their difference, the peak fast-memory occupancy and the fractions of\n"
-    "the subgraph's time the channel and the compute engine were busy; then\n"
-    "the totals.  The simulator checks the schedule on its own (fast memory\n"
-    "over capacity, granularity above native, retained tensor not produced,\n"
-    "op order, coverage, fused operands that leave the subgraph).\n"
+    "slow-memory channel, a fast memory, a compute engine and a controller)\n"
+    "and compare with the analytic cost model: per subgraph the simulated\n"
+    "latency, the analytic latency and their difference, the peak fast-memory\n"
+    "occupancy and the fractions of the subgraph's time the channel and the\n"
+    "compute engine were busy; then the totals.  The simulator checks the\n"
+    "schedule on its own (fast memory over capacity, granularity above\n"
+    "native, retained tensor not produced, op order, coverage, fused operands\n"
+    "that leave the subgraph).\n"
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
+    "  --target FILE      simulate the machine of FILE (targets/*.cfg): its\n"
+    "                     capacity, bandwidths, native granularity, derived base\n"
+    "                     costs (one cost unit = one cycle) and timing effects:\n"
+    "                     transfer latency, write bandwidth, separate read and\n"
+    "                     write channels, launch overhead, double buffering.\n"
+    "                     The analytic model has a closed form for all but the\n"
+    "                     last (it keeps SPEC's per-step roofline); the report\n"
+    "                     adds, for each effect the target has, the replay\n"
+    "                     with that effect turned off, and names the effect\n"
+    "                     that accounts for each difference (turning it off\n"
+    "                     brings simulated back to analytic)\n"
+    "  --keep-costs       with --target: keep the problem file's base costs\n"
     "  --trace FILE       write a Chrome trace (JSON; opens in Perfetto)\n"
     "  --vcd FILE         write a VCD waveform (GTKWave)\n"
     "  --json             print one JSON object instead of the table\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid and simulated = analytic (relative difference at\n"
-    "most 1e-9, per subgraph and in total), 1 invalid schedule (reason,\n"
-    "simulated time, subgraph, tile and step on stderr) or a disagreement,\n"
-    "2 bad input or usage (including a trace file that cannot be written).\n";
+    "most 1e-9, per subgraph and in total) or, with a target, every\n"
+    "difference accounted for by an effect; 1 invalid schedule (reason,\n"
+    "simulated time, subgraph, tile and step on stderr) or a difference\n"
+    "nothing accounts for; 2 bad input or usage (including a trace file\n"
+    "that cannot be written).\n";
+
+/* ------------------------------------------------------------- effects */
+
+/* The timing effects of a target (ft_timing), each of which can be turned
+ * off in a copy of the problem. */
+enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, NEFFECTS };
+
+static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
+                                                  "double buffering"};
+
+/* Whether p's timing has effect e. */
+static int effect_present(const ft_problem *p, int e)
+{
+    const ft_timing *t = &p->timing;
+    switch (e) {
+    case EFF_LATENCY: return t->transfer_latency > 0;
+    case EFF_WRITE_BW: return t->write_bandwidth > 0 && t->write_bandwidth != p->bandwidth;
+    case EFF_DUPLEX: return t->duplex != 0;
+    case EFF_LAUNCH: return t->launch_overhead > 0;
+    default: return t->overlap == FT_OVERLAP_PIPELINE;
+    }
+}
+
+/* Turn effect e off in p's timing, as the target file would with that
+ * setting changed (double buffering off: a step loads, computes, writes). */
+static void effect_off(ft_problem *p, int e)
+{
+    ft_timing *t = &p->timing;
+    switch (e) {
+    case EFF_LATENCY: t->transfer_latency = 0; break;
+    case EFF_WRITE_BW: t->write_bandwidth = 0; break;
+    case EFF_DUPLEX: t->duplex = 0; break;
+    case EFF_LAUNCH: t->launch_overhead = 0; break;
+    default: t->overlap = FT_OVERLAP_NONE; break;
+    }
+}
+
+/* A replay of the schedule with some effects turned off. */
+typedef struct variant {
+    const char *name;     /* effect_name[], or "all effects" */
+    int ok;               /* the replay succeeded */
+    ft_sim_result r;
+} variant;
 
 static double rel_diff(double sim, double ana)
 {
@@ -46,15 +104,67 @@ static double rel_diff(double sim, double ana)
     return d == 0 ? 0 : m > 0 ? d / m : INFINITY;
 }
 
-static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model, int agree)
+/* Whether a replay agrees with its analytic side in subgraph sg (-1: the
+ * total). */
+static int agrees(const ft_sim_result *r, int sg)
 {
-    char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
+    if (r->analytic_reason)
+        return 0;
+    return sg < 0 ? rel_diff(r->total_simulated, r->total_analytic) <= AGREE_REL
+                  : rel_diff(r->sg[sg].simulated, r->sg[sg].analytic) <= AGREE_REL;
+}
+
+/* The replays with effects off, and what accounts for each difference. */
+typedef struct report {
+    int nvar;
+    variant var[NEFFECTS + 1];   /* one per effect present, then all of them off */
+} report;
+
+/* What accounts for the difference in subgraph sg (-1: the total) of the
+ * replay r, as text: "" when they agree, the effects whose removal alone
+ * brings agreement ("double buffering"), "the effects together" when only
+ * removing them all does, "nothing" otherwise.  Returns 1 when accounted
+ * for (or agreeing). */
+static int accounted(const ft_sim_result *r, const report *rep, int sg, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (agrees(r, sg))
+        return 1;
+    size_t len = 0;
+    for (int v = 0; v < rep->nvar - 1; v++)
+        if (rep->var[v].ok && agrees(&rep->var[v].r, sg) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", rep->var[v].name);
+    if (len)
+        return 1;
+    if (rep->nvar && rep->var[rep->nvar - 1].ok && agrees(&rep->var[rep->nvar - 1].r, sg)) {
+        snprintf(buf, n, "the effects together");
+        return 1;
+    }
+    snprintf(buf, n, "nothing");
+    return 0;
+}
+
+static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
+                        const ft_target *t, int keep_costs, const report *rep, int ok)
+{
+    char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], why[160];
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
            cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+    if (t) {
+        char line[1024];
+        cli_target_summary(line, sizeof line, t, p, keep_costs);
+        printf("target    %s\n", line);
+    }
     printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
-    printf("compute model: %s; simulated on the contest target (1 cost unit = 1 us of SystemC time)\n\n", ft_compute_model_name(model));
-    printf("%4s  %-16s %-16s %10s %16s %16s %12s %10s %8s %8s\n", "sg", "ops", "w x h x k", "steps", "simulated", "analytic",
-           "difference", "peak-occ", "channel", "compute");
+    if (t && !t->contest)
+        printf("compute model: %s; simulated on target %s (1 cost unit = 1 cycle, shown as 1 us of SystemC time)\n\n",
+               ft_compute_model_name(model), t->name);
+    else
+        printf("compute model: %s; simulated on the contest target (1 cost unit = 1 us of SystemC time)\n\n",
+               ft_compute_model_name(model));
+    printf("%4s  %-16s %-16s %10s %16s %16s %12s %10s %10s %8s %8s", "sg", "ops", "w x h x k", "steps", "simulated", "analytic",
+           "difference", "relative", "peak-occ", "channel", "compute");
+    printf(rep->nvar ? "  %s\n" : "\n", "accounted for by");
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sim_sg *q = &r->sg[i];
@@ -62,24 +172,52 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
         snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
         printf("%4d  ", i);
         cli_print_ops(stdout, g, 16);
-        printf(" %-16s %10lld %16s %16s %12.3g %10lld %7.1f%% %7.1f%%\n", gran, (long long)q->steps, cli_fmt15(a, q->simulated),
-               cli_fmt15(b, q->analytic), q->simulated - q->analytic, (long long)q->peak_occupancy, 100 * q->channel_busy,
-               100 * q->compute_busy);
+        printf(" %-16s %10lld %16s %16s %12.6g %10.3g %10lld %7.1f%% %7.1f%%", gran, (long long)q->steps, cli_fmt15(a, q->simulated),
+               cli_fmt15(b, q->analytic), q->simulated - q->analytic, rel_diff(q->simulated, q->analytic),
+               (long long)q->peak_occupancy, 100 * q->channel_busy, 100 * q->compute_busy);
+        if (rep->nvar) {
+            accounted(r, rep, i, why, sizeof why);
+            printf("  %s", why[0] ? why : "-");
+        }
+        putchar('\n');
     }
     double rd = rel_diff(r->total_simulated, r->total_analytic);
     printf("\nsimulated    %s (%lld steps)\n", cli_fmt15(a, r->total_simulated), (long long)r->steps);
     printf("analytic     %s\n", cli_fmt15(b, r->total_analytic));
     printf("difference   %s (relative %.3g)\n", cli_fmt15(c, r->total_simulated - r->total_analytic), rd);
-    printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", agree ? "yes" : "NO", AGREE_REL);
+    if (!rep->nvar) {
+        printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", ok ? "yes" : "NO", AGREE_REL);
+        return;
+    }
+    accounted(r, rep, -1, why, sizeof why);
+    printf("agreement    %s", agrees(r, -1) ? "yes" : "no");
+    if (!agrees(r, -1))
+        printf(" (accounted for by %s)", why);
+    printf("; every difference accounted for: %s\n", ok ? "yes" : "NO");
+    printf("\nthe same replay with one effect of the target turned off (totals):\n");
+    printf("  %-22s %16s %16s %12s %10s  %s\n", "turned off", "simulated", "analytic", "difference", "relative", "agreement");
+    for (int v = 0; v < rep->nvar; v++) {
+        const variant *x = &rep->var[v];
+        if (!x->ok) {
+            printf("  %-22s (replay failed)\n", x->name);
+            continue;
+        }
+        printf("  %-22s %16s %16s %12.6g %10.3g  %s\n", x->name, cli_fmt15(a, x->r.total_simulated), cli_fmt15(b, x->r.total_analytic),
+               x->r.total_simulated - x->r.total_analytic, rel_diff(x->r.total_simulated, x->r.total_analytic),
+               agrees(&x->r, -1) ? "yes" : "no");
+    }
 }
 
-static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model, int agree)
+static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
+                       const ft_target *t, int keep_costs, const report *rep, int ok)
 {
     FILE *f = stdout;
+    char why[160];
     fputs("{\"problem\": ", f);
     cli_json_string(f, p->name);
     fputs(", \"schedule\": ", f);
     cli_json_string(f, s->name);
+    cli_target_json(f, t, keep_costs);
     fputs(", \"valid\": true, \"compute_model\": ", f);
     cli_json_string(f, ft_compute_model_name(model));
     fputs(", \"total_simulated\": ", f);
@@ -90,7 +228,10 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
     cli_json_number(f, r->total_simulated - r->total_analytic);
     fputs(", \"relative_difference\": ", f);
     cli_json_number(f, rel_diff(r->total_simulated, r->total_analytic));
-    fprintf(f, ", \"agree\": %s, \"steps\": %lld, \"analytic_reason\": ", agree ? "true" : "false", (long long)r->steps);
+    fprintf(f, ", \"agree\": %s, \"accounted\": %s, \"accounted_for_by\": ", agrees(r, -1) ? "true" : "false", ok ? "true" : "false");
+    accounted(r, rep, -1, why, sizeof why);
+    cli_json_string(f, why);
+    fprintf(f, ", \"steps\": %lld, \"analytic_reason\": ", (long long)r->steps);
     if (r->analytic_reason)
         cli_json_string(f, ft_reason_name(r->analytic_reason));
     else
@@ -113,15 +254,46 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
         cli_json_number(f, q->channel_busy);
         fputs(", \"compute_busy\": ", f);
         cli_json_number(f, q->compute_busy);
+        fputs(", \"accounted_for_by\": ", f);
+        accounted(r, rep, i, why, sizeof why);
+        cli_json_string(f, why);
+        fputc('}', f);
+    }
+    fputs("\n], \"effects_off\": [", f);
+    for (int v = 0; v < rep->nvar; v++) {
+        const variant *x = &rep->var[v];
+        fprintf(f, "%s\n  {\"turned_off\": ", v ? "," : "");
+        cli_json_string(f, x->name);
+        fprintf(f, ", \"ok\": %s", x->ok ? "true" : "false");
+        if (x->ok) {
+            fputs(", \"total_simulated\": ", f);
+            cli_json_number(f, x->r.total_simulated);
+            fputs(", \"total_analytic\": ", f);
+            cli_json_number(f, x->r.total_analytic);
+            fputs(", \"relative_difference\": ", f);
+            cli_json_number(f, rel_diff(x->r.total_simulated, x->r.total_analytic));
+            fprintf(f, ", \"agree\": %s, \"subgraphs_simulated\": [", agrees(&x->r, -1) ? "true" : "false");
+            for (int i = 0; i < x->r.nsubgraphs; i++) {
+                fputs(i ? ", " : "", f);
+                cli_json_number(f, x->r.sg[i].simulated);
+            }
+            fputs("], \"subgraphs_analytic\": [", f);
+            for (int i = 0; i < x->r.nsubgraphs; i++) {
+                fputs(i ? ", " : "", f);
+                cli_json_number(f, x->r.sg[i].analytic);
+            }
+            fputc(']', f);
+        }
         fputc('}', f);
     }
     fputs("\n]}\n", f);
 }
 
-static void print_invalid_json(const ft_sim_result *r, const char *msg, ft_compute_model m)
+static void print_invalid_json(const ft_sim_result *r, const char *msg, ft_compute_model m, const ft_target *t, int keep_costs)
 {
     fputs("{\"valid\": false, \"compute_model\": ", stdout);
     cli_json_string(stdout, ft_compute_model_name(m));
+    cli_target_json(stdout, t, keep_costs);
     fputs(", \"reason\": ", stdout);
     cli_json_string(stdout, ft_reason_name(r->reason));
     fputs(", \"message\": ", stdout);
@@ -136,39 +308,71 @@ static void print_invalid_json(const ft_sim_result *r, const char *msg, ft_compu
     fputs("}\n", stdout);
 }
 
-/* Whether simulated and analytic agree, per subgraph and in total; one
- * line on stderr per disagreement. */
-static int check_agreement(const ft_sim_result *r)
+/* Whether every difference between simulated and analytic, per subgraph
+ * and in total, is within AGREE_REL or accounted for by an effect of the
+ * target; one line on stderr per difference that is not. */
+static int check_agreement(const ft_sim_result *r, const report *rep)
 {
-    char a[FT_NUMBUF], b[FT_NUMBUF];
+    char a[FT_NUMBUF], b[FT_NUMBUF], why[160];
     int ok = 1;
     if (r->analytic_reason) {
         cli_error("simulate: the simulator accepts the schedule but the analytic evaluator rejects it (%s)",
                   ft_reason_name(r->analytic_reason));
         return 0;
     }
-    for (int i = 0; i < r->nsubgraphs; i++) {
-        double rd = rel_diff(r->sg[i].simulated, r->sg[i].analytic);
-        if (rd > AGREE_REL) {
-            cli_error("simulate: subgraph %d: simulated %s and analytic %s differ (relative %.3g > %g)", i,
-                      ft_format_double(a, r->sg[i].simulated), ft_format_double(b, r->sg[i].analytic), rd, AGREE_REL);
-            ok = 0;
-        }
-    }
-    double rd = rel_diff(r->total_simulated, r->total_analytic);
-    if (rd > AGREE_REL) {
-        cli_error("simulate: total: simulated %s and analytic %s differ (relative %.3g > %g)", ft_format_double(a, r->total_simulated),
-                  ft_format_double(b, r->total_analytic), rd, AGREE_REL);
+    for (int i = -1; i < r->nsubgraphs; i++) {
+        if (accounted(r, rep, i, why, sizeof why))
+            continue;
+        double sim = i < 0 ? r->total_simulated : r->sg[i].simulated, ana = i < 0 ? r->total_analytic : r->sg[i].analytic;
+        char where[32];
+        snprintf(where, sizeof where, i < 0 ? "total" : "subgraph %d", i);
+        cli_error("simulate: %s: simulated %s and analytic %s differ (relative %.3g > %g)%s", where, ft_format_double(a, sim),
+                  ft_format_double(b, ana), rel_diff(sim, ana), AGREE_REL,
+                  rep->nvar ? " and turning off no effect of the target accounts for it" : "");
         ok = 0;
     }
     return ok;
 }
 
+/* Replay s on copies of p with each timing effect of p turned off, then
+ * with all of them off, into *rep (nothing when p has no effect). */
+static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, report *rep)
+{
+    ft_sim_opts so;
+    ft_sim_opts_init(&so);
+    so.model = model;
+    rep->nvar = 0;
+    int any = 0;
+    for (int e = 0; e < NEFFECTS; e++)
+        any |= effect_present(p, e);
+    if (!any)
+        return EXIT_OK;
+    for (int e = 0; e <= NEFFECTS; e++) {
+        if (e < NEFFECTS && !effect_present(p, e))
+            continue;
+        ft_problem *c = ft_problem_clone(p);
+        if (!c) {
+            cli_error("simulate: out of memory");
+            return EXIT_USAGE;
+        }
+        for (int x = 0; x < NEFFECTS; x++)
+            if (x == e || e == NEFFECTS)
+                effect_off(c, x);
+        variant *v = &rep->var[rep->nvar++];
+        v->name = e < NEFFECTS ? effect_name[e] : "all effects";
+        v->ok = ft_sim_run(sim, c, s, &so, &v->r) == FT_OK;
+        if (!v->ok)
+            cli_warn("simulate: the replay with %s off failed: %s", v->name, ft_sim_errmsg(sim));
+        ft_problem_free(c);
+    }
+    return EXIT_OK;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     cli_opts o;
-    const char *arg, *paths[2] = {NULL, NULL};
-    int is_opt, npos = 0, json = 0;
+    const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
+    int is_opt, npos = 0, json = 0, keep_costs = 0;
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     cli_opt_init(&o, argc, argv);
@@ -184,6 +388,15 @@ int cmd_simulate(int argc, char **argv)
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--json")) {
             json = 1;
+        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
+            keep_costs = 1;
+        } else if (cli_opt_is(&o, arg, "--target")) {
+            if (!(target = cli_opt_value(&o, "--target")))
+                return EXIT_USAGE;
+            if (!*target) {
+                cli_error("simulate: --target needs a file name");
+                return EXIT_USAGE;
+            }
         } else if (cli_opt_is(&o, arg, "--compute-model")) {
             const char *v = cli_opt_value(&o, "--compute-model");
             if (!v)
@@ -211,15 +424,23 @@ int cmd_simulate(int argc, char **argv)
         cli_error("simulate: needs PROBLEM.json and SCHEDULE.json (try 'fusetile simulate --help')");
         return EXIT_USAGE;
     }
+    if (keep_costs && !target) {
+        cli_error("simulate: --keep-costs needs --target");
+        return EXIT_USAGE;
+    }
     if (so.trace_json && so.trace_vcd && strcmp(so.trace_json, so.trace_vcd) == 0) {
         cli_error("simulate: --trace and --vcd name the same file '%s'", so.trace_json);
         return EXIT_USAGE;
     }
     ft_status st;
     ft_problem *p = NULL;
+    ft_target *t = NULL;
     ft_schedule *s = NULL;
-    if (ft_problem_load(paths[0], &p, &st) || ft_schedule_load(paths[1], &s, &st)) {
+    if (cli_load_problem(paths[0], target, keep_costs, &p, &t))
+        return EXIT_USAGE;
+    if (ft_schedule_load(paths[1], &s, &st)) {
         cli_error("%s", st.msg);
+        ft_target_free(t);
         ft_problem_free(p);
         return EXIT_USAGE;
     }
@@ -229,36 +450,42 @@ int cmd_simulate(int argc, char **argv)
     if (rc != FT_OK) {
         cli_error("simulate: %s", err);
         ft_schedule_free(s);
+        ft_target_free(t);
         ft_problem_free(p);
         return EXIT_USAGE;
     }
     ft_sim_result r;
+    report rep;
+    rep.nvar = 0;
     rc = ft_sim_run(sim, p, s, &so, &r);
     if (rc == FT_EINVALID) {
-        char t[FT_NUMBUF];
+        char tb[FT_NUMBUF];
         cli_error("invalid schedule (%s): simulator: %s", ft_reason_name(r.reason), ft_sim_errmsg(sim));
         if (r.analytic_reason == FT_R_NONE)
             cli_error("simulate: the analytic evaluator accepts this schedule (total %s): the two disagree",
-                      ft_format_double(t, r.total_analytic));
+                      ft_format_double(tb, r.total_analytic));
         else if (r.analytic_reason != r.reason)
             cli_error("simulate: the analytic evaluator rejects it for another reason (%s)", ft_reason_name(r.analytic_reason));
         if (json)
-            print_invalid_json(&r, ft_sim_errmsg(sim), so.model);
+            print_invalid_json(&r, ft_sim_errmsg(sim), so.model, t, keep_costs);
         rc = EXIT_INVALID;
     } else if (rc != FT_OK) {
         cli_error("simulate: %s", ft_sim_errmsg(sim));
         rc = EXIT_USAGE;
-    } else {
-        int agree = check_agreement(&r);
+    } else if ((rc = run_variants(sim, p, s, so.model, &rep)) == EXIT_OK) {
+        int ok = check_agreement(&r, &rep);
         if (json)
-            print_json(p, s, &r, so.model, agree);
+            print_json(p, s, &r, so.model, t, keep_costs, &rep, ok);
         else
-            print_table(p, s, &r, so.model, agree);
-        rc = agree ? EXIT_OK : EXIT_INVALID;
+            print_table(p, s, &r, so.model, t, keep_costs, &rep, ok);
+        rc = ok ? EXIT_OK : EXIT_INVALID;
     }
+    for (int v = 0; v < rep.nvar; v++)
+        ft_sim_result_free(&rep.var[v].r);
     ft_sim_result_free(&r);
     ft_sim_free(sim);
     ft_schedule_free(s);
+    ft_target_free(t);
     ft_problem_free(p);
     return rc;
 }

@@ -49,13 +49,19 @@ void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_proble
         snprintf(costs, sizeof costs,
                  "base costs from the target's throughput (MatMul %.15g, Pointwise %.15g per input, cycles per "
                  "native tile)",
-                 (double)t->native_w * (double)t->native_h * (double)t->native_w / t->matmul_macs_per_cycle,
+                 (double)t->native_w * (double)t->native_h * (double)t->native_k / t->matmul_macs_per_cycle,
                  (double)t->native_w * (double)t->native_h / t->pointwise_elements_per_cycle);
     snprintf(buf, n,
              "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
-             "elements per cycle (%.15g B/cycle), native %lldx%lld; %s; one cost unit = one cycle at %.15g Hz",
+             "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
+             "latency %.15g, launch overhead %.15g cycles, %s; %s; one cost unit = one cycle at %.15g Hz",
              t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
-             p->bandwidth, t->read_bandwidth, (long long)p->native_w, (long long)p->native_h, costs, t->clock_hz);
+             p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth, p->timing.duplex ? " on a separate channel" : "",
+             (long long)p->native_w, (long long)p->native_h, (long long)ft_native_k(p),
+             p->allow_larger ? " (larger allowed)" : "", p->timing.transfer_latency, p->timing.launch_overhead,
+             p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
+                                                      : "no double buffering (load, compute, write in turn)",
+             costs, t->clock_hz);
 }
 
 static void member_num(FILE *f, const char *name, double x)
@@ -84,6 +90,7 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "read_bandwidth", t->read_bandwidth);
         member_num(f, "write_bandwidth", t->write_bandwidth);
         member_num(f, "transfer_latency", t->transfer_latency);
+        fprintf(f, ", \"separate_channels\": %s", t->separate_channels ? "true" : "false");
         fprintf(f, ", \"native_granularity\": {\"w\": %lld, \"h\": %lld, \"k\": %lld}", (long long)t->native_w,
                 (long long)t->native_h, (long long)t->native_k);
         fprintf(f, ", \"allow_larger_granularity\": %s", t->allow_larger_granularity ? "true" : "false");

@@ -361,7 +361,7 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
             continue;
         w->acts[w->nactive] = (ft_active){o, w->role[j], r, (unsigned char)k0, (unsigned char)k1, s0, s1};
         w->active[w->nactive++] = o;
-        double kref = w->model == FT_COMPUTE_OP && op->type == FT_OP_MATMUL ? (double)op->k : (double)p->native_w;
+        double kref = w->model == FT_COMPUTE_OP && op->type == FT_OP_MATMUL ? (double)op->k : (double)ft_native_k(p);
         double c = op->base_cost * dim_factor(r.r1 - r.r0, p->native_h, k0) * dim_factor(r.c1 - r.c0, p->native_w, k1);
         if (op->type == FT_OP_MATMUL) {
             int upstream = w->role[j] == FT_ROLE_UPSTREAM;
@@ -412,7 +412,8 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         if (!reused)
             loaded += sz;
     }
-    double memory = (double)(loaded + written) / p->bandwidth;
+    double memory;
+    double latency = ft_step_time(p, compute, loaded, written, &memory);
     step->index = idx;
     step->tile = tile;
     step->tile_row = trow;
@@ -428,7 +429,7 @@ static void derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
     step->acts = w->acts;
     step->compute = compute;
     step->memory = memory;
-    step->latency = compute > memory ? compute : memory;
+    step->latency = latency;
     step->loaded_elems = loaded;
     step->written_elems = written;
     step->working_set = ws;
@@ -579,6 +580,8 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
     ft_step stp;
     ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0};
+    if (ft__sg_fixed(p) > 0)
+        ksum_add(&lat, ft__sg_fixed(p));
     while (ft_walk_next(w, &stp)) {
         if ((double)stp.working_set > p->capacity) {
             st->sg = sg;

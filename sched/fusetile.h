@@ -109,6 +109,46 @@ typedef struct ft_tensor {
     int *consumers;    /* derived: op indices, ascending */
 } ft_tensor;
 
+/* How a step's transfers and compute share time (ft_timing.overlap). */
+typedef enum ft_overlap {
+    /* SPEC section 4: a step takes max(compute, memory), every transfer of
+     * the step overlapping its compute (the contest's machine). */
+    FT_OVERLAP_STEP = 0,
+    /* No double buffering: a step loads, then computes, then writes back;
+     * it takes read time + compute + write time. */
+    FT_OVERLAP_NONE = 1,
+    /* Double buffering across steps: the next step's loads run during this
+     * step's compute.  The analytic model keeps SPEC's per-step roofline,
+     * max(compute, memory), as its closed form; the simulator pipelines the
+     * steps (see sim/README.md), so the two may differ. */
+    FT_OVERLAP_PIPELINE = 2
+} ft_overlap;
+
+/* Timing terms a machine target adds to SPEC's cost model (target.h's
+ * ft_target_apply sets them).  All zero, as ft_problem_load leaves them,
+ * is SPEC's model exactly.  A step that loads `loaded` and writes `written`
+ * elements and computes for `compute` cost units takes (ft_step_time):
+ *   rd = loaded  > 0 ? L + loaded / bandwidth       : 0
+ *   wr = written > 0 ? L + written / write_bandwidth : 0
+ *   overlap NONE:   rd + compute + wr (memory = rd + wr)
+ *   duplex:         max(compute, max(rd, wr))
+ *   otherwise:      max(compute, memory), memory = loaded / bandwidth +
+ *                   written / write_bandwidth, plus L once when the step
+ *                   moves anything ((loaded + written) / bandwidth when
+ *                   the two bandwidths are equal, as SPEC);
+ * where L is transfer_latency, or 0 with overlap PIPELINE: the prefetch
+ * hides the steps' latencies, and each subgraph pays it once instead (the
+ * pipeline's fill); with two buffers a step that loads takes at least
+ * (transfer_latency + loaded / bandwidth + compute) / 2, the period of a
+ * run of like steps.  Every subgraph adds launch_overhead once. */
+typedef struct ft_timing {
+    double write_bandwidth;   /* elements per cost unit; 0: same as bandwidth */
+    double transfer_latency;  /* cost units before a step's transfers move data, >= 0 */
+    double launch_overhead;   /* cost units per subgraph, >= 0 */
+    ft_overlap overlap;
+    int duplex;               /* 1: reads and writes use separate channels */
+} ft_timing;
+
 typedef struct ft_problem {
     char *name;          /* file path used in messages */
     int ntensors;
@@ -116,9 +156,15 @@ typedef struct ft_problem {
     int nops;
     ft_op *ops;
     double capacity;     /* fast_memory_capacity, elements, > 0 */
-    double bandwidth;    /* slow_memory_bandwidth, elements per cost unit, > 0 */
-    int64_t native_w;    /* native_granularity[0]; also native k */
+    double bandwidth;    /* slow_memory_bandwidth, elements per cost unit, > 0
+                            (the read bandwidth when timing sets another for writes) */
+    int64_t native_w;    /* native_granularity[0] */
     int64_t native_h;    /* native_granularity[1] */
+    int64_t native_k;    /* native k-slice; 0 (a problem file): native_w, as
+                            SPEC section 1 says; read it with ft_native_k */
+    int allow_larger;    /* 1: granularities above native are valid (padding
+                            to native tiles still applies); 0 for a problem file */
+    ft_timing timing;    /* machine timing terms; all zero for a problem file */
     /* derived */
     int *topo;           /* nops op indices in a topological order */
     int ngraph_inputs;
@@ -126,6 +172,17 @@ typedef struct ft_problem {
     int ngraph_outputs;
     int *graph_outputs;  /* tensors with no consumer, ascending */
 } ft_problem;
+
+/* Native k-slice of p: p->native_k, or native_w when that is 0. */
+int64_t ft_native_k(const ft_problem *p);
+
+/* Latency and memory time of one step of p (the formula at ft_timing):
+ * `compute` cost units of compute, `loaded` and `written` elements moved.
+ * Stores the memory time in *memory when memory is not NULL.  With p's
+ * timing all zero this is SPEC's max(compute, (loaded + written) /
+ * bandwidth), bit for bit. */
+double ft_step_time(const ft_problem *p, double compute, int64_t loaded,
+                    int64_t written, double *memory);
 
 /* Load and validate a contest problem file (SPEC section 1).  On success
  * returns FT_OK and stores a new problem in *out (free with
@@ -267,8 +324,8 @@ typedef struct ft_step {
     const int *active;        /* ops active in this step, in list order */
     const ft_active *acts;    /* the same ops with their regions */
     double compute;       /* compute time */
-    double memory;        /* (loaded + written) / bandwidth */
-    double latency;       /* max(compute, memory) */
+    double memory;        /* memory time (ft_step_time; SPEC: (loaded + written) / bandwidth) */
+    double latency;       /* ft_step_time (SPEC: max(compute, memory)) */
     int64_t loaded_elems;
     int64_t written_elems;
     int64_t working_set;
@@ -298,7 +355,8 @@ void ft_walk_free(ft_walk *w);
 
 /* Per-subgraph figures of an evaluation. */
 typedef struct ft_sg_result {
-    double latency;
+    double latency;               /* launch overhead (+ the pipeline's fill, ft_timing)
+                                     + sum of step latencies */
     int64_t steps;
     int64_t ntx, nty, nk;
     int64_t compute_bound_steps;  /* compute > memory time */
@@ -352,7 +410,10 @@ int ft_tensor_written(const ft_problem *p, const ft_schedule *s, int sg,
                       int t);
 
 /* Lower bound of SPEC section 5: max(C, M).  *compute and *memory (either
- * may be NULL) receive C and M. */
+ * may be NULL) receive C and M.  With timing terms (ft_timing), M is the
+ * compulsory traffic's time under ft_step_time (graph inputs read, graph
+ * outputs written), the bound is C + M when steps do not overlap, and one
+ * launch overhead is added. */
 double ft_lower_bound(const ft_problem *p, ft_compute_model model,
                       double *compute, double *memory);
 

@@ -29,6 +29,14 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Cost units every subgraph of p pays besides its steps (ft_timing): the
+ * launch overhead, and with double buffering the transfer latency once (the
+ * pipeline's fill; the steps' own latencies hide behind the prefetch). */
+static inline double ft__sg_fixed(const ft_problem *p)
+{
+    return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
+}
+
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
  * its tile grid: ntx x nty tiles of nk k-steps.  Assumes ops are in range,
  * distinct and listed after their producers, and w, h, k >= 1. */

@@ -73,7 +73,62 @@ static int check_values(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity[0] is %lld, must be positive", n, (long long)p->native_w);
     if (p->native_h <= 0)
         return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity[1] is %lld, must be positive", n, (long long)p->native_h);
+    if (p->native_k < 0)
+        return ft__fail(st, FT_EINPUT, 0, "%s: native k is %lld, must be positive (or 0 for native_granularity[0])", n,
+                        (long long)p->native_k);
+    const ft_timing *tm = &p->timing;
+    if (!(tm->write_bandwidth >= 0) || !isfinite(tm->write_bandwidth))
+        return ft__fail(st, FT_EINPUT, 0, "%s: write bandwidth is %g, must be positive (or 0 for slow_memory_bandwidth)", n,
+                        tm->write_bandwidth);
+    if (!(tm->transfer_latency >= 0) || !isfinite(tm->transfer_latency))
+        return ft__fail(st, FT_EINPUT, 0, "%s: transfer latency is %g, must be 0 or more", n, tm->transfer_latency);
+    if (!(tm->launch_overhead >= 0) || !isfinite(tm->launch_overhead))
+        return ft__fail(st, FT_EINPUT, 0, "%s: launch overhead is %g, must be 0 or more", n, tm->launch_overhead);
+    if (tm->overlap != FT_OVERLAP_STEP && tm->overlap != FT_OVERLAP_NONE && tm->overlap != FT_OVERLAP_PIPELINE)
+        return ft__fail(st, FT_EINPUT, 0, "%s: overlap mode %d is not one of ft_overlap", n, (int)tm->overlap);
     return FT_OK;
+}
+
+int64_t ft_native_k(const ft_problem *p)
+{
+    return p->native_k > 0 ? p->native_k : p->native_w;
+}
+
+double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t written, double *memory)
+{
+    const ft_timing *tm = &p->timing;
+    /* with double buffering the steps' latencies hide behind the prefetch
+     * (ft__sg_fixed charges the pipeline's fill once per subgraph) */
+    double rb = p->bandwidth, wb = tm->write_bandwidth > 0 ? tm->write_bandwidth : rb;
+    double L = tm->overlap == FT_OVERLAP_PIPELINE ? 0 : tm->transfer_latency;
+    double mem, lat;
+    if (tm->overlap == FT_OVERLAP_NONE || tm->duplex) {
+        double rd = loaded > 0 ? L + (double)loaded / rb : 0, wr = written > 0 ? L + (double)written / wb : 0;
+        if (tm->overlap == FT_OVERLAP_NONE) {
+            mem = rd + wr;
+            lat = rd + compute + wr;
+        } else {
+            mem = rd > wr ? rd : wr;
+            lat = compute > mem ? compute : mem;
+        }
+    } else {
+        /* SPEC: (loaded + written) / bandwidth, kept as one division */
+        mem = wb == rb ? (double)(loaded + written) / rb : (double)loaded / rb + (double)written / wb;
+        if (L > 0 && loaded + written > 0)
+            mem += L;
+        lat = compute > mem ? compute : mem;
+    }
+    if (tm->overlap == FT_OVERLAP_PIPELINE && loaded > 0 && tm->transfer_latency > 0) {
+        /* two buffers: a step's loads go out when the compute of the step
+         * two before it ends, so in a run of like steps two of them take at
+         * least latency + load time + compute */
+        double fill = 0.5 * (tm->transfer_latency + (double)loaded / rb + compute);
+        if (fill > lat)
+            lat = fill;
+    }
+    if (memory)
+        *memory = mem;
+    return lat;
 }
 
 static int check_shapes(ft_problem *p, ft_status *st)

@@ -250,6 +250,10 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
     ft_walk *w;
     ft_status st;
     double lat = INF;
+    /* every subgraph pays the launch overhead (and the pipeline's fill)
+     * once (ft_evaluate) */
+    const double launch = ft__sg_fixed(p);
+    budget -= launch;
     if (ft__walk_new(p, g, S->model, S->written, S->retained, S->resident, &w, &st) == FT_OK) {
         lat = score_tiles(S, w, g, ord, budget, S->tm, ++S->tmgen);
         ft_walk_free(w);
@@ -281,7 +285,7 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
     free(ord);
     g->order = NULL;
     g->norder = 0;
-    return lat;
+    return lat >= 0 && lat < INF && launch > 0 ? launch + lat : lat;
 }
 
 /* Sum over the tiles of a grid dimension of ceil(clipped length / n), for a
@@ -361,7 +365,7 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
     int64_t widths[64] = {0}, heights[64] = {0}, ks[64] = {0};
     int nw = 0, nh = 0, nks = 0;
     int64_t Wg = 0, Hg = 0;
-    double mem_lb = 0, fixed_ws = 0;
+    double reads_lb = 0, writes_lb = 0, fixed_ws = 0;
     for (int j = 0; j < nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
         const ft_tensor *T = &p->tensors[op->output];
@@ -383,7 +387,7 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
         if (op->type == FT_OP_MATMUL && roles[j] == FT_ROLE_KLOOP && nks < 64)
             ks[nks++] = op->k;
         if (S->written[op->output])
-            mem_lb += (double)(T->width * T->height);
+            writes_lb += (double)(T->width * T->height);
         if (S->retained[op->output])
             fixed_ws += (double)(T->width * T->height);
     }
@@ -403,12 +407,11 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
                         dup = 1;
             }
             if (!dup && !S->resident[t])
-                mem_lb += (double)ft_tensor_size(p, t);
+                reads_lb += (double)ft_tensor_size(p, t);
             if (!dup && S->resident[t])
                 fixed_ws += (double)ft_tensor_size(p, t);
         }
     }
-    mem_lb /= p->bandwidth;
     /* uses of each tensor inside the subgraph; produced inside */
     unsigned char *uses = S->uses;
     memset(uses, 0, (size_t)p->ntensors);
@@ -421,9 +424,20 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
                 uses[op->inputs[i]]++;
     }
     int64_t wc[MAXCAND], hc[MAXCAND], kc[MAXCAND];
-    int nwc = candidates(p->native_w, widths, nw, wc, MAXCAND);
-    int nhc = candidates(p->native_h, heights, nh, hc, MAXCAND);
-    int nkc = nks ? candidates(p->native_w, ks, nks, kc, MAXCAND) : 1;
+    /* granularities up to native, or (a target that allows larger ones)
+     * up to the largest length */
+    int64_t limw = p->native_w, limh = p->native_h, limk = ft_native_k(p);
+    if (p->allow_larger) {
+        for (int q = 0; q < nw; q++)
+            limw = widths[q] > limw ? widths[q] : limw;
+        for (int q = 0; q < nh; q++)
+            limh = heights[q] > limh ? heights[q] : limh;
+        for (int q = 0; q < nks; q++)
+            limk = ks[q] > limk ? ks[q] : limk;
+    }
+    int nwc = candidates(limw, widths, nw, wc, MAXCAND);
+    int nhc = candidates(limh, heights, nh, hc, MAXCAND);
+    int nkc = nks ? candidates(limk, ks, nks, kc, MAXCAND) : 1;
     if (!nks)
         kc[0] = 1;
     cand *cs = malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
@@ -446,7 +460,7 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
                     const ft_tensor *T = &p->tensors[op->output];
                     double c = op->base_cost * padded_units(T->height, h, p->native_h) * padded_units(T->width, w, p->native_w);
                     if (op->type == FT_OP_MATMUL)
-                        c *= (double)op->k / (S->model == FT_COMPUTE_OP ? (double)op->k : (double)p->native_w);
+                        c *= (double)op->k / (S->model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
                     comp += c;
                 }
                 int64_t nk = 1;
@@ -472,14 +486,17 @@ static double optimise(search *S, ft_subgraph *g, cfg *best_c)
                         extra += once * (times - 1);
                     }
                 }
-                double mem = mem_lb + extra / p->bandwidth;
+                /* memory time of the compulsory traffic as one step's
+                 * (a lower bound of the sum over steps: ft_step_time) */
+                double mem;
+                ft_step_time(p, 0, (int64_t)(reads_lb + extra), (int64_t)writes_lb, &mem);
                 double steps = (double)ft__ceil_div(Wg, w) * (double)ft__ceil_div(Hg, h) * (double)nk;
                 if (steps > (double)STEP_CAP)
                     continue;
                 if (fixed_ws > p->capacity)
                     continue;
                 cs[nc].c = (cfg){w, h, k, ORD_RASTER};
-                cs[nc].lb = comp > mem ? comp : mem;
+                cs[nc].lb = (p->timing.overlap == FT_OVERLAP_NONE ? comp + mem : comp > mem ? comp : mem) + ft__sg_fixed(p);
                 nc++;
             }
     if (roles != roles_small)
@@ -684,7 +701,7 @@ static double group_cost(search *S, int *ops, int nops, cfg *c)
     memset(&g, 0, sizeof g);
     g.ops = ops;
     g.nops = nops;
-    cfg best = {S->p->native_w, S->p->native_h, S->p->native_w, ORD_RASTER};
+    cfg best = {S->p->native_w, S->p->native_h, ft_native_k(S->p), ORD_RASTER};
     double lat = optimise(S, &g, &best);
     if (nops <= 256 && order_sensitive(S, ops, nops)) {
         int *alt = malloc(sizeof(int) * (size_t)nops * 2);

@@ -51,6 +51,7 @@ static const setting schema[] = {
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
     {"slow_memory", "transfer_latency", K_REAL, 0, 0, R_NONNEGATIVE, OFF(transfer_latency)},
+    {"slow_memory", "separate_channels", K_BOOL, 0, 0, R_ANY, OFF(separate_channels)},
     {"compute", "native_granularity", K_GROUP, 1, 0, R_ANY, -1},
     {"compute", "allow_larger_granularity", K_BOOL, 0, 0, R_ANY, OFF(allow_larger_granularity)},
     {"compute", "matmul_macs_per_cycle", K_REAL, 1, 0, R_POSITIVE, OFF(matmul_macs_per_cycle)},
@@ -486,12 +487,19 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->bandwidth = t->read_bandwidth / eb;
     p->native_w = t->native_w;
     p->native_h = t->native_h;
+    p->native_k = t->native_k;
+    p->allow_larger = t->allow_larger_granularity;
+    p->timing.write_bandwidth = t->write_bandwidth / eb;
+    p->timing.transfer_latency = t->transfer_latency;
+    p->timing.launch_overhead = t->launch_overhead;
+    p->timing.overlap = t->double_buffering ? FT_OVERLAP_PIPELINE : FT_OVERLAP_NONE;
+    p->timing.duplex = t->separate_channels;
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
         for (int i = 0; i < p->nops; i++) {
             ft_op *o = &p->ops[i];
             if (o->type == FT_OP_MATMUL)
-                o->base_cost = tile * (double)t->native_w / t->matmul_macs_per_cycle;
+                o->base_cost = tile * (double)t->native_k / t->matmul_macs_per_cycle;
             else
                 o->base_cost = tile * (double)o->ninputs / t->pointwise_elements_per_cycle;
         }
@@ -510,10 +518,11 @@ int ft_target_describe(const ft_target *t, char *buf, size_t n)
                         t->name);
     return snprintf(buf, n,
                     "%s: clock %g Hz, %lld B per element, fast memory %lld B, slow memory read %g B/cycle, write %g "
-                    "B/cycle, latency %g cycles, native %lldx%lldx%lld (larger %s), MatMul %g MAC/cycle, Pointwise "
+                    "B/cycle%s, latency %g cycles, native %lldx%lldx%lld (larger %s), MatMul %g MAC/cycle, Pointwise "
                     "%g elements/cycle, launch overhead %g cycles, double buffering %s",
                     t->name, t->clock_hz, (long long)t->element_bytes, (long long)t->capacity_bytes,
-                    t->read_bandwidth, t->write_bandwidth, t->transfer_latency, (long long)t->native_w,
+                    t->read_bandwidth, t->write_bandwidth, t->separate_channels ? " (separate channels)" : "",
+                    t->transfer_latency, (long long)t->native_w,
                     (long long)t->native_h, (long long)t->native_k, t->allow_larger_granularity ? "allowed" : "not allowed",
                     t->matmul_macs_per_cycle, t->pointwise_elements_per_cycle, t->launch_overhead,
                     t->double_buffering ? "yes" : "no");

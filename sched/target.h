@@ -42,7 +42,10 @@ typedef struct ft_target {
     double read_bandwidth;           /* slow_memory.read_bandwidth: bytes per cycle, > 0 */
     double write_bandwidth;          /* slow_memory.write_bandwidth: bytes per cycle, > 0
                                         (default: read_bandwidth) */
-    double transfer_latency;         /* slow_memory.transfer_latency: cycles per transfer, >= 0 */
+    double transfer_latency;         /* slow_memory.transfer_latency: cycles from a step's first
+                                        request to its first data, >= 0 (default 0) */
+    int separate_channels;           /* slow_memory.separate_channels: 1 = reads and writes move
+                                        on separate channels at once (default 0: they share one) */
     int64_t native_w;                /* compute.native_granularity.w: elements, > 0 */
     int64_t native_h;                /* compute.native_granularity.h: elements, > 0 */
     int64_t native_k;                /* compute.native_granularity.k: elements, > 0 (default: w) */
@@ -76,13 +79,15 @@ void ft_target_free(ft_target *t);
  *   native_w, native_h from the target;
  * and, unless keep_costs is nonzero, every op's base cost (cycles for one
  * native tile):
- *   MatMul    = native_w * native_h * native_w / matmul_macs_per_cycle
- *               (one native tile over the cost model's native k, which is
- *               native_w by SPEC section 1)
+ *   MatMul    = native_w * native_h * native_k / matmul_macs_per_cycle
+ *               (one native tile over one native k-slice)
  *   Pointwise = native_w * native_h * ninputs / pointwise_elements_per_cycle.
- * Then it calls ft_problem_finish.  Settings the cost model has no term for
- * yet (write bandwidth, transfer latency, launch overhead, double buffering,
- * a native k other than native_w, larger granularities) are not applied.
+ * (MatMul uses native_k, the target's k-slice, which becomes p->native_k);
+ * allow_larger from allow_larger_granularity; and the timing terms
+ * (ft_timing): write_bandwidth / element_bytes, transfer_latency,
+ * launch_overhead, overlap FT_OVERLAP_PIPELINE with double buffering and
+ * FT_OVERLAP_NONE without, duplex from separate_channels.
+ * Then it calls ft_problem_finish.
  * Returns FT_OK, or FT_EINPUT / FT_ENOMEM from ft_problem_finish (p may then
  * be partly changed: discard it). */
 int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,

@@ -182,13 +182,13 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
         rc = check_order_and_connectivity(p, s, i, pos, par, st);
     for (int i = 0; i < ns && !rc; i++) {
         const ft_subgraph *g = &s->sg[i];
-        int64_t v[3] = {g->w, g->h, g->k}, lim[3] = {p->native_w, p->native_h, p->native_w};
+        int64_t v[3] = {g->w, g->h, g->k}, lim[3] = {p->native_w, p->native_h, ft_native_k(p)};
         static const char *dn[3] = {"w", "h", "k"};
         for (int d = 0; d < 3 && !rc; d++) {
             if (v[d] < 1)
                 rc = ft__fail(st, FT_EINVALID, FT_R_GRANULARITY_BELOW_ONE, "%s: granularities[%d][%d]: %s = %lld is below 1", n, i, d, dn[d],
                               (long long)v[d]);
-            else if (v[d] > lim[d])
+            else if (v[d] > lim[d] && !p->allow_larger)
                 rc = ft__fail(st, FT_EINVALID, FT_R_GRANULARITY_ABOVE_NATIVE, "%s: granularities[%d][%d]: %s = %lld is above native %lld", n,
                               i, d, dn[d], (long long)v[d], (long long)lim[d]);
         }

@@ -86,14 +86,18 @@ fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
 
 Channel::Channel(sc_module_name name) : sc_core::sc_module(name) {}
 
-void Channel::reset(double bandwidth, fs_t now)
+void Channel::reset(double bandwidth, double latency, fs_t now)
 {
     q_.reset(now, bandwidth);
+    latency_ = to_fs(latency);
 }
 
-fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start)
+fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale)
 {
-    return q_.serve((double)elems, issue, start);
+    fs_t at;
+    if (__builtin_add_overflow(issue, latency_, &at))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    return q_.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start);
 }
 
 /* ----------------------------------------------------------- FastMemory */
@@ -191,13 +195,15 @@ void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now)
 {
     nw_ = p->native_w;
     nh_ = p->native_h;
+    nk_ = ft_native_k(p);
+    larger_ = p->allow_larger != 0;
     model_ = model;
     q_.reset(now, 1.0);
 }
 
 int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const
 {
-    const std::int64_t v[3] = {w, h, k}, lim[3] = {nw_, nh_, nw_};
+    const std::int64_t v[3] = {w, h, k}, lim[3] = {nw_, nh_, nk_};
     static const char *name[3] = {"w", "h", "k"};
     static const char *what[3] = {"tile width", "tile height", "k-slice"};
     for (int d = 0; d < 3; d++) {
@@ -205,7 +211,7 @@ int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_
             *why = fmt("%s = %lld is below 1", name[d], (long long)v[d]);
             return FT_R_GRANULARITY_BELOW_ONE;
         }
-        if (v[d] > lim[d]) {
+        if (v[d] > lim[d] && !larger_) {
             *why = fmt("%s = %lld is above native %lld: the compute engine cannot run a %s larger than its native %s", name[d],
                        (long long)v[d], (long long)lim[d], what[d], d == 1 ? "height" : "width");
             return FT_R_GRANULARITY_ABOVE_NATIVE;
@@ -226,7 +232,7 @@ double ComputeEngine::op_cost(const ft_op &op, ft_role role, const ft_active &a)
     const ft_region &r = a.region;
     double c = op.base_cost * dim_factor(r.r1 - r.r0, nh_, a.row_kind) * dim_factor(r.c1 - r.c0, nw_, a.col_kind);
     if (op.type == FT_OP_MATMUL) {
-        double kref = model_ == FT_COMPUTE_OP ? (double)op.k : (double)nw_;
+        double kref = model_ == FT_COMPUTE_OP ? (double)op.k : (double)nk_;
         double depth = role == FT_ROLE_UPSTREAM ? (double)op.k : (double)(a.ks1 - a.ks0);
         c *= depth / kref;
     }
@@ -240,7 +246,8 @@ fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start)
 
 /* ----------------------------------------------------------- Controller */
 
-Controller::Controller(sc_module_name name) : sc_core::sc_module(name), channel("channel"), memory("memory"), engine("engine")
+Controller::Controller(sc_module_name name)
+    : sc_core::sc_module(name), channel("channel"), write_channel("write_channel"), memory("memory"), engine("engine")
 {
     SC_THREAD(process);
 }
@@ -600,11 +607,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     for (int t : pl.written)
         written_[(size_t)t] = 1;
     memory->begin_subgraph(pl.buffers.data(), (int)pl.buffers.size());
-    const fs_t ch_busy0 = channel->busy(), cp_busy0 = engine->busy();
+    const fs_t ch_busy0 = channel->busy() + write_channel->busy(), cp_busy0 = engine->busy();
     SgResult &res = job.sg[(size_t)sg];
     auto close = [&](fs_t t_end) { /* the subgraph's figures up to t_end */
         res.simulated = t_end - t_start;
-        res.channel_busy = channel->busy() - ch_busy0;
+        res.channel_busy = channel->busy() + write_channel->busy() - ch_busy0;
         res.compute_busy = engine->busy() - cp_busy0;
     };
 
@@ -617,10 +624,21 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         throw std::runtime_error(st.msg);
     std::unique_ptr<ft_walk, WalkDeleter> walk(wp);
 
+    /* The launch overhead passes before the first step. */
+    const ft_timing &tm = p->timing;
+    if (tm.launch_overhead > 0)
+        wait(sc_time::from_value(to_fs(tm.launch_overhead)));
+    const fs_t t_begin = now_fs();
+    /* double buffering: compute ends of the two previous steps (the next
+     * step's loads go out when the older one's buffer frees), the latest
+     * end seen, and the previous step's write-backs, still to issue */
+    fs_t c_prev = t_begin, c_prev2 = t_begin, sg_end = t_begin;
+    pending_.clear();
+
     ft_step step;
     std::int64_t last_occ = -1;
     while (ft_walk_next(walk.get(), &step)) {
-        const fs_t t0 = now_fs();
+        const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? c_prev2 : now_fs();
         const double rel0 = tr ? to_units(t0 - job.start) : 0;
 
         /* What the active ops read: slices of tensors from outside the
@@ -680,18 +698,18 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             ft_trace_occupancy(tr, rel0, occ);
         last_occ = occ;
 
-        fs_t end = t0, start;
         struct ft_trace_event ev = {};
         ev.sg = sg;
         ev.tile = step.tile;
         ev.step = step.index;
         ev.kstep = step.kstep;
+        fs_t start, r_end = t0;
+        ev.kind = FT_TRACE_LOAD;
         for (const ft_slice &l : loads_) {
             std::int64_t elems = region_elems(l.region);
             fs_t e = channel->transfer(elems, t0, &start);
-            end = std::max(end, e);
+            r_end = std::max(r_end, e);
             if (tr) {
-                ev.kind = FT_TRACE_LOAD;
                 ev.start = to_units(start - job.start);
                 ev.end = to_units(e - job.start);
                 ev.tensor = l.tensor;
@@ -701,6 +719,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             }
         }
         /* Write-backs: an output leaves when its op finishes the tile. */
+        writes_.clear();
         for (int a = 0; a < step.nactive; a++) {
             const ft_active &act = step.acts[a];
             const ft_op *op = &p->ops[act.op];
@@ -709,44 +728,74 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 continue;
             if (!((role == FT_ROLE_KLOOP && act.ks1 == op->k) || (role == FT_ROLE_EPILOGUE && step.kstep == pl.nk - 1)))
                 continue;
-            std::int64_t elems = region_elems(act.region);
-            fs_t e = channel->transfer(elems, t0, &start);
-            end = std::max(end, e);
-            if (tr) {
-                ev.kind = FT_TRACE_WRITE;
-                ev.start = to_units(start - job.start);
-                ev.end = to_units(e - job.start);
-                ev.tensor = op->output;
-                ev.region = act.region;
-                ev.elems = elems;
-                ft_trace_span(tr, &ev);
-            }
+            writes_.push_back(ft_slice{op->output, act.region});
         }
         double cost = 0;
         for (int a = 0; a < step.nactive; a++)
             cost += engine->op_cost(p->ops[step.acts[a].op], op_role_[(size_t)step.acts[a].op], step.acts[a]);
-        fs_t e = engine->run(cost, t0, &start);
-        end = std::max(end, e);
-        ev.tensor = -1;
-        ev.region = ft_region{0, 0, 0, 0};
-        ev.elems = 0;
+
+        /* When the compute goes out and when the step ends, by overlap mode:
+         *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
+         *    ends when the last of them ends;
+         *  NONE: compute after the loads, write-backs after the compute;
+         *  PIPELINE: loads at t0 (when the buffer of two steps back frees),
+         *    compute once they are in and the engine is free, write-backs when
+         *    it ends (issued with the next step, so the channel sees requests
+         *    in time order); the controller moves on to the next step's
+         *    issue time, the previous compute's end. */
+        fs_t c_issue = tm.overlap == FT_OVERLAP_STEP ? t0 : r_end, w_end = t0;
+        if (tm.overlap == FT_OVERLAP_STEP)
+            w_end = issue_writes(job, writes_, t0, ev);
+        else if (tm.overlap == FT_OVERLAP_PIPELINE) {
+            w_end = issue_writes(job, pending_, c_prev, ev);
+            pending_.swap(writes_);
+        }
+        fs_t c_end = engine->run(cost, c_issue, &start);
+        if (tm.overlap == FT_OVERLAP_NONE)
+            w_end = issue_writes(job, writes_, c_end, ev);
+        const fs_t c_start = start;
         if (tr) {
             ev.kind = FT_TRACE_COMPUTE;
-            ev.start = to_units(start - job.start);
-            ev.end = to_units(e - job.start);
+            ev.tensor = -1;
+            ev.region = ft_region{0, 0, 0, 0};
+            ev.elems = 0;
+            ev.start = to_units(c_start - job.start);
+            ev.end = to_units(c_end - job.start);
             ft_trace_span(tr, &ev);
         }
-
-        /* The step ends when its transfers and its compute have ended. */
-        wait(sc_time::from_value(end - t0));
+        fs_t end = std::max(std::max(r_end, w_end), c_end), step_start = t0, resume = end;
+        if (tm.overlap == FT_OVERLAP_PIPELINE) {
+            /* steps overlap: the step span is its compute */
+            step_start = c_start;
+            end = c_end;
+            sg_end = std::max(sg_end, std::max(std::max(r_end, w_end), c_end));
+            c_prev2 = c_prev;
+            c_prev = c_end;
+            resume = c_prev2;
+        }
+        if (resume > now_fs())
+            wait(sc_time::from_value(resume - now_fs()));
         if (tr) {
             ev.kind = FT_TRACE_STEP;
-            ev.start = rel0;
+            ev.start = to_units(step_start - job.start);
             ev.end = to_units(end - job.start);
             ft_trace_span(tr, &ev);
         }
         res.steps++;
         job.steps++;
+    }
+    if (tm.overlap == FT_OVERLAP_PIPELINE) {
+        /* the last step's write-backs, then the subgraph ends with its last
+         * transfer or computation */
+        struct ft_trace_event ev = {};
+        ev.sg = sg;
+        ev.tile = step.tile;
+        ev.step = step.index;
+        ev.kstep = step.kstep;
+        sg_end = std::max(sg_end, issue_writes(job, pending_, c_prev, ev));
+        pending_.clear();
+        if (sg_end > now_fs())
+            wait(sc_time::from_value(sg_end - now_fs()));
     }
 
     memory->end_subgraph(g->retain, g->nretain);
@@ -757,11 +806,37 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     close(now_fs());
 }
 
+fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev)
+{
+    const ft_timing &tm = job.p->timing;
+    const double wb = tm.write_bandwidth > 0 ? tm.write_bandwidth : job.p->bandwidth;
+    /* a shared channel moves a written element in 1 / write bandwidth */
+    const double scale = tm.duplex || wb == job.p->bandwidth ? 1.0 : job.p->bandwidth / wb;
+    fs_t end = at, start;
+    ev.kind = FT_TRACE_WRITE;
+    for (const ft_slice &w : ws) {
+        std::int64_t elems = region_elems(w.region);
+        fs_t e = tm.duplex ? write_channel->transfer(elems, at, &start) : channel->transfer(elems, at, &start, scale);
+        end = std::max(end, e);
+        if (job.trace) {
+            ev.start = to_units(start - job.start);
+            ev.end = to_units(e - job.start);
+            ev.tensor = w.tensor;
+            ev.region = w.region;
+            ev.elems = elems;
+            ft_trace_span(job.trace, &ev);
+        }
+    }
+    return end;
+}
+
 /* ---------------------------------------------------------------- Model */
 
-Model::Model() : channel("channel"), memory("fast_memory"), engine("compute_engine"), controller("controller")
+Model::Model()
+    : channel("channel"), write_channel("write_channel"), memory("fast_memory"), engine("compute_engine"), controller("controller")
 {
     controller.channel(channel);
+    controller.write_channel(write_channel);
     controller.memory(memory);
     controller.engine(engine);
 }
@@ -802,7 +877,9 @@ void run_job(Job &job)
 {
     Model &m = model();
     const fs_t now = now_fs();
-    m.channel.reset(job.p->bandwidth, now);
+    const ft_timing &tm = job.p->timing;
+    m.channel.reset(job.p->bandwidth, tm.transfer_latency, now);
+    m.write_channel.reset(tm.write_bandwidth > 0 ? tm.write_bandwidth : job.p->bandwidth, tm.transfer_latency, now);
     m.memory.reset(job.p);
     m.engine.reset(job.p, job.model, now);
     job.done = false;

@@ -68,13 +68,17 @@ struct Invalid : std::runtime_error {
 
 /* ------------------------------------------------------------ interfaces */
 
-/* The slow-memory channel: one queue, transfers served in issue order at
- * `bandwidth` elements per cost unit. */
+/* A slow-memory channel: one queue, transfers served in issue order at
+ * `bandwidth` elements per cost unit, each moving data no earlier than the
+ * transfer latency after its issue (requests are pipelined: the latency of
+ * a transfer queued behind others is hidden). */
 struct channel_if : virtual sc_core::sc_interface {
-    /* Queue a transfer of `elems` elements issued at time `issue`.  Returns
-     * its end; *start receives the time it starts (when the transfers
+    /* Queue a transfer of `elems` elements issued at time `issue`, taking
+     * elems x `scale` / bandwidth (scale != 1: a write on a shared channel
+     * whose write bandwidth differs).  Returns its end; *start receives the
+     * time its data starts moving (issue + latency, or when the transfers
      * queued before it have ended). */
-    virtual fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start) = 0;
+    virtual fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0) = 0;
     /* Total time spent moving data since the last reset. */
     virtual fs_t busy() const = 0;
 };
@@ -152,13 +156,15 @@ private:
 class Channel : public sc_core::sc_module, public channel_if {
 public:
     explicit Channel(sc_core::sc_module_name name);
-    /* A run starts at `now`; bandwidth in elements per cost unit. */
-    void reset(double bandwidth, fs_t now);
-    fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start) override;
+    /* A run starts at `now`; bandwidth in elements per cost unit, latency
+     * in cost units. */
+    void reset(double bandwidth, double latency, fs_t now);
+    fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0) override;
     fs_t busy() const override { return q_.busy(); }
 
 private:
     BusyQueue q_;  /* work in elements, rate = bandwidth */
+    fs_t latency_ = 0;
 };
 
 class FastMemory : public sc_core::sc_module, public memory_if {
@@ -194,7 +200,8 @@ public:
     fs_t busy() const override { return q_.busy(); }
 
 private:
-    std::int64_t nw_ = 1, nh_ = 1;
+    std::int64_t nw_ = 1, nh_ = 1, nk_ = 1;
+    bool larger_ = false;
     ft_compute_model model_ = FT_COMPUTE_NATIVE;
     BusyQueue q_;  /* work in cost units, rate 1 */
 };
@@ -227,7 +234,8 @@ struct Job {
 
 class Controller : public sc_core::sc_module {
 public:
-    sc_core::sc_port<channel_if> channel;
+    sc_core::sc_port<channel_if> channel;        /* reads; writes too unless duplex */
+    sc_core::sc_port<channel_if> write_channel;  /* writes when the timing is duplex */
     sc_core::sc_port<memory_if> memory;
     sc_core::sc_port<compute_if> engine;
 
@@ -258,13 +266,17 @@ private:
     std::vector<unsigned char> written_;   /* per tensor, current subgraph */
     std::vector<unsigned char> executed_;  /* per op */
     std::vector<ft_role> op_role_;         /* per op, current subgraph */
-    std::vector<ft_slice> needs_, loads_;
+    std::vector<ft_slice> needs_, loads_, writes_, pending_;
+    /* Queue `ws` (write-backs issued at `at`) on the write channel (or the
+     * shared one); returns the last one's end (`at` when there are none). */
+    fs_t issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev);
 };
 
 /* The process's model: built on first use (SystemC elaborates once per
  * process), reused by every run. */
 struct Model {
     Channel channel;
+    Channel write_channel;
     FastMemory memory;
     ComputeEngine engine;
     Controller controller;
