@@ -523,6 +523,19 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
     return lat;
 }
 
+void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last)
+{
+    ft_step stp;
+    w->have_prev = 0;
+    derive(w, first, 0, &stp);
+    *loaded0 = stp.loaded_elems;
+    /* the last step's writes and compute do not depend on reuse */
+    derive(w, last, w->nk - 1, &stp);
+    *written_last = stp.written_elems;
+    *compute_last = stp.compute;
+    w->have_prev = 0;
+}
+
 int ft__walk_irregular(const ft_walk *w)
 {
     return w->irregular;
@@ -580,9 +593,10 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
     ft_step stp;
     ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0};
-    if (ft__sg_fixed(p) > 0)
-        ksum_add(&lat, ft__sg_fixed(p));
+    int64_t loaded0 = 0;
     while (ft_walk_next(w, &stp)) {
+        if (stp.index == 0)
+            loaded0 = stp.loaded_elems;
         if ((double)stp.working_set > p->capacity) {
             st->sg = sg;
             st->tile = stp.tile;
@@ -613,6 +627,11 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     }
     if (pr)
         pr->done += r->steps;
+    if (!rc && r->steps > 0) {
+        double extra = ft__sg_extra(p, loaded0, stp.written_elems, stp.compute);
+        if (extra > 0)
+            ksum_add(&lat, extra);
+    }
     r->latency = ksum_value(&lat);
     r->compute_time = ksum_value(&comp);
     r->memory_time = ksum_value(&mem);

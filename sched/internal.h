@@ -29,9 +29,17 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Cost units every subgraph of p pays besides its steps (ft_timing): the
- * launch overhead, and with double buffering the transfer latency once (the
- * pipeline's fill; the steps' own latencies hide behind the prefetch). */
+/* Cost units a subgraph of p pays besides its steps' latencies (ft_timing):
+ * the launch overhead and, with double buffering, the pipeline's fill and
+ * drain, from the subgraph's first step (loaded0 elements loaded) and last
+ * step (written_last elements written, compute_last of compute):
+ *   L + (written_last > 0 ? L : 0) + min(loaded0 / bandwidth +
+ *   written_last / write_bandwidth, compute_last)
+ * (the first loads and the last write-backs cannot overlap compute; when
+ * the steps are memory-bound the last compute shows instead). */
+double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last);
+
+/* The smallest ft__sg_extra of p (no transfer time). */
 static inline double ft__sg_fixed(const ft_problem *p)
 {
     return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
@@ -68,6 +76,12 @@ int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model mod
  * one source: tile rows, tile columns, the k slice or a whole reduction). */
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff);
 int ft__walk_irregular(const ft_walk *w);
+
+/* The figures ft__sg_extra needs from a walk whose traversal starts at tile
+ * `first` and ends at tile `last`: elements loaded by the first step,
+ * elements written and compute of the last.  Leaves the walker's reuse
+ * state reset (the next ft__walk_tile must pass prev = -1 or a tile). */
+void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last);
 
 /* For a walker at k = 1, derive k-steps 0 and last of tile 0 to learn which
  * axes mix range sources:

@@ -131,6 +131,18 @@ double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t
     return lat;
 }
 
+double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last)
+{
+    const ft_timing *tm = &p->timing;
+    double x = tm->launch_overhead;
+    if (tm->overlap != FT_OVERLAP_PIPELINE)
+        return x;
+    double wb = tm->write_bandwidth > 0 ? tm->write_bandwidth : p->bandwidth;
+    double exposed = (double)loaded0 / p->bandwidth + (double)written_last / wb;
+    x += tm->transfer_latency + (written_last > 0 ? tm->transfer_latency : 0);
+    return x + (exposed < compute_last ? exposed : compute_last);
+}
+
 static int check_shapes(ft_problem *p, ft_status *st)
 {
     const char *n = NAME(p);

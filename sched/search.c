@@ -250,10 +250,11 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
     ft_walk *w;
     ft_status st;
     double lat = INF;
-    /* every subgraph pays the launch overhead (and the pipeline's fill)
-     * once (ft_evaluate) */
-    const double launch = ft__sg_fixed(p);
-    budget -= launch;
+    /* besides its steps a subgraph pays the launch overhead and, with
+     * double buffering, the pipeline's fill and drain (ft__sg_extra, as
+     * ft_evaluate); at least ft__sg_fixed */
+    const double fixed = ft__sg_fixed(p);
+    budget -= fixed;
     if (ft__walk_new(p, g, S->model, S->written, S->retained, S->resident, &w, &st) == FT_OK) {
         lat = score_tiles(S, w, g, ord, budget, S->tm, ++S->tmgen);
         ft_walk_free(w);
@@ -281,11 +282,23 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
             lat = ok ? sum : INF;
         }
     }
+    if (lat >= 0 && lat < INF && (fixed > 0 || p->timing.overlap == FT_OVERLAP_PIPELINE)) {
+        double extra = fixed;
+        if (p->timing.overlap == FT_OVERLAP_PIPELINE &&
+            ft__walk_new(p, g, S->model, S->written, S->retained, S->resident, &w, &st) == FT_OK) {
+            int64_t n = ntx * nty, loaded0, written_last;
+            double compute_last;
+            ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
+            extra = ft__sg_extra(p, loaded0, written_last, compute_last);
+            ft_walk_free(w);
+        }
+        lat += extra;
+    }
     S->evals++;
     free(ord);
     g->order = NULL;
     g->norder = 0;
-    return lat >= 0 && lat < INF && launch > 0 ? launch + lat : lat;
+    return lat;
 }
 
 /* Sum over the tiles of a grid dimension of ceil(clipped length / n), for a
