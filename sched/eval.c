@@ -633,6 +633,8 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
             ksum_add(&lat, extra);
     }
     r->latency = ksum_value(&lat);
+    if (!rc && r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
+        r->latency = ft__sg_single(p, stp.loaded_elems, stp.written_elems, stp.compute);
     r->compute_time = ksum_value(&comp);
     r->memory_time = ksum_value(&mem);
     ft_walk_free(w);

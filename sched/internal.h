@@ -39,6 +39,13 @@ static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / 
  * the steps are memory-bound the last compute shows instead). */
 double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last);
 
+/* Latency of a subgraph of p whose only step loads `loaded`, writes
+ * `written` and computes for `compute`, with double buffering: nothing
+ * overlaps, so launch overhead + L + loaded / bandwidth + compute + L +
+ * written / write_bandwidth (the latencies only for transfers that
+ * happen). */
+double ft__sg_single(const ft_problem *p, int64_t loaded, int64_t written, double compute);
+
 /* The smallest ft__sg_extra of p (no transfer time). */
 static inline double ft__sg_fixed(const ft_problem *p)
 {

@@ -143,6 +143,13 @@ double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, 
     return x + (exposed < compute_last ? exposed : compute_last);
 }
 
+double ft__sg_single(const ft_problem *p, int64_t loaded, int64_t written, double compute)
+{
+    ft_problem serial = *p;
+    serial.timing.overlap = FT_OVERLAP_NONE;
+    return p->timing.launch_overhead + ft_step_time(&serial, compute, loaded, written, NULL);
+}
+
 static int check_shapes(ft_problem *p, ft_status *st)
 {
     const char *n = NAME(p);

@@ -283,16 +283,17 @@ static double score(search *S, ft_subgraph *g, const cfg *c, double budget)
         }
     }
     if (lat >= 0 && lat < INF && (fixed > 0 || p->timing.overlap == FT_OVERLAP_PIPELINE)) {
-        double extra = fixed;
+        double total = lat + fixed;
         if (p->timing.overlap == FT_OVERLAP_PIPELINE &&
             ft__walk_new(p, g, S->model, S->written, S->retained, S->resident, &w, &st) == FT_OK) {
             int64_t n = ntx * nty, loaded0, written_last;
             double compute_last;
             ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
-            extra = ft__sg_extra(p, loaded0, written_last, compute_last);
+            total = n * nk == 1 ? ft__sg_single(p, loaded0, written_last, compute_last) /* nothing overlaps */
+                                : lat + ft__sg_extra(p, loaded0, written_last, compute_last);
             ft_walk_free(w);
         }
-        lat += extra;
+        lat = total;
     }
     S->evals++;
     free(ord);

@@ -51,7 +51,7 @@ expect no-partial-trace "a failed replay left a trace file" test ! -e "$tmp/no"
 check table 0 out '^agreement +yes' -- "$bin" simulate "$P" "$S"
 check table-total 0 out '^simulated +6553.6 \(2 steps\)' -- "$bin" simulate "$P" "$S"
 check table-analytic 0 out '^analytic +6553.6$' -- "$bin" simulate "$P" "$S"
-check table-columns 0 out 'simulated +analytic +difference +peak-occ +channel +compute' -- "$bin" simulate "$P" "$S"
+check table-columns 0 out 'simulated +analytic +difference +relative +peak-occ +channel +compute' -- "$bin" simulate "$P" "$S"
 check table-quiet 0 - '' -- "$bin" simulate "$P" "$S"
 expect table-no-stderr "stderr is not empty" test ! -s "$tmp/err"
 check json 0 out '"valid": true' -- "$bin" simulate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op

@@ -55,15 +55,19 @@ check json-invalid-target 1 out '"valid": false, "target": "[^"]*contest.cfg"' \
 # base costs 128^3 / 2048 = 1024 (MatMul) and 128 * 128 / 128 = 128 per
 # input (Pointwise); ex1A is two Pointwise ops of one 128 x 128 tile each.
 check gpu-problem-line 0 out '^problem .*capacity 116736, bandwidth 6.934, native 128x128\)' -- "$bin" evaluate "$P" "$S" --target "$gpu"
-check gpu-target-line 0 out "^target +$gpu \(gpu-h100-sm\): from the target: capacity 116736 elements \(233472 B / 2 B per element\), bandwidth 6.934 elements per cycle \(13.868 B/cycle\), native 128x128; base costs from the target's throughput \(MatMul 1024, Pointwise 128 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz" \
+check gpu-target-line 0 out "^target +$gpu \(gpu-h100-sm\): from the target: capacity 116736 elements \(233472 B / 2 B per element\), bandwidth 6.934 elements per cycle read \(13.868 B/cycle\), 6.934 write, native 128x128x128 \(larger allowed\); timing: transfer latency 600, launch overhead 3660 cycles, double buffering \(steps pipelined\); base costs from the target's throughput \(MatMul 1024, Pointwise 128 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz" \
     -- "$bin" evaluate "$P" "$S" --target "$gpu"
-# Each step moves 16384 + 16384 elements at 6.934 per cycle: memory-bound.
-check gpu-total 0 out '^total +9451.39890395154$' -- "$bin" evaluate "$P" "$S" --target "$gpu"
+# Each subgraph is one step, which double buffering cannot overlap with
+# anything: launch 3660, then 600 + 16384 / 6.934 to load, 128 to compute,
+# 600 + 16384 / 6.934 to write: 2 x 9713.70 = 19427.40.
+check gpu-total 0 out '^total +19427.3989039515$' -- "$bin" evaluate "$P" "$S" --target "$gpu"
 expect gpu-no-warning "stderr not empty (reported latencies are not compared on a real target)" test ! -s "$tmp/err"
 check gpu-keep-costs 0 out 'base costs kept from the problem file \(--keep-costs\)' -- "$bin" evaluate "$P" "$S" --target "$gpu" --keep-costs
-# Keeping ex1A's costs (1000, 100) on the TPU, whose bandwidth makes the
-# first op compute-bound: 1000 + 32768 / 272.455.
-check tpu-keep-costs 0 out '^total +1120.26940228662$' -- "$bin" evaluate "$P" "$S" --target "$targets/tpu-v5e.cfg" --keep-costs
+# Keeping ex1A's costs (1000, 100) on the TPU (bandwidth 272.455, latency
+# 500, launch 1503): each subgraph is one step, which double buffering
+# cannot overlap with anything: 1503 + 500 + 16384 / 272.455 + compute +
+# 500 + 16384 / 272.455, so 3623.27 + 2723.27.
+check tpu-keep-costs 0 out '^total +6346.53880457323$' -- "$bin" evaluate "$P" "$S" --target "$targets/tpu-v5e.cfg" --keep-costs
 # The KPU's native 32 x 32 rejects ex1A's 128-wide tiles.
 check kpu-above-native 1 err 'invalid schedule \(granularity-above-native\): .*w = 128 is above native 32' -- "$bin" evaluate "$P" "$S" --target "$targets/kpu.cfg"
 # Every bundled target loads and applies (exit 0, or 1 where the schedule's

@@ -110,7 +110,9 @@ static char *random_problem(int nops, int64_t native)
     return buf;
 }
 
-/* Sum of every step of g in S's context, walked one step at a time; INF on
+/* Sum of every step of g in S's context, walked one step at a time, plus
+ * what the subgraph pays besides its steps (ft_timing: launch overhead,
+ * the pipeline's fill and drain, or one step that overlaps nothing); INF on
  * a capacity overflow. */
 static double full_walk(search *S, ft_subgraph *g, const cfg *c)
 {
@@ -132,11 +134,18 @@ static double full_walk(search *S, ft_subgraph *g, const cfg *c)
     ft_step stp;
     double sum = 0;
     int ok = 1;
+    int64_t loaded0 = 0;
     while (ft_walk_next(w, &stp)) {
         if ((double)stp.working_set > S->p->capacity)
             ok = 0;
+        if (stp.index == 0)
+            loaded0 = stp.loaded_elems;
         sum += stp.latency;
     }
+    if (S->p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)
+        sum = ft__sg_single(S->p, stp.loaded_elems, stp.written_elems, stp.compute);
+    else
+        sum += ft__sg_extra(S->p, loaded0, stp.written_elems, stp.compute);
     ft_walk_free(w);
     free(ord);
     g->order = NULL;
@@ -185,12 +194,23 @@ static int random_group(const ft_problem *p, int *ops, int maxn)
 static void test_search_score_equals_full_walk(void **state)
 {
     (void)state;
-    int compared = 0, fast = 0, mixed = 0, irregular = 0, oom = 0, mismatches = 0;
+    int compared = 0, fast = 0, mixed = 0, irregular = 0, oom = 0, mismatches = 0, timed = 0;
     for (int prob = 0; prob < 300; prob++) {
         char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128);
         ft_problem *p;
         ft_status st;
         assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
+        if (prob % 3 == 2) {
+            /* a machine's timing terms (ft_timing), of every kind */
+            static const double lats[] = {0, 1, 50, 400};
+            p->timing.overlap = (ft_overlap)(rnd() % 3);
+            p->timing.transfer_latency = lats[rnd() % 4];
+            p->timing.launch_overhead = (double)(rnd() % 3) * 100;
+            p->timing.write_bandwidth = rnd() % 2 ? 0 : p->bandwidth * (0.25 + 0.25 * (double)(rnd() % 8));
+            p->timing.duplex = (int)(rnd() % 2);
+            timed++;
+            assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+        }
         ft_search_opts o;
         ft_search_opts_init(&o);
         search S;
@@ -283,8 +303,9 @@ static void test_search_score_equals_full_walk(void **state)
         free(json);
     }
     print_message("compared %d subgraph walks: %d through the tile memo by classes, %d by absolute rows or columns (mixed sources), "
-                  "%d step by step, %d over capacity\n",
-                  compared, fast, mixed, irregular, oom);
+                  "%d step by step, %d over capacity; %d problems with timing terms\n",
+                  compared, fast, mixed, irregular, oom, timed);
+    assert_true(timed >= 90);
     assert_int_equal(mismatches, 0);
     /* both paths were exercised */
     assert_true(fast > 100);

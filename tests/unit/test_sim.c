@@ -253,6 +253,73 @@ static void test_sim_many_replays(void **state)
             fail_msg("vector line %d: first replay %.17g, second %.17g", i, a[i], b[i]);
 }
 
+/* Timing terms (ft_timing) with a closed form: for every valid vector,
+ * both compute models, and timings that add transfer latency, a write
+ * bandwidth of its own, separate channels and launch overhead, with steps
+ * overlapping as SPEC says or not at all, the simulator's mechanisms give
+ * the analytic latency per subgraph and in total (1e-9).  With double
+ * buffering the closed form is exact for subgraphs of one step, which
+ * cannot overlap anything; the others must at least run. */
+static void test_sim_timing_closed_forms(void **state)
+{
+    sim_fixture *f = *state;
+    const char *dir;
+    vec_line v[128];
+    FTT_DATADIR(dir);
+    int n = read_expected(dir, v, 128);
+    /* write bandwidth as a multiple of the read bandwidth (0: the same) */
+    static const struct {
+        ft_overlap overlap;
+        double latency, launch, wfactor;
+        int duplex;
+    } tm[] = {
+        {FT_OVERLAP_STEP, 3.5, 7, 0, 0},   {FT_OVERLAP_STEP, 0, 0, 0.5, 0},  {FT_OVERLAP_STEP, 1, 0, 2, 1},
+        {FT_OVERLAP_NONE, 5, 11, 0.75, 0}, {FT_OVERLAP_NONE, 2, 0, 3, 1},    {FT_OVERLAP_PIPELINE, 0, 0, 0, 0},
+        {FT_OVERLAP_PIPELINE, 4, 9, 0.5, 1}, {FT_OVERLAP_PIPELINE, 40, 0, 0, 0},
+    };
+    int exact_pipeline = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(v[i].want, "invalid:", 8) == 0)
+            continue;
+        ft_compute_model model;
+        assert_int_equal(ft_compute_model_parse(v[i].mode, &model), 0);
+        char name[sizeof v[i].name];
+        memcpy(name, v[i].name, sizeof name);
+        ft_schedule_free(f->s);
+        ft_problem_free(f->p);
+        f->s = NULL;
+        f->p = NULL;
+        ftt_load_vector(dir, name, &f->p, &f->s);
+        for (size_t c = 0; c < sizeof tm / sizeof tm[0]; c++) {
+            ft_status st;
+            f->p->timing.overlap = tm[c].overlap;
+            f->p->timing.transfer_latency = tm[c].latency;
+            f->p->timing.launch_overhead = tm[c].launch;
+            f->p->timing.write_bandwidth = tm[c].wfactor * f->p->bandwidth;
+            f->p->timing.duplex = tm[c].duplex;
+            assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
+            if (run(f, model) != FT_OK)
+                fail_msg("%s (%s), timing %zu: %s", name, v[i].mode, c, ft_sim_errmsg(f->sim));
+            ft_eval_free(&f->e);
+            assert_int_equal(ft_evaluate(f->p, f->s, model, &f->e, &st), FT_OK);
+            double sum = 0;
+            for (int g = 0; g < f->e.nsubgraphs; g++) {
+                double sim = f->r.sg[g].simulated, ana = f->e.sg[g].latency;
+                sum += sim;
+                assert_rel(f->r.sg[g].analytic, ana, 1e-15);
+                assert_true(sim >= tm[c].launch);
+                if (tm[c].overlap == FT_OVERLAP_PIPELINE && f->e.sg[g].steps > 1)
+                    continue;
+                exact_pipeline += tm[c].overlap == FT_OVERLAP_PIPELINE;
+                if (fabs(sim - ana) > 1e-9 * fabs(ana))
+                    fail_msg("%s (%s), timing %zu: subgraph %d simulated %.17g, analytic %.17g", name, v[i].mode, c, g, sim, ana);
+            }
+            assert_rel(f->r.total_simulated, sum, 1e-12);
+        }
+    }
+    assert_true(exact_pipeline > 10);
+}
+
 /* ft_search's schedule of every public benchmark, both compute models. */
 static void test_sim_benchmark_schedules(void **state)
 {
@@ -482,6 +549,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sim_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_many_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_timing_closed_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_oom_later_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_oom_second_subgraph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_structural, setup, teardown),

@@ -455,6 +455,31 @@ static void test_target_apply_gpu(void **state)
     ft_target_free(t);
 }
 
+/* The KPU's timing terms, native k and granularity rule reach the problem
+ * (ft_timing in cost units: bandwidths in elements per cycle). */
+static void test_target_apply_timing(void **state)
+{
+    (void)state;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/kpu.cfg", targets_dir());
+    ft_target *t = load_ok(path);
+    assert_int_equal(t->separate_channels, 1);
+    ft_problem *p = parse_problem();
+    ft_status st;
+    assert_int_equal(ft_target_apply(t, p, 0, &st), FT_OK);
+    assert_true(p->timing.write_bandwidth == t->write_bandwidth / (double)t->element_bytes);
+    assert_true(p->timing.write_bandwidth == 8.0);    /* 16 B/cycle / 2 B */
+    assert_true(p->timing.transfer_latency == 100.0);
+    assert_true(p->timing.launch_overhead == 200.0);
+    assert_int_equal(p->timing.overlap, FT_OVERLAP_PIPELINE);
+    assert_int_equal(p->timing.duplex, 1);
+    assert_int_equal(p->native_k, 32);
+    assert_int_equal(p->allow_larger, 0);
+    assert_true(p->ops[0].base_cost == 32.0 * 32.0 * 32.0 / 1024.0);
+    ft_problem_free(p);
+    ft_target_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +496,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_target_apply_derives, setup, teardown),
         cmocka_unit_test(test_target_apply_contest_changes_nothing),
         cmocka_unit_test(test_target_apply_gpu),
+        cmocka_unit_test(test_target_apply_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
