@@ -102,6 +102,12 @@ int cli_schedule_run(const cli_sched_job *job);
 int cli_load_problem(const char *problem_path, const char *target_path,
                      int keep_costs, ft_problem **p, ft_target **t);
 
+/* The --target FILE and --keep-costs options of command `cmd`: when arg
+ * (from cli_opt_next) is one of them, consume it into *target or
+ * *keep_costs and return 1 (or print the error, "CMD: --target needs a
+ * file name", and return -1); otherwise return 0. */
+int cli_opt_target(cli_opts *o, const char *arg, const char *cmd, const char **target, int *keep_costs);
+
 /* What target t changed in problem p, as one line without a newline:
  * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest
  * target, that everything comes from the problem file. */

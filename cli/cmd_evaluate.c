@@ -160,7 +160,7 @@ int cmd_evaluate(int argc, char **argv)
 {
     cli_opts o;
     const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
-    int is_opt, npos = 0, json = 0, keep_costs = 0;
+    int r, is_opt, npos = 0, json = 0, keep_costs = 0;
     ft_compute_model model = FT_COMPUTE_NATIVE;
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
@@ -175,15 +175,9 @@ int cmd_evaluate(int argc, char **argv)
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--json")) {
             json = 1;
-        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
-            keep_costs = 1;
-        } else if (cli_opt_is(&o, arg, "--target")) {
-            if (!(target = cli_opt_value(&o, "--target")))
+        } else if ((r = cli_opt_target(&o, arg, "evaluate", &target, &keep_costs)) != 0) {
+            if (r < 0)
                 return EXIT_USAGE;
-            if (!*target) {
-                cli_error("evaluate: --target needs a file name");
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--compute-model")) {
             const char *v = cli_opt_value(&o, "--compute-model");
             if (!v)

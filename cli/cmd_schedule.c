@@ -307,7 +307,7 @@ int cmd_schedule(int argc, char **argv)
 {
     cli_opts o;
     const char *arg;
-    int is_opt;
+    int r, is_opt;
     cli_sched_job job;
     memset(&job, 0, sizeof job);
     job.start = cli_now();
@@ -325,17 +325,11 @@ int cmd_schedule(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
             fputs(schedule_help, stdout);
             return EXIT_OK;
-        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
-            job.keep_costs = 1;
+        } else if ((r = cli_opt_target(&o, arg, "schedule", &job.target, &job.keep_costs)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--no-target-timing")) {
             job.no_timing = 1;
-        } else if (cli_opt_is(&o, arg, "--target")) {
-            if (!(job.target = cli_opt_value(&o, "--target")))
-                return EXIT_USAGE;
-            if (!*job.target) {
-                cli_error("schedule: --target needs a file name");
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--quiet") || cli_opt_is(&o, arg, "-q")) {
             job.quiet = 1;
         } else if (cli_opt_is(&o, arg, "--verbose") || cli_opt_is(&o, arg, "-v")) {

@@ -372,7 +372,7 @@ int cmd_simulate(int argc, char **argv)
 {
     cli_opts o;
     const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
-    int is_opt, npos = 0, json = 0, keep_costs = 0;
+    int ro, is_opt, npos = 0, json = 0, keep_costs = 0;
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     cli_opt_init(&o, argc, argv);
@@ -388,15 +388,9 @@ int cmd_simulate(int argc, char **argv)
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--json")) {
             json = 1;
-        } else if (cli_opt_is(&o, arg, "--keep-costs")) {
-            keep_costs = 1;
-        } else if (cli_opt_is(&o, arg, "--target")) {
-            if (!(target = cli_opt_value(&o, "--target")))
+        } else if ((ro = cli_opt_target(&o, arg, "simulate", &target, &keep_costs)) != 0) {
+            if (ro < 0)
                 return EXIT_USAGE;
-            if (!*target) {
-                cli_error("simulate: --target needs a file name");
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--compute-model")) {
             const char *v = cli_opt_value(&o, "--compute-model");
             if (!v)

@@ -33,6 +33,23 @@ int cli_load_problem(const char *problem_path, const char *target_path, int keep
     return EXIT_OK;
 }
 
+int cli_opt_target(cli_opts *o, const char *arg, const char *cmd, const char **target, int *keep_costs)
+{
+    if (cli_opt_is(o, arg, "--keep-costs")) {
+        *keep_costs = 1;
+        return 1;
+    }
+    if (!cli_opt_is(o, arg, "--target"))
+        return 0;
+    if (!(*target = cli_opt_value(o, "--target")))
+        return -1;
+    if (!**target) {
+        cli_error("%s: --target needs a file name", cmd);
+        return -1;
+    }
+    return 1;
+}
+
 void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p, int keep_costs)
 {
     if (t->contest) {

@@ -184,6 +184,20 @@ static int read_expected(const char *dir, vec_line *v, int cap)
     return n;
 }
 
+/* Load vector line v into f's problem and schedule; *model gets its
+ * compute model. */
+static void load_line(sim_fixture *f, const char *dir, const vec_line *v, ft_compute_model *model)
+{
+    assert_int_equal(ft_compute_model_parse(v->mode, model), 0);
+    char name[sizeof v->name];
+    memcpy(name, v->name, sizeof name);
+    ft_schedule_free(f->s);
+    ft_problem_free(f->p);
+    f->s = NULL;
+    f->p = NULL;
+    ftt_load_vector(dir, name, &f->p, &f->s);
+}
+
 /* Replay every vector of expected.tsv under its compute model; return the
  * simulated totals (NaN for invalid ones) in totals[] if not NULL. */
 static int replay_vectors(sim_fixture *f, double *totals, int cap)
@@ -196,14 +210,7 @@ static int replay_vectors(sim_fixture *f, double *totals, int cap)
     assert_true(n <= cap);
     for (int i = 0; i < n; i++) {
         ft_compute_model model;
-        assert_int_equal(ft_compute_model_parse(v[i].mode, &model), 0);
-        char name[sizeof v[i].name];
-        memcpy(name, v[i].name, sizeof name);
-        ft_schedule_free(f->s);
-        ft_problem_free(f->p);
-        f->s = NULL;
-        f->p = NULL;
-        ftt_load_vector(dir, name, &f->p, &f->s);
+        load_line(f, dir, &v[i], &model);
         int rc = run(f, model);
         if (strncmp(v[i].want, "invalid:", 8) == 0) {
             const char *kind = v[i].want + 8;
@@ -282,14 +289,8 @@ static void test_sim_timing_closed_forms(void **state)
         if (strncmp(v[i].want, "invalid:", 8) == 0)
             continue;
         ft_compute_model model;
-        assert_int_equal(ft_compute_model_parse(v[i].mode, &model), 0);
-        char name[sizeof v[i].name];
-        memcpy(name, v[i].name, sizeof name);
-        ft_schedule_free(f->s);
-        ft_problem_free(f->p);
-        f->s = NULL;
-        f->p = NULL;
-        ftt_load_vector(dir, name, &f->p, &f->s);
+        const char *name = v[i].name;
+        load_line(f, dir, &v[i], &model);
         for (size_t c = 0; c < sizeof tm / sizeof tm[0]; c++) {
             ft_status st;
             f->p->timing.overlap = tm[c].overlap;
