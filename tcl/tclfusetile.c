@@ -225,11 +225,21 @@ static Handle *handle_new(Tcl_Interp *interp, Tcl_Obj *name, Kind kind)
         fail_nomem(interp);
         return NULL;
     }
+    /* Unqualified names are made in the current namespace, as proc does
+     * (Tcl_CreateObjCommand would put them in the global one). */
+    Tcl_Obj *qualified = Tcl_NewStringObj(n, -1);
+    Tcl_IncrRefCount(qualified);
+    Tcl_Namespace *ns = Tcl_GetCurrentNamespace(interp);
+    if (!strstr(n, "::") && ns->parentPtr) {
+        Tcl_SetStringObj(qualified, ns->fullName, -1);
+        Tcl_AppendStringsToObj(qualified, "::", n, (char *)NULL);
+    }
     Registry *reg = registry_of(interp);
     h->kind = kind;
     h->reg = reg;
     h->interp = interp;
-    h->token = Tcl_CreateObjCommand(interp, n, kind_procs[kind], h, handle_delete);
+    h->token = Tcl_CreateObjCommand(interp, Tcl_GetString(qualified), kind_procs[kind], h, handle_delete);
+    Tcl_DecrRefCount(qualified);
     h->prev = reg->last;
     if (reg->last)
         reg->last->next = h;
@@ -759,10 +769,8 @@ static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *co
     ft_eval ev;
     int rc = ft_search(pr->p, &o, &s, &ev, &st);
     if (rc != FT_OK) {
-        char pfx[1024];
-        snprintf(pfx, sizeof pfx, "%s: %s", pr->p->name, rc == FT_EINVALID ? "no valid schedule: " : "");
         prob_unref(pr);
-        return fail_status(interp, pfx, &st);
+        return fail_status(interp, "", &st);
     }
     ft_eval_free(&ev);
     Handle *sh = handle_new(interp, objv[2], K_SCHEDULE);
@@ -800,7 +808,7 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
     switch (sub) {
     case S_INFO: /* p info */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_SetObjResult(interp, problem_info_dict(h->prob->p));
         return TCL_OK;
     case S_OPS: /* p ops ?INDEX? */
@@ -818,7 +826,7 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
         return problem_handle_of(interp, h->prob, objv[2]);
     default: /* p destroy */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_DeleteCommandFromToken(interp, h->token);
         Tcl_ResetResult(interp);
         return TCL_OK;
@@ -865,12 +873,12 @@ static int target_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *cons
     switch (sub) {
     case S_INFO: /* t info */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_SetObjResult(interp, target_info_dict(h->target));
         return TCL_OK;
     case S_DESCRIBE: { /* t describe */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         int n = ft_target_describe(h->target, NULL, 0);
         char *buf = malloc((size_t)n + 1);
         if (!buf)
@@ -884,7 +892,7 @@ static int target_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *cons
         return target_apply(interp, h, objc, objv);
     default: /* t destroy */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_DeleteCommandFromToken(interp, h->token);
         Tcl_ResetResult(interp);
         return TCL_OK;
@@ -988,7 +996,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
     switch (sub) {
     case S_INFO: { /* s info */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_Obj *d = Tcl_NewDictObj();
         put(d, "name", str(h->sched->name));
         put(d, "problem", str(h->prob->p->name));
@@ -999,7 +1007,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
     }
     case S_SUBGRAPHS: { /* s subgraphs */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_Obj *l = Tcl_NewListObj(0, NULL);
         for (int i = 0; i < h->sched->nsubgraphs; i++)
             Tcl_ListObjAppendElement(NULL, l, subgraph_dict(h->sched, i));
@@ -1019,7 +1027,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
         return TCL_OK;
     case S_JSON: { /* s json */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         char *text = ft_schedule_to_json(h->sched, NULL);
         if (!text)
             return fail_nomem(interp);
@@ -1033,7 +1041,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
         return problem_handle_of(interp, h->prob, objv[2]);
     default: /* s destroy */
         if (objc != 2)
-            return wrong_args(interp, 2, objv, "");
+            return wrong_args(interp, 2, objv, NULL);
         Tcl_DeleteCommandFromToken(interp, h->token);
         Tcl_ResetResult(interp);
         return TCL_OK;
