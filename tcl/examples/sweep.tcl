@@ -14,7 +14,7 @@ package require fusetile
 
 set here [file dirname [file normalize [info script]]]
 array set opt [list \
-    -problem [file join $here .. .. benchmarks mlsys-2026-1.json] \
+    -problem [file normalize [file join $here .. .. benchmarks mlsys-2026-1.json]] \
     -model native \
     -timelimit 1 \
     -capacities {4096 8192 12288 16384 24576 32768 49152 65536 98304 131072 196608 262144 393216 524288 1048576} \
