@@ -294,10 +294,13 @@ static int parse_seconds(Tcl_Interp *interp, Tcl_Obj *v, double *out)
 static int parse_seed(Tcl_Interp *interp, Tcl_Obj *v, uint64_t *out)
 {
     const char *s = Tcl_GetString(v);
-    char *end;
-    errno = 0;
-    unsigned long long x = *s && strspn(s, "0123456789") == strlen(s) ? strtoull(s, &end, 10) : 0;
-    if (!*s || strspn(s, "0123456789") != strlen(s) || errno)
+    unsigned long long x = 0;
+    int digits = *s && strspn(s, "0123456789") == strlen(s);
+    if (digits) {
+        errno = 0;
+        x = strtoull(s, NULL, 10);
+    }
+    if (!digits || errno)
         return fail(interp, "USAGE", "-seed is \"%s\", must be an integer from 0 to 18446744073709551615", s);
     *out = (uint64_t)x;
     return TCL_OK;
