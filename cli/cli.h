@@ -22,6 +22,10 @@ typedef struct cli_command {
  * runs as the contest entry (main sets it from argv[0]). */
 extern const char *cli_progname;
 
+/* The program's argv[0] as main received it (NULL if there was none); the
+ * shell gives it to Tcl_FindExecutable. */
+extern const char *cli_argv0;
+
 /* Print "PROGNAME: MESSAGE" on stderr (PROGNAME is cli_progname). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -134,5 +138,9 @@ int cmd_evaluate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
+/* `fusetile shell`: a Tcl interpreter with the fusetile package
+ * (cmd_shell.c); without Tcl at build time it prints an error and returns
+ * EXIT_USAGE. */
+int cmd_shell(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 const char *cli_progname = "fusetile";
+const char *cli_argv0 = NULL;
 
 void cli_error(const char *fmt, ...)
 {

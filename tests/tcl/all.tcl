@@ -1,0 +1,59 @@
+# all.tcl - the Tcl test suite of the fusetile package: sources every
+# tests/tcl/*.test into this interpreter (the package must be loadable:
+# `fusetile shell tests/tcl/all.tcl`, or tclsh with the build's tcl/ on
+# auto_path), then checks that every handle was freed.
+#
+# usage: fusetile shell tests/tcl/all.tcl ?tcltest options?
+#   e.g. -file problem.test (one file), -match 'problem-config*', -verbose bpe
+# Ends with the line "tcl: N passed, M failed" (what tests/run-checks
+# counts); exits 1 when a test failed.
+
+package require tcltest 2.5
+package require fusetile
+namespace import ::tcltest::*
+
+set ::ft_testdir [file dirname [file normalize [info script]]]
+set ::ft_srcdir [file dirname [file dirname $::ft_testdir]]
+
+# Scratch directory for the files tests write; removed at the end.
+set ::ft_tmp [file join [expr {[info exists env(TMPDIR)] ? $env(TMPDIR) : "/tmp"}] ft-tcl-[pid]]
+file mkdir $::ft_tmp
+configure -testdir $::ft_testdir -tmpdir $::ft_tmp {*}$argv
+
+# src PATH: a file of the source tree.  tmp NAME: a file in the scratch
+# directory.
+proc src {path} { file join $::ft_srcdir $path }
+proc tmp {name} { file join $::ft_tmp $name }
+
+# errcode SCRIPT: the errorCode SCRIPT fails with ("" when it succeeds).
+proc errcode {script} {
+    if {[catch {uplevel 1 $script} msg opts]} {
+        return [dict get $opts -errorcode]
+    }
+    return ""
+}
+
+# Fixtures: a two-op problem with its schedule, a benchmark, targets.
+set ::P1A [src tests/vectors/ex1A.problem.json]
+set ::S1A [src tests/vectors/ex1A.solution.json]
+set ::BENCH1 [src benchmarks/mlsys-2026-1.json]
+set ::KPU [src targets/kpu.cfg]
+set ::CONTEST [src targets/contest.cfg]
+
+foreach file [lsort [::tcltest::GetMatchingFiles]] {
+    source $file
+}
+
+# The leak check: every test frees what it makes.
+test all-handles-freed {no handle is left after the suite} -body {
+    fusetile::handles
+} -result {}
+
+set passed $::tcltest::numTests(Passed)
+set failed $::tcltest::numTests(Failed)
+cleanupTests
+file delete -force $::ft_tmp
+puts "tcl: $passed passed, $failed failed"
+if {$failed > 0} {
+    exit 1
+}
