@@ -349,11 +349,28 @@ static double rel_diff(double sim, double ana)
 /* ------------------------------------------------------------ dicts
  * One function per dict, so a new field is one line. */
 
-static Tcl_Obj *native_dict(int64_t w, int64_t h)
+static Tcl_Obj *native_dict(const ft_problem *p)
 {
     Tcl_Obj *d = Tcl_NewDictObj();
-    put(d, "w", wide(w));
-    put(d, "h", wide(h));
+    put(d, "w", wide(p->native_w));
+    put(d, "h", wide(p->native_h));
+    put(d, "k", wide(ft_native_k(p)));
+    put(d, "larger", Tcl_NewBooleanObj(p->allow_larger));
+    return d;
+}
+
+static const char *const overlap_names[] = {"step", "none", "pipeline", NULL};
+
+/* The timing terms (ft_timing); write_bandwidth 0 is the read bandwidth. */
+static Tcl_Obj *timing_dict(const ft_problem *p)
+{
+    const ft_timing *t = &p->timing;
+    Tcl_Obj *d = Tcl_NewDictObj();
+    put(d, "write_bandwidth", Tcl_NewDoubleObj(t->write_bandwidth));
+    put(d, "transfer_latency", Tcl_NewDoubleObj(t->transfer_latency));
+    put(d, "launch_overhead", Tcl_NewDoubleObj(t->launch_overhead));
+    put(d, "overlap", str(overlap_names[t->overlap]));
+    put(d, "duplex", Tcl_NewBooleanObj(t->duplex));
     return d;
 }
 
@@ -366,7 +383,8 @@ static Tcl_Obj *problem_info_dict(const ft_problem *p)
     put(d, "nops", Tcl_NewIntObj(p->nops));
     put(d, "capacity", Tcl_NewDoubleObj(p->capacity));
     put(d, "bandwidth", Tcl_NewDoubleObj(p->bandwidth));
-    put(d, "native", native_dict(p->native_w, p->native_h));
+    put(d, "native", native_dict(p));
+    put(d, "timing", timing_dict(p));
     put(d, "inputs", int_list(p->graph_inputs, p->ngraph_inputs));
     put(d, "outputs", int_list(p->graph_outputs, p->ngraph_outputs));
     put(d, "topo", int_list(p->topo, p->nops));
@@ -420,6 +438,7 @@ static const struct target_field {
     {"read_bandwidth", F_DBL, offsetof(ft_target, read_bandwidth), 1},
     {"write_bandwidth", F_DBL, offsetof(ft_target, write_bandwidth), 1},
     {"transfer_latency", F_DBL, offsetof(ft_target, transfer_latency), 1},
+    {"separate_channels", F_BOOL, offsetof(ft_target, separate_channels), 1},
     {"native_w", F_INT, offsetof(ft_target, native_w), 1},
     {"native_h", F_INT, offsetof(ft_target, native_h), 1},
     {"native_k", F_INT, offsetof(ft_target, native_k), 1},
@@ -565,6 +584,41 @@ static Tcl_Obj *get_native(const ft_problem *p)
     return l;
 }
 
+static Tcl_Obj *get_native_k(const ft_problem *p)
+{
+    return wide(ft_native_k(p));
+}
+
+static Tcl_Obj *get_larger(const ft_problem *p)
+{
+    return Tcl_NewBooleanObj(p->allow_larger);
+}
+
+static Tcl_Obj *get_write_bandwidth(const ft_problem *p)
+{
+    return Tcl_NewDoubleObj(p->timing.write_bandwidth);
+}
+
+static Tcl_Obj *get_latency(const ft_problem *p)
+{
+    return Tcl_NewDoubleObj(p->timing.transfer_latency);
+}
+
+static Tcl_Obj *get_launch(const ft_problem *p)
+{
+    return Tcl_NewDoubleObj(p->timing.launch_overhead);
+}
+
+static Tcl_Obj *get_overlap(const ft_problem *p)
+{
+    return str(overlap_names[p->timing.overlap]);
+}
+
+static Tcl_Obj *get_duplex(const ft_problem *p)
+{
+    return Tcl_NewBooleanObj(p->timing.duplex);
+}
+
 static int set_number(Tcl_Interp *interp, const char *opt, Tcl_Obj *v, double *out)
 {
     if (Tcl_GetDoubleFromObj(NULL, v, out) != TCL_OK)
@@ -595,13 +649,71 @@ static int set_native(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
     return TCL_OK;
 }
 
+static int set_bool(Tcl_Interp *interp, const char *opt, Tcl_Obj *v, int *out)
+{
+    if (Tcl_GetBooleanFromObj(NULL, v, out) != TCL_OK)
+        return fail(interp, "USAGE", "%s is \"%s\", must be a boolean", opt, Tcl_GetString(v));
+    return TCL_OK;
+}
+
+static int set_native_k(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    Tcl_WideInt k;
+    if (Tcl_GetWideIntFromObj(NULL, v, &k) != TCL_OK || k < 1)
+        return fail(interp, "USAGE", "-nativek is \"%s\", must be a positive integer", Tcl_GetString(v));
+    p->native_k = (int64_t)k;
+    return TCL_OK;
+}
+
+static int set_larger(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    return set_bool(interp, "-larger", v, &p->allow_larger);
+}
+
+static int set_write_bandwidth(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    return set_number(interp, "-writebandwidth", v, &p->timing.write_bandwidth);
+}
+
+static int set_latency(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    return set_number(interp, "-latency", v, &p->timing.transfer_latency);
+}
+
+static int set_launch(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    return set_number(interp, "-launch", v, &p->timing.launch_overhead);
+}
+
+static int set_overlap(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    int i;
+    if (Tcl_GetIndexFromObj(NULL, v, overlap_names, "mode", TCL_EXACT, &i) != TCL_OK)
+        return fail(interp, "USAGE", "-overlap is \"%s\", must be step, none or pipeline", Tcl_GetString(v));
+    p->timing.overlap = (ft_overlap)i;
+    return TCL_OK;
+}
+
+static int set_duplex(Tcl_Interp *interp, ft_problem *p, Tcl_Obj *v)
+{
+    return set_bool(interp, "-duplex", v, &p->timing.duplex);
+}
+
 static const prob_option prob_options[] = {
     {"-capacity", get_capacity, set_capacity},
     {"-bandwidth", get_bandwidth, set_bandwidth},
     {"-native", get_native, set_native},
+    {"-nativek", get_native_k, set_native_k},
+    {"-larger", get_larger, set_larger},
+    {"-writebandwidth", get_write_bandwidth, set_write_bandwidth},
+    {"-latency", get_latency, set_latency},
+    {"-launch", get_launch, set_launch},
+    {"-overlap", get_overlap, set_overlap},
+    {"-duplex", get_duplex, set_duplex},
 };
 #define NPROB_OPTIONS (int)(sizeof prob_options / sizeof prob_options[0])
-static const char *const prob_option_names[] = {"-capacity", "-bandwidth", "-native", NULL};
+static const char *const prob_option_names[] = {"-capacity", "-bandwidth", "-native", "-nativek", "-larger", "-writebandwidth",
+                                                "-latency", "-launch", "-overlap", "-duplex", NULL};
 
 /* Replace the handle's snapshot by p (taking ownership). */
 static int prob_swap(Tcl_Interp *interp, Handle *h, ft_problem *p)

@@ -110,7 +110,7 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 example models '^mlsys-2026-1 +native ' "${models_args[@]}"
 expect models-op "no op-model row" grep -Eq '^mlsys-2026-1 +op ' "$tmp/out"
-example crosscheck '^agreement: yes' "${cross_args[@]}"
+example crosscheck '^every difference accounted for: yes$' "${cross_args[@]}"
 expect crosscheck-rows "no per-subgraph rows" grep -Eq '^ +0  [0-9,.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ ' "$tmp/out"
 
 # A short soak (make soak runs the full one): no handle left, same totals.
