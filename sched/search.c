@@ -35,6 +35,9 @@ typedef struct search {
     ft_compute_model model;
     double t0, deadline;
     int timed_out;
+    int first;             /* 1 while the one-op schedule is built: no deadline
+                              cuts it, so a valid schedule exists whatever the
+                              time limit */
     uint64_t rng;
     /* scratch, ntensors each */
     unsigned char *written, *retained, *resident, *produced, *uses;
@@ -66,6 +69,8 @@ static double now_s(void)
 
 static int out_of_time(search *S)
 {
+    if (S->first)
+        return 0;
     if (!S->timed_out && now_s() > S->deadline)
         S->timed_out = 1;
     return S->timed_out;
@@ -1707,9 +1712,10 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     for (int i = 0; i < p->nops; i++)
         S.topo_pos[p->topo[i]] = i;
 
-    /* 1. one op per subgraph: a valid schedule early */
+    /* 1. one op per subgraph: a valid schedule early, whatever the time */
     for (int i = 0; i < p->nops; i++)
         gid[i] = i;
+    S.first = 1;
     {
         plan P;
         if (plan_from_partition(&S, gid, p->nops, &P) == 0) {
@@ -1718,6 +1724,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
             plan_free(&P);
         }
     }
+    S.first = 0;
     /* 2. greedy fusion, then order and retention */
     if (!out_of_time(&S)) {
         greedy_fusion(&S, gid);

@@ -124,6 +124,11 @@ rm -f "$tmp/m2.json"
 check fusetile-mlsys 0 - '' -- "$bin" mlsys "$P" "$tmp/m2.json"
 expect fusetile-mlsys-quiet "fusetile mlsys printed on stderr: $(head -1 "$tmp/err")" empty_err
 check fusetile-mlsys-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/m2.json"
+# A time limit too short for any search still gives the one-op-per-subgraph
+# schedule: the first schedule is never cut by the deadline.
+B17=$(cd "$(dirname "$0")/../.." && pwd)/benchmarks/mlsys-2026-17.json
+check sched-tiny-limit 0 err ', 103 subgraphs, ' -- "$bin" schedule "$B17" --time-limit 0.001 -o "$tmp/tiny-limit.json"
+check sched-tiny-limit-evaluates 0 out '^total ' -- "$bin" evaluate "$B17" "$tmp/tiny-limit.json"
 check fusetile-mlsys-help 0 out 'usage: mlsys INPUT.json OUTPUT.json' -- "$bin" mlsys --help
 check fusetile-mlsys-no-args 2 err '^fusetile: mlsys: needs INPUT.json and OUTPUT.json' -- "$bin" mlsys
 
