@@ -188,6 +188,16 @@ static int wrong_args(Tcl_Interp *interp, int n, Tcl_Obj *const objv[], const ch
     return TCL_ERROR;
 }
 
+/* `H destroy`: delete the handle's command (its delete proc frees it). */
+static int handle_destroy(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[])
+{
+    if (objc != 2)
+        return wrong_args(interp, 2, objv, NULL);
+    Tcl_DeleteCommandFromToken(interp, h->token);
+    Tcl_ResetResult(interp);
+    return TCL_OK;
+}
+
 /* Tcl_GetIndexFromObj with errorCode {FUSETILE USAGE} on failure. */
 static int get_index(Tcl_Interp *interp, Tcl_Obj *obj, const char *const *table, const char *what, int *index)
 {
@@ -940,11 +950,7 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
             return wrong_args(interp, 2, objv, "NAME");
         return problem_handle_of(interp, h->prob, objv[2]);
     default: /* p destroy */
-        if (objc != 2)
-            return wrong_args(interp, 2, objv, NULL);
-        Tcl_DeleteCommandFromToken(interp, h->token);
-        Tcl_ResetResult(interp);
-        return TCL_OK;
+        return handle_destroy(interp, h, objc, objv);
     }
 }
 
@@ -1006,11 +1012,7 @@ static int target_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *cons
     case S_APPLY: /* t apply PROBLEM ?-keepcosts? */
         return target_apply(interp, h, objc, objv);
     default: /* t destroy */
-        if (objc != 2)
-            return wrong_args(interp, 2, objv, NULL);
-        Tcl_DeleteCommandFromToken(interp, h->token);
-        Tcl_ResetResult(interp);
-        return TCL_OK;
+        return handle_destroy(interp, h, objc, objv);
     }
 }
 
@@ -1155,11 +1157,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
             return wrong_args(interp, 2, objv, "NAME");
         return problem_handle_of(interp, h->prob, objv[2]);
     default: /* s destroy */
-        if (objc != 2)
-            return wrong_args(interp, 2, objv, NULL);
-        Tcl_DeleteCommandFromToken(interp, h->token);
-        Tcl_ResetResult(interp);
-        return TCL_OK;
+        return handle_destroy(interp, h, objc, objv);
     }
 }
 
