@@ -607,11 +607,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     for (int t : pl.written)
         written_[(size_t)t] = 1;
     memory->begin_subgraph(pl.buffers.data(), (int)pl.buffers.size());
-    const fs_t ch_busy0 = channel->busy() + write_channel->busy(), cp_busy0 = engine->busy();
+    const fs_t rd_busy0 = channel->busy(), wr_busy0 = write_channel->busy(), cp_busy0 = engine->busy();
     SgResult &res = job.sg[(size_t)sg];
     auto close = [&](fs_t t_end) { /* the subgraph's figures up to t_end */
         res.simulated = t_end - t_start;
-        res.channel_busy = channel->busy() + write_channel->busy() - ch_busy0;
+        res.channel_busy = std::max(channel->busy() - rd_busy0, write_channel->busy() - wr_busy0);
         res.compute_busy = engine->busy() - cp_busy0;
     };
 

@@ -211,7 +211,7 @@ struct SgResult {
     fs_t simulated = 0;
     std::int64_t steps = 0;
     std::int64_t peak = 0;
-    fs_t channel_busy = 0, compute_busy = 0;
+    fs_t channel_busy = 0, compute_busy = 0;  /* the busier channel's, with separate channels */
 };
 
 /* One replay for the controller. */

@@ -48,8 +48,8 @@ typedef struct ft_sim_sg {
     double analytic;           /* ft_evaluate's latency (for the cross-check) */
     int64_t steps;
     int64_t peak_occupancy;    /* elements in fast memory at the fullest */
-    double channel_busy;       /* fraction of the subgraph's time the channel moved data (the
-                                  sum of both channels' when reads and writes are separate) */
+    double channel_busy;       /* fraction of the subgraph's time the channel moved data (with
+                                  separate read and write channels, the busier one's) */
     double compute_busy;       /* fraction of the subgraph's time the engine computed */
 } ft_sim_sg;
 
