@@ -106,11 +106,47 @@ int cli_schedule_run(const cli_sched_job *job);
 int cli_load_problem(const char *problem_path, const char *target_path,
                      int keep_costs, ft_problem **p, ft_target **t);
 
-/* The --target FILE and --keep-costs options of command `cmd`: when arg
- * (from cli_opt_next) is one of them, consume it into *target or
- * *keep_costs and return 1 (or print the error, "CMD: --target needs a
- * file name", and return -1); otherwise return 0. */
-int cli_opt_target(cli_opts *o, const char *arg, const char *cmd, const char **target, int *keep_costs);
+/* The value of option `opt` (just matched) as a file name: NULL after an
+ * error message when it is missing or empty ("CMD: OPT needs a file
+ * name"). */
+const char *cli_opt_file(cli_opts *o, const char *opt);
+
+/* The --target FILE and --keep-costs options: when arg (from cli_opt_next)
+ * is one of them, consume it into *target or *keep_costs and return 1 (or
+ * print the error and return -1); otherwise return 0. */
+int cli_opt_target(cli_opts *o, const char *arg, const char **target, int *keep_costs);
+
+/* The --compute-model native|op option, with cli_opt_target's contract. */
+int cli_opt_model(cli_opts *o, const char *arg, ft_compute_model *model);
+
+/* What `evaluate` and `simulate` share: PROBLEM SCHEDULE, --help, --json,
+ * --compute-model, --target and --keep-costs. */
+typedef struct cli_pair {
+    const char *help;           /* printed by --help */
+    const char *paths[2];       /* PROBLEM, SCHEDULE */
+    int npos;
+    int json;
+    const char *target;
+    int keep_costs;
+    ft_compute_model model;
+} cli_pair;
+
+/* Continue the option loop (cli_pair_opt's result when it took arg). */
+#define CLI_NEXT (-1)
+/* arg is none of the shared options (cli_pair_opt's result). */
+#define CLI_OTHER (-2)
+
+/* Take arg (is_opt from cli_opt_next) if it is one of the shared options
+ * or a positional argument: returns CLI_NEXT when taken, EXIT_OK after
+ * --help, EXIT_USAGE after an error message, CLI_OTHER otherwise. */
+int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c);
+
+/* After the options: check that both files were named and that
+ * --keep-costs has --target, then load the problem (with the target
+ * applied) and the schedule.  EXIT_OK with *p, *t (NULL without --target)
+ * and *s the caller's to free, or EXIT_USAGE after an error message with
+ * all three NULL. */
+int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t, ft_schedule **s);
 
 /* What target t changed in problem p, as one line without a newline:
  * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest

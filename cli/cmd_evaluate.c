@@ -162,58 +162,27 @@ static void print_invalid_json(const ft_status *st, ft_compute_model m, const ft
 int cmd_evaluate(int argc, char **argv)
 {
     cli_opts o;
-    const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
-    int r, is_opt, npos = 0, json = 0, keep_costs = 0;
-    ft_compute_model model = FT_COMPUTE_NATIVE;
+    const char *arg;
+    int is_opt;
+    cli_pair c = {.help = evaluate_help, .model = FT_COMPUTE_NATIVE};
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
-        if (!is_opt) {
-            if (npos >= 2) {
-                cli_error("evaluate: unexpected argument '%s' (usage: fusetile evaluate PROBLEM SCHEDULE [options])", arg);
-                return EXIT_USAGE;
-            }
-            paths[npos++] = arg;
-        } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
-            fputs(evaluate_help, stdout);
-            return EXIT_OK;
-        } else if (cli_opt_is(&o, arg, "--json")) {
-            json = 1;
-        } else if ((r = cli_opt_target(&o, arg, "evaluate", &target, &keep_costs)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-        } else if (cli_opt_is(&o, arg, "--compute-model")) {
-            const char *v = cli_opt_value(&o, "--compute-model");
-            if (!v)
-                return EXIT_USAGE;
-            if (ft_compute_model_parse(v, &model)) {
-                cli_error("evaluate: --compute-model is '%s', must be native or op", v);
-                return EXIT_USAGE;
-            }
-        } else {
+        int r = cli_pair_opt(&o, arg, is_opt, &c);
+        if (r == CLI_OTHER) {
             cli_error("evaluate: unknown option '%s' (try 'fusetile evaluate --help')", arg);
             return EXIT_USAGE;
         }
-    }
-    if (npos < 2) {
-        cli_error("evaluate: needs PROBLEM.json and SCHEDULE.json (try 'fusetile evaluate --help')");
-        return EXIT_USAGE;
-    }
-    if (keep_costs && !target) {
-        cli_error("evaluate: --keep-costs needs --target");
-        return EXIT_USAGE;
+        if (r != CLI_NEXT)
+            return r;
     }
     ft_status st;
-    ft_problem *p = NULL;
-    ft_schedule *s = NULL;
-    ft_target *t = NULL;
-    if (cli_load_problem(paths[0], target, keep_costs, &p, &t))
+    ft_problem *p;
+    ft_schedule *s;
+    ft_target *t;
+    if (cli_pair_load(&o, &c, &p, &t, &s))
         return EXIT_USAGE;
-    if (ft_schedule_load(paths[1], &s, &st)) {
-        cli_error("%s", st.msg);
-        ft_problem_free(p);
-        ft_target_free(t);
-        return EXIT_USAGE;
-    }
+    const ft_compute_model model = c.model;
+    const int json = c.json, keep_costs = c.keep_costs;
     ft_eval e;
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);

@@ -327,7 +327,8 @@ int cmd_schedule(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
             fputs(schedule_help, stdout);
             return EXIT_OK;
-        } else if ((r = cli_opt_target(&o, arg, "schedule", &job.target, &job.keep_costs)) != 0) {
+        } else if ((r = cli_opt_target(&o, arg, &job.target, &job.keep_costs)) != 0 ||
+                   (r = cli_opt_model(&o, arg, &job.model)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--no-target-timing")) {
@@ -337,22 +338,8 @@ int cmd_schedule(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--verbose") || cli_opt_is(&o, arg, "-v")) {
             job.verbose = 1;
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
-            const char *v = cli_opt_value(&o, arg[1] == '-' ? "--output" : "-o");
-            if (!v)
+            if (!(job.output = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
-            if (!*v) {
-                cli_error("schedule: %s needs a file name", arg[1] == '-' ? "--output" : "-o");
-                return EXIT_USAGE;
-            }
-            job.output = v;
-        } else if (cli_opt_is(&o, arg, "--compute-model")) {
-            const char *v = cli_opt_value(&o, "--compute-model");
-            if (!v)
-                return EXIT_USAGE;
-            if (ft_compute_model_parse(v, &job.model)) {
-                cli_error("schedule: --compute-model is '%s', must be native or op", v);
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--time-limit")) {
             const char *v = cli_opt_value(&o, "--time-limit");
             if (!v)

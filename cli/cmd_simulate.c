@@ -371,73 +371,38 @@ static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, 
 int cmd_simulate(int argc, char **argv)
 {
     cli_opts o;
-    const char *arg, *paths[2] = {NULL, NULL}, *target = NULL;
-    int ro, is_opt, npos = 0, json = 0, keep_costs = 0;
+    const char *arg;
+    int is_opt;
+    cli_pair c = {.help = simulate_help, .model = FT_COMPUTE_NATIVE};
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
-        if (!is_opt) {
-            if (npos >= 2) {
-                cli_error("simulate: unexpected argument '%s' (usage: fusetile simulate PROBLEM SCHEDULE [options])", arg);
+        int r = cli_pair_opt(&o, arg, is_opt, &c);
+        if (r == CLI_OTHER && (cli_opt_is(&o, arg, "--trace") || cli_opt_is(&o, arg, "--vcd"))) {
+            const char *opt = cli_opt_is(&o, arg, "--vcd") ? "--vcd" : "--trace";
+            if (!(*(opt[2] == 'v' ? &so.trace_vcd : &so.trace_json) = cli_opt_file(&o, opt)))
                 return EXIT_USAGE;
-            }
-            paths[npos++] = arg;
-        } else if (cli_opt_is(&o, arg, "--help") || cli_opt_is(&o, arg, "-h")) {
-            fputs(simulate_help, stdout);
-            return EXIT_OK;
-        } else if (cli_opt_is(&o, arg, "--json")) {
-            json = 1;
-        } else if ((ro = cli_opt_target(&o, arg, "simulate", &target, &keep_costs)) != 0) {
-            if (ro < 0)
-                return EXIT_USAGE;
-        } else if (cli_opt_is(&o, arg, "--compute-model")) {
-            const char *v = cli_opt_value(&o, "--compute-model");
-            if (!v)
-                return EXIT_USAGE;
-            if (ft_compute_model_parse(v, &so.model)) {
-                cli_error("simulate: --compute-model is '%s', must be native or op", v);
-                return EXIT_USAGE;
-            }
-        } else if (cli_opt_is(&o, arg, "--trace") || cli_opt_is(&o, arg, "--vcd")) {
-            int vcd = cli_opt_is(&o, arg, "--vcd");
-            const char *v = cli_opt_value(&o, vcd ? "--vcd" : "--trace");
-            if (!v)
-                return EXIT_USAGE;
-            if (!*v) {
-                cli_error("simulate: %s needs a file name", vcd ? "--vcd" : "--trace");
-                return EXIT_USAGE;
-            }
-            *(vcd ? &so.trace_vcd : &so.trace_json) = v;
-        } else {
+            continue;
+        }
+        if (r == CLI_OTHER) {
             cli_error("simulate: unknown option '%s' (try 'fusetile simulate --help')", arg);
             return EXIT_USAGE;
         }
-    }
-    if (npos < 2) {
-        cli_error("simulate: needs PROBLEM.json and SCHEDULE.json (try 'fusetile simulate --help')");
-        return EXIT_USAGE;
-    }
-    if (keep_costs && !target) {
-        cli_error("simulate: --keep-costs needs --target");
-        return EXIT_USAGE;
+        if (r != CLI_NEXT)
+            return r;
     }
     if (so.trace_json && so.trace_vcd && strcmp(so.trace_json, so.trace_vcd) == 0) {
         cli_error("simulate: --trace and --vcd name the same file '%s'", so.trace_json);
         return EXIT_USAGE;
     }
-    ft_status st;
-    ft_problem *p = NULL;
-    ft_target *t = NULL;
-    ft_schedule *s = NULL;
-    if (cli_load_problem(paths[0], target, keep_costs, &p, &t))
+    so.model = c.model;
+    ft_problem *p;
+    ft_target *t;
+    ft_schedule *s;
+    if (cli_pair_load(&o, &c, &p, &t, &s))
         return EXIT_USAGE;
-    if (ft_schedule_load(paths[1], &s, &st)) {
-        cli_error("%s", st.msg);
-        ft_target_free(t);
-        ft_problem_free(p);
-        return EXIT_USAGE;
-    }
+    const int json = c.json, keep_costs = c.keep_costs;
     ft_sim *sim = NULL;
     const char *err = NULL;
     int rc = ft_sim_new(&sim, &err);

@@ -33,7 +33,17 @@ int cli_load_problem(const char *problem_path, const char *target_path, int keep
     return EXIT_OK;
 }
 
-int cli_opt_target(cli_opts *o, const char *arg, const char *cmd, const char **target, int *keep_costs)
+const char *cli_opt_file(cli_opts *o, const char *opt)
+{
+    const char *v = cli_opt_value(o, opt);
+    if (v && !*v) {
+        cli_error("%s: %s needs a file name", o->cmd, opt);
+        return NULL;
+    }
+    return v;
+}
+
+int cli_opt_target(cli_opts *o, const char *arg, const char **target, int *keep_costs)
 {
     if (cli_opt_is(o, arg, "--keep-costs")) {
         *keep_costs = 1;
@@ -41,13 +51,72 @@ int cli_opt_target(cli_opts *o, const char *arg, const char *cmd, const char **t
     }
     if (!cli_opt_is(o, arg, "--target"))
         return 0;
-    if (!(*target = cli_opt_value(o, "--target")))
+    return (*target = cli_opt_file(o, "--target")) ? 1 : -1;
+}
+
+int cli_opt_model(cli_opts *o, const char *arg, ft_compute_model *model)
+{
+    if (!cli_opt_is(o, arg, "--compute-model"))
+        return 0;
+    const char *v = cli_opt_value(o, "--compute-model");
+    if (!v)
         return -1;
-    if (!**target) {
-        cli_error("%s: --target needs a file name", cmd);
+    if (ft_compute_model_parse(v, model)) {
+        cli_error("%s: --compute-model is '%s', must be native or op", o->cmd, v);
         return -1;
     }
     return 1;
+}
+
+int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c)
+{
+    int r;
+    if (!is_opt) {
+        if (c->npos >= 2) {
+            cli_error("%s: unexpected argument '%s' (usage: fusetile %s PROBLEM SCHEDULE [options])", o->cmd, arg, o->cmd);
+            return EXIT_USAGE;
+        }
+        c->paths[c->npos++] = arg;
+        return CLI_NEXT;
+    }
+    if (cli_opt_is(o, arg, "--help") || cli_opt_is(o, arg, "-h")) {
+        fputs(c->help, stdout);
+        return EXIT_OK;
+    }
+    if (cli_opt_is(o, arg, "--json")) {
+        c->json = 1;
+        return CLI_NEXT;
+    }
+    if ((r = cli_opt_target(o, arg, &c->target, &c->keep_costs)) != 0 || (r = cli_opt_model(o, arg, &c->model)) != 0)
+        return r > 0 ? CLI_NEXT : EXIT_USAGE;
+    return CLI_OTHER;
+}
+
+int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t, ft_schedule **s)
+{
+    ft_status st;
+    *s = NULL;
+    *p = NULL;
+    *t = NULL;
+    if (c->npos < 2) {
+        cli_error("%s: needs PROBLEM.json and SCHEDULE.json (try 'fusetile %s --help')", o->cmd, o->cmd);
+        return EXIT_USAGE;
+    }
+    if (c->keep_costs && !c->target) {
+        cli_error("%s: --keep-costs needs --target", o->cmd);
+        return EXIT_USAGE;
+    }
+    if (cli_load_problem(c->paths[0], c->target, c->keep_costs, p, t))
+        return EXIT_USAGE;
+    if (ft_schedule_load(c->paths[1], s, &st)) {
+        cli_error("%s", st.msg);
+        ft_problem_free(*p);
+        ft_target_free(*t);
+        *p = NULL;
+        *t = NULL;
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
 void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p, int keep_costs)
