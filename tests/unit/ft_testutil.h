@@ -76,6 +76,28 @@ static inline const char *ftt_datadir(void)
                      "directory or run from the top of the tree");           \
     } while (0)
 
+/* ------------------------------------------------------------ fixtures */
+
+/* A problem in the contest format from its nine fields (JSON fragments). */
+#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
+    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
+    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
+    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
+    ", \"native_granularity\": " nat "}"
+
+/* A schedule with raster traversal orders omitted, and one with them. */
+#define SJ(sg, gran, retain)                                                 \
+    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
+    ", \"tensors_to_retain\": " retain "}"
+#define SJO(sg, gran, retain, orders)                                        \
+    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
+    ", \"tensors_to_retain\": " retain ", \"traversal_orders\": " orders "}"
+
+/* Op type names and the usual native granularity, as JSON fragments. */
+#define MM "\"MatMul\""
+#define PW "\"Pointwise\""
+#define N128 "[128, 128]"
+
 /* ------------------------------------------------------------ comparison */
 
 /* |got - want| <= rel * max(1, |want|), reporting both numbers on failure. */

@@ -1,15 +1,6 @@
 /* test_bound.c - cmocka tests of the lower bound of SPEC section 5 (C, M and max(C, M), both compute models) on hand-computed problems and every vector. */
 #include "ft_testutil.h"
 
-#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
-    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
-    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
-    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
-    ", \"native_granularity\": " nat "}"
-
-#define MM "\"MatMul\""
-#define PW "\"Pointwise\""
-
 /* Example 1: op0 T0 -> T1 (1000), op1 T1 -> T2 (100), 128 x 128,
  * bandwidth 10. */
 static const char ex1[] =

@@ -3,25 +3,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-/* A problem in the contest format from its nine fields (JSON fragments). */
-#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
-    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
-    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
-    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
-    ", \"native_granularity\": " nat "}"
-
-/* A schedule with raster traversal orders omitted. */
-#define SJ(sg, gran, retain)                                                 \
-    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
-    ", \"tensors_to_retain\": " retain "}"
-#define SJO(sg, gran, retain, orders)                                        \
-    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
-    ", \"tensors_to_retain\": " retain ", \"traversal_orders\": " orders "}"
-
-#define MM "\"MatMul\""
-#define PW "\"Pointwise\""
-#define N128 "[128, 128]"
-
 /* Vector E-mlp-fused: op0 MatMul T0 (128w x 256h) x T1 (512w x 128h) -> T2
  * (512 x 256), K = 128; op1 Pointwise T2 -> T3; op2 MatMul T3 (512w x 256h)
  * x T4 (128w x 512h) -> T5 (128w x 256h), K = 512.  Bandwidth 40. */

@@ -327,15 +327,6 @@ static int run_reference(struct fix *f, ft_compute_model m, unsigned flags,
 
 /* ------------------------------------------------------------ self-checks */
 
-#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
-    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
-    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
-    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
-    ", \"native_granularity\": " nat "}"
-#define MM "\"MatMul\""
-#define PW "\"Pointwise\""
-#define N128 "[128, 128]"
-
 /* Reference total on inline problem `json` under both compute models is at
  * most `known` (a vector's total, hence achievable); returns nothing, fails
  * the test otherwise. */

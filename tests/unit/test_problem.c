@@ -3,13 +3,6 @@
 
 #include <dirent.h>
 
-/* A problem in the contest format from its nine fields (JSON fragments). */
-#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
-    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
-    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
-    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
-    ", \"native_granularity\": " nat "}"
-
 /* The default fields: two chained Pointwise ops T0 -> T1 -> T2 (example 1). */
 #define W3 "[128, 128, 128]"
 #define H3 "[128, 128, 128]"

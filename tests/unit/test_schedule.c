@@ -69,11 +69,6 @@ static int setup_split(void **state) { return ftt_fixture_new(state, prob_split,
 static int setup_e3(void **state) { return ftt_fixture_new(state, prob_e3, NULL); }
 static int setup_prob5(void **state) { return ftt_fixture_new(state, prob5, NULL); }
 
-/* A schedule without traversal_orders and subgraph_latencies. */
-#define SJ(sg, gran, retain)                                                 \
-    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
-    ", \"tensors_to_retain\": " retain "}"
-
 /* A schedule with every field. */
 #define SJ5(sg, gran, retain, orders, lat)                                   \
     "{\"subgraphs\": " sg ", \"granularities\": " gran                       \

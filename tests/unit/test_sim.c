@@ -8,20 +8,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-#define PJ(w, h, in, out, cost, ty, cap, bw, nat)                            \
-    "{\"widths\": " w ", \"heights\": " h ", \"inputs\": " in                \
-    ", \"outputs\": " out ", \"base_costs\": " cost ", \"op_types\": " ty    \
-    ", \"fast_memory_capacity\": " cap ", \"slow_memory_bandwidth\": " bw    \
-    ", \"native_granularity\": " nat "}"
-#define SJ(sg, gran, retain)                                                 \
-    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
-    ", \"tensors_to_retain\": " retain "}"
-#define SJO(sg, gran, retain, orders)                                        \
-    "{\"subgraphs\": " sg ", \"granularities\": " gran                       \
-    ", \"tensors_to_retain\": " retain ", \"traversal_orders\": " orders "}"
-#define MM "\"MatMul\""
-#define PW "\"Pointwise\""
-
 /* One Pointwise op on a 200 x 200 tensor at 128 x 128 tiles: the corner tile
  * 3 needs 72 x 72, the edges 72 x 128, tile 0 128 x 128 (plus the 128 x 128
  * output buffer).  Capacity 30000: started at the corner, the replay
