@@ -154,6 +154,11 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
 void cli_target_summary(char *buf, size_t n, const ft_target *t,
                         const ft_problem *p, int keep_costs);
 
+/* The first lines of a report table on stdout: "problem ..." (sizes and
+ * machine), "target ..." (cli_target_summary, when t is not NULL) and
+ * "schedule ...". */
+void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target *t, int keep_costs);
+
 /* Write ", \"target\": ..., \"target_settings\": {...}, \"base_costs\":
  * ..." (JSON members, with their leading comma) describing target t (NULL:
  * no target: null values and "problem"). */

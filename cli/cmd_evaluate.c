@@ -68,14 +68,7 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
-    printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
-           cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
-    if (t) {
-        char line[1024];
-        cli_target_summary(line, sizeof line, t, p, keep_costs);
-        printf("target    %s\n", line);
-    }
-    printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
+    cli_print_header(p, s, t, keep_costs);
     printf("compute model: %s\n\n", ft_compute_model_name(e->model));
     printf("%4s  %-16s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", "ops", "w x h x k", "tiles", "steps", "latency",
            "cmp-bound", "mem-bound", "peak-ws", "loaded", "written");

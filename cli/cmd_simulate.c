@@ -148,14 +148,7 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
                         const ft_target *t, int keep_costs, const report *rep, int ok)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], why[160];
-    printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
-           cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
-    if (t) {
-        char line[1024];
-        cli_target_summary(line, sizeof line, t, p, keep_costs);
-        printf("target    %s\n", line);
-    }
-    printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
+    cli_print_header(p, s, t, keep_costs);
     if (t && !t->contest)
         printf("compute model: %s; simulated on target %s (1 cost unit = 1 cycle, shown as 1 us of SystemC time)\n\n",
                ft_compute_model_name(model), t->name);

@@ -150,6 +150,19 @@ void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_proble
              costs, t->clock_hz);
 }
 
+void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target *t, int keep_costs)
+{
+    char a[FT_NUMBUF], b[FT_NUMBUF];
+    printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
+           cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
+    if (t) {
+        char line[1024];
+        cli_target_summary(line, sizeof line, t, p, keep_costs);
+        printf("target    %s\n", line);
+    }
+    printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
+}
+
 static void member_num(FILE *f, const char *name, double x)
 {
     fprintf(f, ", \"%s\": ", name);
