@@ -208,6 +208,14 @@ static int get_index(Tcl_Interp *interp, Tcl_Obj *obj, const char *const *table,
     return TCL_OK;
 }
 
+/* The subcommand of a handle command (objv[1]) as an index into subs. */
+static int subcommand(Tcl_Interp *interp, int objc, Tcl_Obj *const objv[], const char *const *subs, int *sub)
+{
+    if (objc < 2)
+        return wrong_args(interp, 1, objv, "SUBCOMMAND ?ARG ...?");
+    return get_index(interp, objv[1], subs, "subcommand", sub);
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static Registry *registry_of(Tcl_Interp *interp)
@@ -926,9 +934,7 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
     enum { S_INFO, S_OPS, S_TENSORS, S_CONFIGURE, S_LOWERBOUND, S_SCHEDULE, S_CLONE, S_DESTROY };
     Handle *h = cd;
     int sub;
-    if (objc < 2)
-        return wrong_args(interp, 1, objv, "SUBCOMMAND ?ARG ...?");
-    if (get_index(interp, objv[1], subs, "subcommand", &sub) != TCL_OK)
+    if (subcommand(interp, objc, objv, subs, &sub) != TCL_OK)
         return TCL_ERROR;
     switch (sub) {
     case S_INFO: /* p info */
@@ -987,9 +993,7 @@ static int target_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *cons
     enum { S_INFO, S_DESCRIBE, S_APPLY, S_DESTROY };
     Handle *h = cd;
     int sub;
-    if (objc < 2)
-        return wrong_args(interp, 1, objv, "SUBCOMMAND ?ARG ...?");
-    if (get_index(interp, objv[1], subs, "subcommand", &sub) != TCL_OK)
+    if (subcommand(interp, objc, objv, subs, &sub) != TCL_OK)
         return TCL_ERROR;
     switch (sub) {
     case S_INFO: /* t info */
@@ -1106,9 +1110,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
     Handle *h = cd;
     int sub;
     ft_status st;
-    if (objc < 2)
-        return wrong_args(interp, 1, objv, "SUBCOMMAND ?ARG ...?");
-    if (get_index(interp, objv[1], subs, "subcommand", &sub) != TCL_OK)
+    if (subcommand(interp, objc, objv, subs, &sub) != TCL_OK)
         return TCL_ERROR;
     switch (sub) {
     case S_INFO: { /* s info */
