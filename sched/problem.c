@@ -94,17 +94,18 @@ int64_t ft_native_k(const ft_problem *p)
     return p->native_k > 0 ? p->native_k : p->native_w;
 }
 
-double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t written, double *memory)
+/* ft_step_time with the overlap mode `overlap` in place of p's. */
+static double step_time(const ft_problem *p, ft_overlap overlap, double compute, int64_t loaded, int64_t written, double *memory)
 {
     const ft_timing *tm = &p->timing;
     /* with double buffering the steps' latencies hide behind the prefetch
      * (ft__sg_fixed charges the pipeline's fill once per subgraph) */
     double rb = p->bandwidth, wb = tm->write_bandwidth > 0 ? tm->write_bandwidth : rb;
-    double L = tm->overlap == FT_OVERLAP_PIPELINE ? 0 : tm->transfer_latency;
+    double L = overlap == FT_OVERLAP_PIPELINE ? 0 : tm->transfer_latency;
     double mem, lat;
-    if (tm->overlap == FT_OVERLAP_NONE || tm->duplex) {
+    if (overlap == FT_OVERLAP_NONE || tm->duplex) {
         double rd = loaded > 0 ? L + (double)loaded / rb : 0, wr = written > 0 ? L + (double)written / wb : 0;
-        if (tm->overlap == FT_OVERLAP_NONE) {
+        if (overlap == FT_OVERLAP_NONE) {
             mem = rd + wr;
             lat = rd + compute + wr;
         } else {
@@ -118,7 +119,7 @@ double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t
             mem += L;
         lat = compute > mem ? compute : mem;
     }
-    if (tm->overlap == FT_OVERLAP_PIPELINE && loaded > 0 && tm->transfer_latency > 0) {
+    if (overlap == FT_OVERLAP_PIPELINE && loaded > 0 && tm->transfer_latency > 0) {
         /* two buffers: a step's loads go out when the compute of the step
          * two before it ends, so in a run of like steps two of them take at
          * least latency + load time + compute */
@@ -129,6 +130,11 @@ double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t
     if (memory)
         *memory = mem;
     return lat;
+}
+
+double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t written, double *memory)
+{
+    return step_time(p, p->timing.overlap, compute, loaded, written, memory);
 }
 
 double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last)
@@ -145,9 +151,7 @@ double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, 
 
 double ft__sg_single(const ft_problem *p, int64_t loaded, int64_t written, double compute)
 {
-    ft_problem serial = *p;
-    serial.timing.overlap = FT_OVERLAP_NONE;
-    return p->timing.launch_overhead + ft_step_time(&serial, compute, loaded, written, NULL);
+    return p->timing.launch_overhead + step_time(p, FT_OVERLAP_NONE, compute, loaded, written, NULL);
 }
 
 static int check_shapes(ft_problem *p, ft_status *st)
