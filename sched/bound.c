@@ -23,21 +23,12 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
      * ft_step_time gives it (latency once, bandwidths as the machine has
      * them), and every subgraph pays the launch overhead: there is one */
     double m;
-    const ft_timing *tm = &p->timing;
-    if (tm->overlap == FT_OVERLAP_NONE) {
-        double b = ft_step_time(p, 0, reads, 0, NULL) + ft_step_time(p, 0, 0, writes, NULL);
-        m = b;
-        b += c;
-        if (compute)
-            *compute = c;
-        if (memory)
-            *memory = m;
-        return b + ft__sg_fixed(p);
-    }
     ft_step_time(p, 0, reads, writes, &m);
     if (compute)
         *compute = c;
     if (memory)
         *memory = m;
-    return (c > m ? c : m) + ft__sg_fixed(p);
+    /* without overlap a step's compute and transfers add up */
+    double b = p->timing.overlap == FT_OVERLAP_NONE ? c + m : c > m ? c : m;
+    return b + ft__sg_fixed(p);
 }
