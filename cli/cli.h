@@ -58,9 +58,10 @@ int cli_opt_is(const cli_opts *o, const char *arg, const char *name);
  * digit).  Returns buf. */
 const char *cli_fmt15(char *buf, double x);
 
-/* Print a subgraph's op list ("0,3,1") left-aligned in width columns,
- * ending in "..." when it does not fit. */
-void cli_print_ops(FILE *f, const ft_subgraph *g, int width);
+/* The first columns of a subgraph's row in a report table: its index, its
+ * op list ("0,3,1", 16 columns, ending in "..." when it does not fit) and
+ * its granularity "WxHxK" (16 columns). */
+void cli_print_sg_head(FILE *f, int index, const ft_subgraph *g);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s);

@@ -75,11 +75,8 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     for (int i = 0; i < e->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sg_result *r = &e->sg[i];
-        char gran[64];
-        snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
-        printf("%4d  ", i);
-        cli_print_ops(stdout, g, 16);
-        printf(" %-16s %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", gran, (long long)(r->ntx * r->nty), (long long)r->steps,
+        cli_print_sg_head(stdout, i, g);
+        printf(" %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", (long long)(r->ntx * r->nty), (long long)r->steps,
                cli_fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
                (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
     }

@@ -161,11 +161,8 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sim_sg *q = &r->sg[i];
-        char gran[64];
-        snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
-        printf("%4d  ", i);
-        cli_print_ops(stdout, g, 16);
-        printf(" %-16s %10lld %16s %16s %12.6g %10.3g %10lld %7.1f%% %7.1f%%", gran, (long long)q->steps, cli_fmt15(a, q->simulated),
+        cli_print_sg_head(stdout, i, g);
+        printf(" %10lld %16s %16s %12.6g %10.3g %10lld %7.1f%% %7.1f%%", (long long)q->steps, cli_fmt15(a, q->simulated),
                cli_fmt15(b, q->analytic), q->simulated - q->analytic, rel_diff(q->simulated, q->analytic),
                (long long)q->peak_occupancy, 100 * q->channel_busy, 100 * q->compute_busy);
         if (rep->nvar) {

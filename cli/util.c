@@ -109,7 +109,9 @@ const char *cli_fmt15(char *buf, double x)
     return buf;
 }
 
-void cli_print_ops(FILE *f, const ft_subgraph *g, int width)
+/* A subgraph's op list ("0,3,1") left-aligned in width columns, ending in
+ * "..." when it does not fit. */
+static void print_ops(FILE *f, const ft_subgraph *g, int width)
 {
     char buf[64];
     int n = 0;
@@ -124,4 +126,13 @@ void cli_print_ops(FILE *f, const ft_subgraph *g, int width)
         n += w;
     }
     fprintf(f, "%-*s", width, buf);
+}
+
+void cli_print_sg_head(FILE *f, int index, const ft_subgraph *g)
+{
+    char gran[64];
+    snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
+    fprintf(f, "%4d  ", index);
+    print_ops(f, g, 16);
+    fprintf(f, " %-16s", gran);
 }

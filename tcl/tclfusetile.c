@@ -223,21 +223,27 @@ static Registry *registry_of(Tcl_Interp *interp)
     return Tcl_GetAssocData(interp, ASSOC_KEY, NULL);
 }
 
+/* TCL_OK when no command is named `name`, else an error saying so. */
+static int name_free(Tcl_Interp *interp, Tcl_Obj *name)
+{
+    Tcl_CmdInfo info;
+    if (Tcl_GetCommandInfo(interp, Tcl_GetString(name), &info))
+        return fail(interp, "USAGE", "command \"%s\" already exists", Tcl_GetString(name));
+    return TCL_OK;
+}
+
 /* Make handle command `name` of the given kind (its payload is set by the
  * caller after success).  Fails when a command of that name exists.  On
  * success the result is the command's fully qualified name. */
 static Handle *handle_new(Tcl_Interp *interp, Tcl_Obj *name, Kind kind)
 {
-    Tcl_CmdInfo info;
     const char *n = Tcl_GetString(name);
     if (!*n) {
         fail(interp, "USAGE", "a handle needs a non-empty command name");
         return NULL;
     }
-    if (Tcl_GetCommandInfo(interp, n, &info)) {
-        fail(interp, "USAGE", "command \"%s\" already exists", n);
+    if (name_free(interp, name) != TCL_OK)
         return NULL;
-    }
     Handle *h = calloc(1, sizeof *h);
     if (!h) {
         fail_nomem(interp);
@@ -873,9 +879,8 @@ static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *co
     }
     if (keep_costs && !t)
         return fail(interp, "USAGE", "-keepcosts needs -target");
-    Tcl_CmdInfo info;
-    if (Tcl_GetCommandInfo(interp, Tcl_GetString(objv[2]), &info))
-        return fail(interp, "USAGE", "command \"%s\" already exists", Tcl_GetString(objv[2]));
+    if (name_free(interp, objv[2]) != TCL_OK)
+        return TCL_ERROR;
 
     ProbRef *pr;
     ft_status st;
@@ -1187,9 +1192,8 @@ static int factory_problem(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj 
     int text;
     if (source_args(interp, objc, objv, 1, "NAME FILE | NAME -text JSON", &text) != TCL_OK)
         return TCL_ERROR;
-    Tcl_CmdInfo info;
-    if (Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info))
-        return fail(interp, "USAGE", "command \"%s\" already exists", Tcl_GetString(objv[1]));
+    if (name_free(interp, objv[1]) != TCL_OK)
+        return TCL_ERROR;
     ft_problem *p;
     ft_status st;
     int rc = text ? ft_problem_parse(Tcl_GetString(objv[3]), "<text>", &p, &st) : ft_problem_load(Tcl_GetString(objv[2]), &p, &st);
@@ -1215,9 +1219,8 @@ static int factory_target(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *
     (void)cd;
     if (objc != 3)
         return wrong_args(interp, 1, objv, "NAME FILE");
-    Tcl_CmdInfo info;
-    if (Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info))
-        return fail(interp, "USAGE", "command \"%s\" already exists", Tcl_GetString(objv[1]));
+    if (name_free(interp, objv[1]) != TCL_OK)
+        return TCL_ERROR;
     ft_target *t;
     ft_status st;
     if (ft_target_load(Tcl_GetString(objv[2]), &t, &st) != FT_OK)
@@ -1238,9 +1241,8 @@ static int factory_schedule(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj
     int text;
     if (source_args(interp, objc, objv, 2, "NAME PROBLEM FILE | NAME PROBLEM -text JSON", &text) != TCL_OK)
         return TCL_ERROR;
-    Tcl_CmdInfo info;
-    if (Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info))
-        return fail(interp, "USAGE", "command \"%s\" already exists", Tcl_GetString(objv[1]));
+    if (name_free(interp, objv[1]) != TCL_OK)
+        return TCL_ERROR;
     Handle *ph = handle_lookup(interp, objv[2], K_PROBLEM);
     if (!ph)
         return TCL_ERROR;
