@@ -84,6 +84,7 @@ typedef struct cli_sched_job {
                                  a safety margin before time_limit, counted from
                                  `start` (cli_contest_margin) */
     uint64_t seed;
+    int threads;              /* search threads; 0: one per core */
     int quiet;                /* 1: no progress lines and no summary, errors only */
     int verbose;              /* 1: the search's own progress lines too */
     double start;             /* cli_now() when the command started */

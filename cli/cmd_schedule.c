@@ -12,7 +12,7 @@
 
 static const char schedule_help[] =
     "usage: fusetile schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op]\n"
-    "                         [--time-limit SECONDS] [--seed N] [--quiet] [--verbose]\n"
+    "                         [--time-limit SECONDS] [--seed N] [--threads N] [--quiet] [--verbose]\n"
     "                         [--target TARGET.cfg [--keep-costs] [--no-target-timing]]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
@@ -27,9 +27,12 @@ static const char schedule_help[] =
     "  --time-limit SECONDS  wall time of the search (default: the contest's\n"
     "                        limit for the problem's size, 2 s up to 5 ops ...\n"
     "                        120 s above 110 ops)\n"
-    "  --seed N              seed of the search (default 1); the same seed\n"
-    "                        gives the same schedule when the time limit does\n"
-    "                        not cut the search\n"
+    "  --seed N              seed of the search (default 1); the same seed and\n"
+    "                        thread count give the same schedule when the time\n"
+    "                        limit does not cut the search (problems of up to 7\n"
+    "                        ops, or a search that reaches the lower bound);\n"
+    "                        larger ones search until the time limit\n"
+    "  --threads N           search threads (default: one per core)\n"
     "  --target FILE         schedule for the machine of FILE (targets/*.cfg):\n"
     "                        its capacity, bandwidth and native granularity\n"
     "                        replace the problem's, base costs are derived from\n"
@@ -45,14 +48,17 @@ static const char schedule_help[] =
     "                        bandwidth, granularity and costs still come from\n"
     "                        the target.  For comparisons: evaluate the result\n"
     "                        with --target to see what the terms are worth\n"
-    "  -q, --quiet           print nothing on stderr but errors\n"
+    "  -q, --quiet           print nothing on stderr but errors (no progress)\n"
     "  -v, --verbose         also print the search's own progress lines\n"
     "  -h, --help            show this help\n"
     "\n"
     "On stderr: with --target, a line saying which values came from it; a\n"
     "line per better schedule (elapsed seconds, total, ratio to\n"
-    "the lower bound), then a summary (compute model, total, lower bound,\n"
-    "ratio, subgraphs, wall time).\n"
+    "the lower bound); progress at least once a second (elapsed and limit,\n"
+    "best total, ratio to the best lower bound, evaluations per second, the\n"
+    "pass running): one line kept up to date on a terminal, a plain line a\n"
+    "second otherwise; then a summary (compute model, total, lower bound,\n"
+    "ratio, subgraphs, wall time, when the last improvement was found).\n"
     "\n"
     "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
     "tile does not fit in fast memory), 2 bad input or usage.\n";
@@ -103,7 +109,43 @@ struct run {
     long improvements;
     double write_seconds;     /* spent in ft_schedule_write */
     int write_failed;         /* a progress write failed (warned once) */
+    double last_improvement;  /* seconds from the start */
+    double last_progress;     /* when the last plain progress line was printed */
+    int tty;                  /* stderr is a terminal: one progress line, redrawn */
+    int progress_shown;       /* a terminal progress line is on screen */
 };
+
+/* Erase the terminal progress line, if one is shown. */
+static void clear_progress(struct run *r)
+{
+    if (r->progress_shown) {
+        fputs("\r\033[K", stderr);
+        r->progress_shown = 0;
+    }
+}
+
+static void on_progress(void *ctx, const ft_search_progress *pr)
+{
+    struct run *r = ctx;
+    const cli_sched_job *job = r->job;
+    if (job->quiet || (!r->tty && pr->elapsed - r->last_progress < 0.9))
+        return;
+    r->last_progress = pr->elapsed;
+    char best[FT_NUMBUF], ratio[32];
+    if (pr->best < HUGE_VAL) {
+        snprintf(best, sizeof best, "%.15g", pr->best);
+        snprintf(ratio, sizeof ratio, "%.4f", pr->bound > 0 ? pr->best / pr->bound : 0.0);
+    } else {
+        strcpy(best, "-");
+        strcpy(ratio, "-");
+    }
+    if (r->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "%s: %sprogress %.1f/%g s  best %s  ratio %s  %.0f evaluations/s  pass %s  %d thread%s%s", cli_progname, pfx(job->cmd),
+            pr->elapsed, pr->limit, best, ratio, pr->evals_per_s, pr->pass, pr->threads, pr->threads == 1 ? "" : "s", r->tty ? "" : "\n");
+    r->progress_shown = r->tty;
+    fflush(stderr);
+}
 
 static void on_improve(void *ctx, const ft_schedule *s, const double *latencies, double total)
 {
@@ -120,8 +162,10 @@ static void on_improve(void *ctx, const ft_schedule *s, const double *latencies,
         }
         r->write_seconds += cli_now() - t0;
     }
+    r->last_improvement = cli_now() - job->start;
     if (!job->quiet) {
         char a[FT_NUMBUF];
+        clear_progress(r);
         snprintf(a, sizeof a, "%.15g", total);
         fprintf(stderr, "%s: %s%7.2f s  total %s  ratio %.4f\n", cli_progname, pfx(job->cmd), cli_now() - job->start, a,
                 r->lower_bound > 0 ? total / r->lower_bound : 0.0);
@@ -231,8 +275,11 @@ int cli_schedule_run(const cli_sched_job *job)
     o.model = job->model;
     o.seed = job->seed;
     o.verbose = job->verbose && !job->quiet;
+    o.threads = job->threads;
     o.on_improve = on_improve;
+    o.on_progress = on_progress;
     o.ctx = &r;
+    r.tty = isatty(fileno(stderr));
     double limit = job->time_limit > 0 ? job->time_limit : ft_contest_time_limit(p->nops);
     o.time_limit = limit;
     if (job->contest) {
@@ -247,6 +294,7 @@ int cli_schedule_run(const cli_sched_job *job)
     ft_schedule *s = NULL;
     ft_eval ev;
     int rc = ft_search(p, &o, &s, &ev, &st);
+    clear_progress(&r);
     if (rc == FT_EINVALID) {
         cli_error("%s%s: no valid schedule: %s", pfx(job->cmd), job->problem, st.msg);
         ft_problem_free(p);
@@ -265,10 +313,10 @@ int cli_schedule_run(const cli_sched_job *job)
         snprintf(c, sizeof c, "%g", o.time_limit);
         fprintf(stderr,
                 "%s: %s%s: compute model %s, total %s, lower bound %s, ratio %.4f, %d subgraphs, "
-                "wall time %.2f s (limit %s s), %ld improvements",
+                "wall time %.2f s (limit %s s), %ld improvements, the last at %.2f s",
                 cli_progname, pfx(job->cmd), job->problem, ft_compute_model_name(ev.model), a, b,
                 ev.lower_bound > 0 ? ev.total / ev.lower_bound : 0.0, s->nsubgraphs, cli_now() - job->start, c,
-                r.improvements);
+                r.improvements, r.last_improvement);
         if (job->output)
             fprintf(stderr, " (written in %.3f s)", r.write_seconds);
         fputc('\n', stderr);
@@ -348,6 +396,16 @@ int cmd_schedule(int argc, char **argv)
                 cli_error("schedule: --time-limit is '%s', must be a positive number of seconds", v);
                 return EXIT_USAGE;
             }
+        } else if (cli_opt_is(&o, arg, "--threads")) {
+            const char *v = cli_opt_value(&o, "--threads");
+            uint64_t n;
+            if (!v)
+                return EXIT_USAGE;
+            if (parse_seed(v, &n) || n < 1 || n > 256) {
+                cli_error("schedule: --threads is '%s', must be an integer from 1 to 256", v);
+                return EXIT_USAGE;
+            }
+            job.threads = (int)n;
         } else if (cli_opt_is(&o, arg, "--seed")) {
             const char *v = cli_opt_value(&o, "--seed");
             if (!v)

@@ -308,6 +308,14 @@ typedef struct ft_active {
     int64_t ks0, ks1;
 } ft_active;
 
+/* Compute time of an active op in a step (SPEC 4): base_cost x f(rows) x
+ * f(cols), f being whole native tiles along a spatial dimension and a
+ * proportional share along a reduction one, times depth / kref for a MatMul
+ * (depth: the k slice of a k-loop MatMul, the full K of an upstream one;
+ * kref: native k, or the op's own K under FT_COMPUTE_OP).  The one rule
+ * the evaluator, the bounds, the scheduler and the simulator share. */
+double ft_op_compute(const ft_problem *p, ft_compute_model model, const ft_active *a);
+
 /* One step of a subgraph, as produced by ft_walk_next.  Arrays belong to the
  * walker and stay valid until the next ft_walk_next or ft_walk_free. */
 typedef struct ft_step {
@@ -374,6 +382,12 @@ typedef struct ft_eval {
     ft_sg_result *sg;
     double total;
     double lower_bound;
+    /* 1 when the figures come from the scheduler's exact scorer instead of
+     * a walk of every step (ft_search, when walking them all would not end
+     * within its time limit): latencies, total, grid and step counts are
+     * filled; the per-step sums (loaded, written, peak working set,
+     * compute and memory time, bound steps) are 0. */
+    int scored;
 } ft_eval;
 
 /* Evaluate a schedule exactly under the cost model (SPEC sections 3-4):
@@ -419,12 +433,34 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model,
 
 /* ---------------------------------------------------------------- scheduler */
 
+/* What ft_search reports while it runs (ft_search_opts.on_progress). */
+typedef struct ft_search_progress {
+    double elapsed;          /* seconds since the search began */
+    double limit;            /* its time limit, seconds */
+    double best;             /* best total so far (HUGE_VAL before the first) */
+    double bound;            /* the best lower bound (the larger of the two) */
+    int64_t evals;           /* subgraph configurations scored so far */
+    double evals_per_s;
+    const char *pass;        /* the pass running (ft_search's pass table) */
+    int threads;
+} ft_search_progress;
+
 /* Options of ft_search; ft_search_opts_init sets the defaults. */
 typedef struct ft_search_opts {
     ft_compute_model model;  /* default FT_COMPUTE_NATIVE */
-    double time_limit;       /* seconds of wall time, default 10 */
-    uint64_t seed;           /* default 1; same seed and no time cut: same result */
+    double time_limit;       /* seconds of wall time, default 10; the search,
+                                its final evaluation and the caller's
+                                on_improve calls end within it */
+    uint64_t seed;           /* default 1; same seed, threads and
+                                max_restarts and no time cut: same result */
+    int threads;             /* search threads; 0 (default): one per core */
+    int64_t max_restarts;    /* restarts of the improvement pass per thread;
+                                0 (default): until the deadline or the bound */
     int verbose;             /* 1: progress lines on stderr, default 0 */
+    /* Called about every 0.25 s (at least once a second) while the search
+     * runs, from the thread that calls ft_search or one of its threads,
+     * never two at once (may be NULL). */
+    void (*on_progress)(void *ctx, const ft_search_progress *pr);
     /* Called with every better valid schedule found, with its exact
      * per-subgraph latencies and total (may be NULL).  The schedule is only
      * valid during the call. */
@@ -437,7 +473,7 @@ typedef struct ft_search_opts {
 void ft_search_opts_init(ft_search_opts *o);
 
 /* Search for the lowest-latency schedule of p under o->model within
- * o->time_limit: fusion of connected subgraphs (MatMul chains, Pointwise
+ * o->time_limit (passes and limits: sched/search.c): fusion of connected subgraphs (MatMul chains, Pointwise
  * prologues and epilogues), recomputation, granularities, traversal orders,
  * retention and subgraph order, every candidate scored by the exact cost
  * model.  On success returns FT_OK with a new valid schedule in *out (free

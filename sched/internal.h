@@ -52,11 +52,67 @@ static inline double ft__sg_fixed(const ft_problem *p)
     return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
 }
 
+/* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
+ * in binary, and the simulator's integer clock must agree to the last digit. */
+typedef struct ksum {
+    double s, c;
+} ksum;
+
+static inline void ksum_add(ksum *k, double x)
+{
+    double t = k->s + x;
+    if ((k->s >= 0 ? k->s : -k->s) >= (x >= 0 ? x : -x))
+        k->c += (k->s - t) + x;
+    else
+        k->c += (x - t) + k->s;
+    k->s = t;
+}
+
+static inline double ksum_value(const ksum *k) { return k->s + k->c; }
+
+/* How a bound combines compute C and memory M (SPEC 5 and the timing
+ * terms): max(C, M), or C + M when steps do not overlap transfers and
+ * compute, plus what every subgraph pays besides its steps (one is run). */
+static inline double ft__bound_combine(const ft_problem *p, double compute, double memory)
+{
+    return (p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory) + ft__sg_fixed(p);
+}
+
+/* ---- the cost model's shared rules (cost.c), each written once ---- */
+
+/* f(len, n) of SPEC 4: whole native tiles (n elements each) along a
+ * spatial dimension, a proportional share along a reduction one. */
+static inline double ft__dim_units(int64_t len, int64_t n, int kind)
+{
+    return kind == FT_DIM_SPATIAL ? (double)ft__ceil_div(len, n) : (double)len / (double)n;
+}
+
+/* Compute of op in a step (SPEC 4): base_cost x rows x cols native-tile
+ * units, times depth / kref for a MatMul (kref: native k, or the op's K
+ * under the op compute model).  rows and cols are ft__dim_units of the
+ * region (or sums of them over tiles); depth is the reduction length the
+ * step covers. */
+double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth);
+
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
- * its tile grid: ntx x nty tiles of nk k-steps.  Assumes ops are in range,
- * distinct and listed after their producers, and w, h, k >= 1. */
+ * its tile grid: ntx x nty tiles of nk k-steps (SPEC 3 and 4).  Assumes ops
+ * are in range, distinct and listed after their producers, and w, h, k >= 1. */
 void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
                  int64_t *ntx, int64_t *nty, int64_t *nk);
+
+/* What an op list does with tensor t: FT_USE_PRODUCES and/or
+ * FT_USE_CONSUMES bits. */
+enum { FT_USE_PRODUCES = 1, FT_USE_CONSUMES = 2 };
+int ft__ops_use(const ft_problem *p, const int *ops, int nops, int t);
+
+/* Op list of subgraph j of a sequence (a schedule's subgraphs, a plan's
+ * groups): returns the ops and stores their count in *n. */
+typedef const int *(*ft__ops_of_fn)(const void *ctx, int j, int *n);
+
+/* SPEC 3's "written" rule: whether tensor t, produced by subgraph i of a
+ * sequence of nsg subgraphs (ops_of(ctx, j) gives each), is written to slow
+ * memory; `retained` says whether subgraph i retains t. */
+int ft__written_rule(const ft_problem *p, int t, int i, int retained, int nsg, ft__ops_of_fn ops_of, const void *ctx);
 
 /* Per-tensor facts of subgraph sg, each array ntensors long (caller
  * allocates): produced[t] = 1 if an op of sg outputs t; written[t] = 1 if
@@ -73,38 +129,5 @@ void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
  * (step count overflow). */
 int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model model, const unsigned char *written,
                  const unsigned char *retained, const unsigned char *resident, ft_walk **out, ft_status *st);
-
-/* Latency of the nk steps of `tile` when the step before it is the last
- * step of tile `prev` (-1: the tile starts the subgraph); *ws_max gets the
- * largest working set of those steps.  Walks derived this way are exact
- * only while ft__walk_irregular() is 0: then a tile's cost depends only on
- * the clipped sizes of its rows and columns and of prev's and on whether
- * prev shares its row or column (every tensor axis takes its ranges from
- * one source: tile rows, tile columns, the k slice or a whole reduction). */
-double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff);
-int ft__walk_irregular(const ft_walk *w);
-
-/* The figures ft__sg_extra needs from a walk whose traversal starts at tile
- * `first` and ends at tile `last`: elements loaded by the first step,
- * elements written and compute of the last.  Leaves the walker's reuse
- * state reset (the next ft__walk_tile must pass prev = -1 or a tile). */
-void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last);
-
-/* For a walker at k = 1, derive k-steps 0 and last of tile 0 to learn which
- * axes mix range sources:
- * *rows / *cols = 1 when some tensor's rows / columns come from more than
- * one source; *interior = 0 when the interior k-steps (neither first nor
- * last) alone mix no axis at any k, 1 when they mix only axes of boundary
- * tensors (slices of fixed size), 2 when a tensor made inside mixes (its
- * bounding box changes size from step to step).  A subgraph's sources do
- * not depend on its granularity, and tile 0 activates every op.  With a mixed axis, a
- * tile's cost is still a function of the absolute index of its row (mixed
- * rows) or column (mixed columns) in place of its class.  ft__walk_tile's
- * allow_ff: 0 derives every k-step; 1 skips interior k-steps that repeat
- * the two before them unless the walk turned out irregular; 2 skips them
- * regardless (for a caller that knows the interior steps are not mixed);
- * 3 skips them too, except near a k slice that overlaps the tile's row or
- * column range (interior mixing of boundary tensors only). */
-void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
 
 #endif

@@ -1,27 +1,8 @@
-/* validate.c - schedule rules of SPEC section 2 and the "written" rule of SPEC section 3. */
+/* validate.c - schedule rules of SPEC section 2 and the per-subgraph tensor sets of SPEC section 3. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int sg_produces(const ft_problem *p, const ft_subgraph *g, int t)
-{
-    for (int j = 0; j < g->nops; j++)
-        if (p->ops[g->ops[j]].output == t)
-            return 1;
-    return 0;
-}
-
-static int sg_consumes(const ft_problem *p, const ft_subgraph *g, int t)
-{
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = 0; i < op->ninputs; i++)
-            if (op->inputs[i] == t)
-                return 1;
-    }
-    return 0;
-}
 
 static int sg_retains(const ft_subgraph *g, int t)
 {
@@ -31,23 +12,19 @@ static int sg_retains(const ft_subgraph *g, int t)
     return 0;
 }
 
+static const int *sg_ops(const void *ctx, int j, int *n)
+{
+    const ft_subgraph *g = &((const ft_schedule *)ctx)->sg[j];
+    *n = g->nops;
+    return g->ops;
+}
+
 int ft_tensor_written(const ft_problem *p, const ft_schedule *s, int sg, int t)
 {
-    if (sg < 0 || sg >= s->nsubgraphs || t < 0 || t >= p->ntensors || !sg_produces(p, &s->sg[sg], t))
+    if (sg < 0 || sg >= s->nsubgraphs || t < 0 || t >= p->ntensors ||
+        !(ft__ops_use(p, s->sg[sg].ops, s->sg[sg].nops, t) & FT_USE_PRODUCES))
         return 0;
-    if (p->tensors[t].nconsumers == 0)
-        return 1; /* graph output */
-    for (int j = sg + 1; j < s->nsubgraphs; j++) {
-        const ft_subgraph *g = &s->sg[j];
-        if (sg_produces(p, g, t))
-            return 0; /* recomputed before any later load */
-        if (sg_consumes(p, g, t)) {
-            if (j == sg + 1 && sg_retains(&s->sg[sg], t))
-                continue;
-            return 1;
-        }
-    }
-    return 0;
+    return ft__written_rule(p, t, sg, sg_retains(&s->sg[sg], t), s->nsubgraphs, sg_ops, s);
 }
 
 void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg, unsigned char *produced,
@@ -200,7 +177,7 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
             if (t < 0 || t >= p->ntensors)
                 rc = ft__fail(st, FT_EINVALID, FT_R_RETAIN_NOT_PRODUCED, "%s: tensors_to_retain[%d][%d] is tensor %d, out of range (%d tensors)",
                               n, i, j, t, p->ntensors);
-            else if (!sg_produces(p, g, t))
+            else if (!(ft__ops_use(p, g->ops, g->nops, t) & FT_USE_PRODUCES))
                 rc = ft__fail(st, FT_EINVALID, FT_R_RETAIN_NOT_PRODUCED,
                               "%s: tensors_to_retain[%d][%d]: tensor %d is not produced by subgraph %d", n, i, j, t, i);
         }

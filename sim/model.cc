@@ -193,6 +193,7 @@ ComputeEngine::ComputeEngine(sc_module_name name) : sc_core::sc_module(name) {}
 
 void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now)
 {
+    p_ = p;
     nw_ = p->native_w;
     nh_ = p->native_h;
     nk_ = ft_native_k(p);
@@ -220,23 +221,15 @@ int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_
     return FT_R_NONE;
 }
 
-/* SPEC 4's f(len, n): whole native tiles along a spatial dimension, a
- * proportional share along a reduction. */
-static inline double dim_factor(std::int64_t len, std::int64_t n, int kind)
+/* The compute rule is the library's own (ft_op_compute): the simulator
+ * replays time, not the arithmetic of one op's cost.  It applies it with
+ * the role the controller derived itself, so a wrong role in either shows
+ * as a difference. */
+double ComputeEngine::op_cost(ft_role role, const ft_active &a) const
 {
-    return kind == FT_DIM_SPATIAL ? (double)ceil_div(len, n) : (double)len / (double)n;
-}
-
-double ComputeEngine::op_cost(const ft_op &op, ft_role role, const ft_active &a) const
-{
-    const ft_region &r = a.region;
-    double c = op.base_cost * dim_factor(r.r1 - r.r0, nh_, a.row_kind) * dim_factor(r.c1 - r.c0, nw_, a.col_kind);
-    if (op.type == FT_OP_MATMUL) {
-        double kref = model_ == FT_COMPUTE_OP ? (double)op.k : (double)nk_;
-        double depth = role == FT_ROLE_UPSTREAM ? (double)op.k : (double)(a.ks1 - a.ks0);
-        c *= depth / kref;
-    }
-    return c;
+    ft_active x = a;
+    x.role = role;
+    return ft_op_compute(p_, model_, &x);
 }
 
 fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start)
@@ -419,7 +412,11 @@ void Controller::plan(Job &job)
             produced_[(size_t)p->ops[g->ops[j]].output] = 0;
     }
 
-    /* Roles (SPEC 3) and tile grid (SPEC 4) of every subgraph. */
+    /* Roles (SPEC 3) and tile grid (SPEC 4) of every subgraph.  The
+     * simulator keeps its own copy of these rules and of the "written"
+     * rule below, on purpose: it is the independent check of the library's
+     * (sched/cost.c), and a shared mistake would agree with itself.  The
+     * cost-model vectors hold both to the same answers. */
     plans_.assign((size_t)ns, SgPlan());
     for (int i = 0; i < ns; i++) {
         const ft_subgraph *g = &s->sg[i];
@@ -732,7 +729,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         }
         double cost = 0;
         for (int a = 0; a < step.nactive; a++)
-            cost += engine->op_cost(p->ops[step.acts[a].op], op_role_[(size_t)step.acts[a].op], step.acts[a]);
+            cost += engine->op_cost(op_role_[(size_t)step.acts[a].op], step.acts[a]);
 
         /* When the compute goes out and when the step ends, by overlap mode:
          *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step

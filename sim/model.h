@@ -118,9 +118,10 @@ struct compute_if : virtual sc_core::sc_interface {
      * ft_reason why not (granularity below one or above native), with the
      * detail in *why. */
     virtual int check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const = 0;
-    /* Cost units of computing `a`'s region of op `op` (SPEC 4: padding of
-     * spatial dimensions to native tiles, proportional reduction, depth). */
-    virtual double op_cost(const ft_op &op, ft_role role, const ft_active &a) const = 0;
+    /* Cost units of computing `a`'s region of its op in role `role` (SPEC 4:
+     * padding of spatial dimensions to native tiles, proportional
+     * reduction, depth). */
+    virtual double op_cost(ft_role role, const ft_active &a) const = 0;
     /* Queue a computation of `cost` units issued at `issue`; returns its end,
      * *start its start. */
     virtual fs_t run(double cost, fs_t issue, fs_t *start) = 0;
@@ -195,13 +196,14 @@ public:
     /* A run starts at `now` for problem p under `model`. */
     void reset(const ft_problem *p, ft_compute_model model, fs_t now);
     int check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const override;
-    double op_cost(const ft_op &op, ft_role role, const ft_active &a) const override;
+    double op_cost(ft_role role, const ft_active &a) const override;
     fs_t run(double cost, fs_t issue, fs_t *start) override;
     fs_t busy() const override { return q_.busy(); }
 
 private:
     std::int64_t nw_ = 1, nh_ = 1, nk_ = 1;
     bool larger_ = false;
+    const ft_problem *p_ = nullptr;
     ft_compute_model model_ = FT_COMPUTE_NATIVE;
     BusyQueue q_;  /* work in cost units, rate 1 */
 };

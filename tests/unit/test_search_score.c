@@ -6,10 +6,13 @@
 
 #include <cmocka.h>
 
-/* Test-only access to the scheduler's static scorer (SQLite's test1.c
- * idiom): this binary compiles search.c itself; the archive's copy is not
- * pulled in because every symbol it defines is already here. */
-#include "../../sched/search.c"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The scheduler's internal interface (its scorer and search state); the
+ * functions come from libfusetile.a. */
+#include "../../sched/searchInt.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 static uint64_t rs = 0x1234567;
@@ -114,7 +117,7 @@ static char *random_problem(int nops, int64_t native)
  * what the subgraph pays besides its steps (ft_timing: launch overhead,
  * the pipeline's fill and drain, or one step that overlaps nothing); INF on
  * a capacity overflow. */
-static double full_walk(search *S, ft_subgraph *g, const cfg *c)
+static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
 {
     int64_t ntx, nty, nk;
     g->w = c->w;
@@ -124,13 +127,13 @@ static double full_walk(search *S, ft_subgraph *g, const cfg *c)
     int64_t *ord = NULL;
     if (c->order != ORD_RASTER) {
         ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-        make_order(c->order, ntx, nty, ord);
+        ft__make_order(c->order, ntx, nty, ord);
     }
     g->order = ord;
     g->norder = ord ? ntx * nty : 0;
     ft_walk *w;
     ft_status st;
-    assert_int_equal(ft__walk_new(S->p, g, S->model, S->written, S->retained, S->resident, &w, &st), FT_OK);
+    assert_int_equal(ft__walk_new(S->p, g, S->model, x->written, x->retained, x->resident, &w, &st), FT_OK);
     ft_step stp;
     double sum = 0;
     int ok = 1;
@@ -219,10 +222,9 @@ static void test_search_score_equals_full_walk(void **state)
         S.o = &o;
         S.model = prob % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
         S.deadline = 1e18;
-        S.tm = calloc(TMEMO, sizeof(tmemo));
-        S.written = calloc((size_t)p->ntensors, 1);
-        S.retained = calloc((size_t)p->ntensors, 1);
-        S.resident = calloc((size_t)p->ntensors, 1);
+        S.tm = ft__tmemo_new();
+        sctx X;
+        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
         for (int trial = 0; trial < 25; trial++) {
             int ops[64];
             int n = random_group(p, ops, 5);
@@ -231,19 +233,19 @@ static void test_search_score_equals_full_walk(void **state)
             g.ops = ops;
             g.nops = n;
             /* context: random written/retained outputs, resident inputs */
-            memset(S.written, 0, (size_t)p->ntensors);
-            memset(S.retained, 0, (size_t)p->ntensors);
-            memset(S.resident, 0, (size_t)p->ntensors);
+            memset(X.written, 0, (size_t)p->ntensors);
+            memset(X.retained, 0, (size_t)p->ntensors);
+            memset(X.resident, 0, (size_t)p->ntensors);
             for (int j = 0; j < n; j++) {
                 int t = p->ops[ops[j]].output;
-                S.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
-                S.retained[t] = rnd() % 5 == 0;
+                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+                X.retained[t] = rnd() % 5 == 0;
                 for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
                     if (rnd() % 6 == 0)
-                        S.resident[p->ops[ops[j]].inputs[i]] = 1;
+                        X.resident[p->ops[ops[j]].inputs[i]] = 1;
             }
             for (int j = 0; j < n; j++)
-                S.resident[p->ops[ops[j]].output] = 0;
+                X.resident[p->ops[ops[j]].output] = 0;
             static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
             cfg c;
             c.w = pick(sizes, 8);
@@ -254,26 +256,27 @@ static void test_search_score_equals_full_walk(void **state)
             c.k = c.k > p->native_w ? p->native_w : c.k;
             c.order = (int)(rnd() % ORD_COUNT);
             /* classify the walk: which axes mix sources (as optimise does) */
-            probe_mixed(&S, &g);
+            mixinfo mx;
+            ft__probe_mixed(&S, &X, &g, &mx);
             ft_walk *w;
             g.w = c.w, g.h = c.h, g.k = c.k;
-            assert_int_equal(ft__walk_new(p, &g, S.model, S.written, S.retained, S.resident, &w, &st), FT_OK);
+            assert_int_equal(ft__walk_new(p, &g, S.model, X.written, X.retained, X.resident, &w, &st), FT_OK);
             int64_t ntx, nty, nk, ns;
             ft_walk_grid(w, &ntx, &nty, &nk, &ns);
             int64_t *ord = NULL;
             if (c.order != ORD_RASTER) {
                 ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-                make_order(c.order, ntx, nty, ord);
+                ft__make_order(c.order, ntx, nty, ord);
             }
-            double tiles = score_tiles(&S, w, &g, ord, INF, S.tm, ++S.tmgen);
+            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, INF);
             ft_walk_free(w);
             free(ord);
-            double want = full_walk(&S, &g, &c);
-            double got = score(&S, &g, &c, INF);
+            double want = full_walk(&S, &X, &g, &c);
+            double got = ft__score(&S, &X, &mx, &g, &c, INF);
             compared++;
             if (tiles < 0)
                 irregular++;
-            else if (S.mixed_rows || S.mixed_cols)
+            else if (mx.rows || mx.cols)
                 mixed++;
             else
                 fast++;
@@ -290,15 +293,13 @@ static void test_search_score_equals_full_walk(void **state)
                             (long long)c.k, c.order, got, want);
                 print_error("  problem: %s\n  written/retained/resident:", json);
                 for (int t = 0; t < p->ntensors; t++)
-                    if (S.written[t] || S.retained[t] || S.resident[t])
-                        print_error(" T%d:%d%d%d", t, S.written[t], S.retained[t], S.resident[t]);
+                    if (X.written[t] || X.retained[t] || X.resident[t])
+                        print_error(" T%d:%d%d%d", t, X.written[t], X.retained[t], X.resident[t]);
                 print_error("\n");
             }
         }
         free(S.tm);
-        free(S.written);
-        free(S.retained);
-        free(S.resident);
+        ft__sctx_free(&X);
         ft_problem_free(p);
         free(json);
     }
