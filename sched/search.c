@@ -65,10 +65,10 @@ struct shared {
 };
 
 /* Seconds the passes leave for the final evaluation and the caller's write:
- * 3% of the limit, at least 20 ms and at most 1 s. */
+ * 4% of the limit, at least 20 ms and at most 1 s. */
 static double reserve(double limit)
 {
-    double r = 0.03 * limit;
+    double r = 0.04 * limit;
     return r < 0.02 ? 0.02 : r > 1 ? 1 : r;
 }
 

@@ -94,6 +94,22 @@ check sched-seed-run1 0 - '' -- "$bin" schedule "$E" -o "$tmp/r1.json" --time-li
 check sched-seed-run2 0 - '' -- "$bin" schedule "$E" -o "$tmp/r2.json" --time-limit 1 --seed 7 --quiet
 expect sched-deterministic "two runs with --seed 7 wrote different files" cmp -s "$tmp/r1.json" "$tmp/r2.json"
 
+# threads, progress and the time a search above its bound uses
+check sched-threads-zero 2 err "--threads is '0', must be an integer from 1 to 256" -- "$bin" schedule "$P" --threads 0
+check sched-threads-word 2 err "--threads is 'all', must be an integer from 1 to 256" -- "$bin" schedule "$P" --threads all
+check sched-threads-no-value 2 err 'option --threads needs a value' -- "$bin" schedule "$P" --threads
+check sched-threads-run1 0 - '' -- "$bin" schedule "$E" -o "$tmp/t1.json" --time-limit 1 --seed 7 --threads 2 --quiet
+check sched-threads-run2 0 - '' -- "$bin" schedule "$E" -o "$tmp/t2.json" --time-limit 1 --seed 7 --threads 2 --quiet
+expect sched-threads-deterministic "two runs with --seed 7 --threads 2 wrote different files" cmp -s "$tmp/t1.json" "$tmp/t2.json"
+B5=$vec/../../benchmarks/mlsys-2026-5.json
+check sched-progress-lines 0 err 'progress [0-9.]+/2 s  best [0-9.]+  ratio [0-9.]+  [0-9]+ evaluations/s  pass [a-z-]+  1 thread$' \
+    -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 2 --threads 1
+cp "$tmp/err" "$tmp/perr"
+check sched-progress-summary 0 out ', [0-9]+ improvements, the last at [0-9.]+ s' -- cat "$tmp/perr"
+expect sched-progress-no-cr "plain progress lines carry no carriage return when stderr is not a terminal" sh -c "! grep -q \"$(printf '\r')\" '$tmp/perr'"
+check sched-progress-quiet 0 - '' -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 1 --quiet
+expect sched-progress-quiet-empty "--quiet printed something" test ! -s "$tmp/err"
+
 # ---------------------------------------------------------- mlsys
 check mlsys-no-args 2 err '^mlsys: needs INPUT.json and OUTPUT.json' -- "$mlsys"
 expect mlsys-no-args-one-line "one line on stderr" one_line_err
