@@ -311,6 +311,7 @@ static void run_greedy(search *S, sctx *x, int *gid)
     offer_partition(S, x, gid, 0);
 }
 
+/* Every ordered partition, then recomputation on the best of them. */
 static void run_exhaustive(search *S, sctx *x, int *gid)
 {
     int *g2 = malloc(sizeof(int) * ((size_t)S->p->nops + 1));
@@ -318,6 +319,13 @@ static void run_exhaustive(search *S, sctx *x, int *gid)
         ft__exhaustive(S, x, g2);
     free(g2);
     (void)gid;
+    plan P;
+    if (!ft__out_of_time(S) && S->best < INF && ft__plan_copy(&S->best_plan, &P, 0) == 0) {
+        double t = ft__recompute(S, &P, x, S->best);
+        if (t < S->best)
+            ft__offer(S, &P);
+        ft__plan_free(&P);
+    }
 }
 
 static void run_local(search *S, sctx *x, int *gid)
