@@ -52,6 +52,23 @@ static inline double ft__sg_fixed(const ft_problem *p)
     return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
 }
 
+/* The bound's combination (SPEC sections 5 and 7): a total compute and a
+ * memory time that no schedule of p can beat give max(compute, memory), or
+ * compute + memory when steps do not overlap (ft_timing.overlap NONE), plus
+ * the launch overhead (and the pipeline's fill) of the one subgraph every
+ * schedule has.  Shared by ft_lower_bound, ft_lower_bound_capacity and the
+ * scheduler's candidate bound. */
+static inline double ft__bound_combine(const ft_problem *p, double compute, double memory)
+{
+    double b = p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory;
+    return b + ft__sg_fixed(p);
+}
+
+/* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
+ * of t may be a reduction dimension of some region, so the op computing t
+ * may pay it proportionally); rw and rh are ntensors bytes each, filled. */
+void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *rh);
+
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
  * its tile grid: ntx x nty tiles of nk k-steps.  Assumes ops are in range,
  * distinct and listed after their producers, and w, h, k >= 1. */
