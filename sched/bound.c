@@ -27,6 +27,17 @@ void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *
     }
 }
 
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
+{
+    *reads = *writes = 0;
+    for (int t = 0; t < p->ntensors; t++) {
+        if (p->tensors[t].producer < 0)
+            *reads += ft_tensor_size(p, t);
+        else if (p->tensors[t].nconsumers == 0)
+            *writes += ft_tensor_size(p, t);
+    }
+}
+
 /* g(len, n, r) of SPEC section 5: len / n when r holds, else ceil(len / n) */
 static double tiles(int64_t len, int64_t n, int r)
 {
@@ -53,13 +64,8 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         c += x;
     }
     free(rw);
-    int64_t reads = 0, writes = 0;
-    for (int t = 0; t < p->ntensors; t++) {
-        if (p->tensors[t].producer < 0)
-            reads += ft_tensor_size(p, t);
-        else if (p->tensors[t].nconsumers == 0)
-            writes += ft_tensor_size(p, t);
-    }
+    int64_t reads, writes;
+    ft__compulsory(p, &reads, &writes);
     /* the compulsory traffic as one step's transfers: at least the time
      * ft_step_time gives it (latency once, bandwidths as the machine has
      * them), and every subgraph pays the launch overhead: there is one */

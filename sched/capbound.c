@@ -75,13 +75,8 @@ double ft_lower_bound_capacity(const ft_problem *p, ft_compute_model model, doub
 {
     double c, m;
     double spec = ft_lower_bound(p, model, &c, &m);
-    int64_t reads = 0, writes = 0;
-    for (int t = 0; t < p->ntensors; t++) {
-        if (p->tensors[t].producer < 0)
-            reads += ft_tensor_size(p, t);
-        else if (p->tensors[t].nconsumers == 0)
-            writes += ft_tensor_size(p, t);
-    }
+    int64_t reads, writes;
+    ft__compulsory(p, &reads, &writes);
     double extra = 0;
     for (int o = 0; o < p->nops; o++)
         extra += forced_extra(p, &p->ops[o]);

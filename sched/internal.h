@@ -64,6 +64,10 @@ static inline double ft__bound_combine(const ft_problem *p, double compute, doub
     return b + ft__sg_fixed(p);
 }
 
+/* The compulsory traffic of every schedule of p (SPEC section 5): *reads
+ * gets the elements of the graph inputs, *writes those of the outputs. */
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
+
 /* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
  * of t may be a reduction dimension of some region, so the op computing t
  * may pay it proportionally); rw and rh are ntensors bytes each, filled. */
