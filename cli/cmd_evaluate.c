@@ -14,7 +14,9 @@ static const char evaluate_help[] =
     "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"
     "print, per subgraph, its latency, steps, compute- and memory-bound steps,\n"
     "peak working set and elements loaded and written; then the total, the\n"
-    "lower bound and the ratio to it.\n"
+    "lower bound (SPEC.md section 5) and the ratio to it, and the capacity\n"
+    "bound (section 7: the traffic the fast memory's capacity forces) and the\n"
+    "ratio to it.\n"
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
@@ -84,6 +86,10 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     printf("lower bound  %s (compute %s, memory %s)\n", cli_fmt15(a, e->lower_bound), cli_fmt15(b, lbc),
            cli_fmt15(c, lbm));
     printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
+    ft_lower_bound_capacity(p, e->model, &lbc, &lbm);
+    printf("capacity bound  %s (compute %s, memory %s)\n", cli_fmt15(a, e->capacity_bound), cli_fmt15(b, lbc),
+           cli_fmt15(c, lbm));
+    printf("capacity ratio  %.4f\n", e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
 }
 
 static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
@@ -109,6 +115,13 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     cli_json_number(f, lbm);
     fputs(", \"ratio\": ", f);
     cli_json_number(f, e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
+    ft_lower_bound_capacity(p, e->model, NULL, &lbm);
+    fputs(", \"capacity_bound\": ", f);
+    cli_json_number(f, e->capacity_bound);
+    fputs(", \"capacity_bound_memory\": ", f);
+    cli_json_number(f, lbm);
+    fputs(", \"capacity_ratio\": ", f);
+    cli_json_number(f, e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
     fputs(", \"subgraphs\": [", f);
     for (int i = 0; i < e->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];

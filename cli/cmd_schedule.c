@@ -58,7 +58,8 @@ static const char schedule_help[] =
     "best total, ratio to the best lower bound, evaluations per second, the\n"
     "pass running): one line kept up to date on a terminal, a plain line a\n"
     "second otherwise; then a summary (compute model, total, lower bound,\n"
-    "ratio, subgraphs, wall time, when the last improvement was found).\n"
+    "ratio, subgraphs, wall time, when the last improvement was found, the\n"
+    "capacity bound and the ratio to it).\n"
     "\n"
     "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
     "tile does not fit in fast memory), 2 bad input or usage.\n";
@@ -307,10 +308,12 @@ int cli_schedule_run(const cli_sched_job *job)
     }
     rc = write_final(job, s, &ev) ? EXIT_USAGE : EXIT_OK;
     if (rc == EXIT_OK && !job->quiet) {
-        char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
+        char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], d[FT_NUMBUF];
+        double cb = ft_lower_bound_capacity(p, job->model, NULL, NULL);
         snprintf(a, sizeof a, "%.15g", ev.total);
         snprintf(b, sizeof b, "%.15g", ev.lower_bound);
         snprintf(c, sizeof c, "%g", o.time_limit);
+        snprintf(d, sizeof d, "%.15g", cb);
         fprintf(stderr,
                 "%s: %s%s: compute model %s, total %s, lower bound %s, ratio %.4f, %d subgraphs, "
                 "wall time %.2f s (limit %s s), %ld improvements, the last at %.2f s",
@@ -319,6 +322,9 @@ int cli_schedule_run(const cli_sched_job *job)
                 r.improvements, r.last_improvement);
         if (job->output)
             fprintf(stderr, " (written in %.3f s)", r.write_seconds);
+        /* last, so that the fields before keep their places (tests and
+         * scripts parse them) */
+        fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f", d, cb > 0 ? ev.total / cb : 0.0);
         fputc('\n', stderr);
     }
     ft_eval_free(&ev);

@@ -1,24 +1,71 @@
-/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), with a target's timing terms. */
+/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms. */
 #include "internal.h"
+
+#include <stdlib.h>
+
+void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *rh)
+{
+    for (int t = 0; t < p->ntensors; t++)
+        rw[t] = rh[t] = 0;
+    /* consumers before producers (reverse topological order): one pass
+     * reaches the least fixpoint, since an op's rule only reads its output's
+     * flags, which every consumer of that output has set already */
+    for (int i = p->nops - 1; i >= 0; i--) {
+        const ft_op *op = &p->ops[p->topo[i]];
+        int o = op->output;
+        if (op->type == FT_OP_MATMUL) {
+            int l = op->inputs[0], r = op->inputs[1];
+            rw[l] = rh[r] = 1;          /* the K dimension */
+            rh[l] |= rh[o];
+            rw[r] |= rw[o];
+        } else {
+            for (int j = 0; j < op->ninputs; j++) {
+                rw[op->inputs[j]] |= rw[o];
+                rh[op->inputs[j]] |= rh[o];
+            }
+        }
+    }
+}
+
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
+{
+    *reads = *writes = 0;
+    for (int t = 0; t < p->ntensors; t++) {
+        if (p->tensors[t].producer < 0)
+            *reads += ft_tensor_size(p, t);
+        else if (p->tensors[t].nconsumers == 0)
+            *writes += ft_tensor_size(p, t);
+    }
+}
+
+/* g(len, n, r) of SPEC section 5: len / n when r holds, else ceil(len / n) */
+static double tiles(int64_t len, int64_t n, int r)
+{
+    return r ? (double)len / (double)n : (double)ft__ceil_div(len, n);
+}
 
 double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compute, double *memory)
 {
+    unsigned char *rw = malloc(2 * (size_t)p->ntensors + 1), *rh;
+    if (rw) {
+        rh = rw + p->ntensors;
+        ft__reduction_flags(p, rw, rh);
+    }
     double c = 0;
     for (int o = 0; o < p->nops; o++) {
         const ft_op *op = &p->ops[o];
         const ft_tensor *O = &p->tensors[op->output];
-        double x = op->base_cost * (double)ft__ceil_div(O->width, p->native_w) * (double)ft__ceil_div(O->height, p->native_h);
+        /* out of memory: no flags, every dimension padded (the old, larger
+         * figure would not be a bound; the proportional one always is) */
+        int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
+        double x = op->base_cost * tiles(O->width, p->native_w, fw) * tiles(O->height, p->native_h, fh);
         if (op->type == FT_OP_MATMUL)
             x *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
         c += x;
     }
-    int64_t reads = 0, writes = 0;
-    for (int t = 0; t < p->ntensors; t++) {
-        if (p->tensors[t].producer < 0)
-            reads += ft_tensor_size(p, t);
-        else if (p->tensors[t].nconsumers == 0)
-            writes += ft_tensor_size(p, t);
-    }
+    free(rw);
+    int64_t reads, writes;
+    ft__compulsory(p, &reads, &writes);
     /* the compulsory traffic as one step's transfers: at least the time
      * ft_step_time gives it (latency once, bandwidths as the machine has
      * them), and every subgraph pays the launch overhead: there is one */
@@ -28,7 +75,5 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         *compute = c;
     if (memory)
         *memory = m;
-    /* without overlap a step's compute and transfers add up */
-    double b = p->timing.overlap == FT_OVERLAP_NONE ? c + m : c > m ? c : m;
-    return b + ft__sg_fixed(p);
+    return ft__bound_combine(p, c, m);
 }

@@ -123,5 +123,6 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
     }
     out->total = ksum_value(&total);
     out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    out->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
     return FT_OK;
 }

@@ -93,6 +93,14 @@ static inline double ft__dim_units(int64_t len, int64_t n, int kind)
  * region (or sums of them over tiles); depth is the reduction length the
  * step covers. */
 double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth);
+/* The compulsory traffic of every schedule of p (SPEC section 5): *reads
+ * gets the elements of the graph inputs, *writes those of the outputs. */
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
+
+/* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
+ * of t may be a reduction dimension of some region, so the op computing t
+ * may pay it proportionally); rw and rh are ntensors bytes each, filled. */
+void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *rh);
 
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
  * its tile grid: ntx x nty tiles of nk k-steps (SPEC 3 and 4).  Assumes ops

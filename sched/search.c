@@ -459,7 +459,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     sh.hard = sh.t0 + sh.limit;
     sh.best = INF;
     sh.threads = o->threads > 0 ? o->threads : default_threads();
-    sh.bound = ft_lower_bound(p, o->model, NULL, NULL);
+    /* the best bound: the search stops early when it reaches it */
+    sh.bound = ft_lower_bound_capacity(p, o->model, NULL, NULL);
     sh.pass = passes[0].name;
 
     int nthreads = sh.threads;

@@ -814,8 +814,9 @@ static int problem_list(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const 
     return TCL_OK;
 }
 
-/* p lowerbound ?-model native|op? */
-static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[])
+/* p lowerbound ?-model native|op? (SPEC section 5), or with capacity set
+ * p capacitybound ?-model native|op? (section 7): the same dict */
+static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[], int capacity)
 {
     static const char *const opts[] = {"-model", NULL};
     ft_compute_model model = FT_COMPUTE_NATIVE;
@@ -827,7 +828,7 @@ static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *
             return TCL_ERROR;
     }
     double c, m;
-    double b = ft_lower_bound(h->prob->p, model, &c, &m);
+    double b = (capacity ? ft_lower_bound_capacity : ft_lower_bound)(h->prob->p, model, &c, &m);
     Tcl_Obj *d = Tcl_NewDictObj();
     put(d, "model", str(ft_compute_model_name(model)));
     put(d, "bound", Tcl_NewDoubleObj(b));
@@ -939,6 +940,10 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
     enum { S_INFO, S_OPS, S_TENSORS, S_CONFIGURE, S_LOWERBOUND, S_SCHEDULE, S_CLONE, S_DESTROY };
     Handle *h = cd;
     int sub;
+    /* p capacitybound: accepted ahead of the table, whose list of names
+     * (in the "bad subcommand" message) stays as scripts know it */
+    if (objc >= 2 && !strcmp(Tcl_GetString(objv[1]), "capacitybound"))
+        return problem_lowerbound(interp, h, objc, objv, 1);
     if (subcommand(interp, objc, objv, subs, &sub) != TCL_OK)
         return TCL_ERROR;
     switch (sub) {
@@ -953,7 +958,7 @@ static int problem_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *con
     case S_CONFIGURE: /* p configure ?-option? ?value -option value ...? */
         return problem_configure(interp, h, objc, objv);
     case S_LOWERBOUND: /* p lowerbound ?-model native|op? */
-        return problem_lowerbound(interp, h, objc, objv);
+        return problem_lowerbound(interp, h, objc, objv, 0);
     case S_SCHEDULE: /* p schedule NAME ?options? */
         return problem_schedule(interp, h, objc, objv);
     case S_CLONE: /* p clone NAME */

@@ -1,4 +1,4 @@
-/* test_bound.c - cmocka tests of the lower bound of SPEC section 5 (C, M and max(C, M), both compute models) on hand-computed problems and every vector. */
+/* test_bound.c - cmocka tests of the lower bound of SPEC section 5 (C, M and max(C, M), both compute models, reduction flags) and of the capacity bound of section 7, on hand-computed problems and the public benchmarks. */
 #include "ft_testutil.h"
 
 /* Example 1: op0 T0 -> T1 (1000), op1 T1 -> T2 (100), 128 x 128,
@@ -106,6 +106,107 @@ static void test_bound_non_multiple_sizes(void **state)
     check_bound(f->p, FT_COMPUTE_OP, 8080, 5500);
 }
 
+
+/* A Pointwise prologue on the L input of a MatMul, widths not a multiple of
+ * native [4, 4]: op0 Pointwise T0 (6w x 4h) -> T1; op1 MatMul T1 (K = 6) x
+ * T2 (4w x 6h) -> T3 (4 x 4).  rw(T1) holds (the K dimension), so op0 pays
+ * 6/4 = 1.5 native tiles of width, not ceil(6/4) = 2. */
+static const char prologue[] =
+    PJ("[6, 6, 4, 4]", "[4, 4, 6, 4]", "[[0], [1, 2]]", "[[1], [3]]", "[100, 1000]",
+       "[" PW ", " MM "]", "1000", "1", "[4, 4]");
+
+static void test_bound_reduction_flags(void **state)
+{
+    (void)state;
+    ft_problem *p;
+    ft_schedule *s;
+    ft_status st;
+    ft_eval e;
+    assert_int_equal(ft_problem_parse(prologue, "prologue", &p, &st), FT_OK);
+    /* native: 100 x 1.5 x 1 + 1000 x 1 x 1 x 6/4 = 1650 (the old bound
+     * said 1700); op: 150 + 1000 = 1150.  M = (24 + 24 + 16) / 1 = 64 */
+    check_bound(p, FT_COMPUTE_NATIVE, 1650, 64);
+    check_bound(p, FT_COMPUTE_OP, 1150, 64);
+    /* the fused schedule pays exactly that: 3 k-steps of 50 + 500 */
+    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[4, 4, 2]]", "[[]]"), "s", &s, &st), FT_OK);
+    assert_int_equal(ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st), FT_OK);
+    assert_cost(e.total, 1650);
+    assert_true(e.total < 1700);
+    assert_true(e.capacity_bound <= e.total * (1 + 1e-9));
+    ft_eval_free(&e);
+    ft_schedule_free(s);
+    ft_problem_free(p);
+}
+
+/* A 32 x 32 x 32 MatMul of two graph inputs that nothing else reads, native
+ * [4, 4], capacity 200, bandwidth 1.  A region has at most rho = 5 rows or
+ * columns (an upstream region: 5 x 32 + 32 x 1 <= 200; a k-loop tile: 4),
+ * so L and R are loaded at least ceil(32^3 / 5) = 6554 elements, 4506 more
+ * than their sizes: traffic >= 3072 + 4506 = 7578, while the SPEC bound is
+ * max(C = 8 x 8 x 32/4 = 512, 3072) = 3072. */
+static const char cube[] =
+    PJ("[32, 32, 32]", "[32, 32, 32]", "[[0, 1]]", "[[2]]", "[1]", "[" MM "]", "200", "1", "[4, 4]");
+
+static void test_bound_capacity(void **state)
+{
+    (void)state;
+    ft_problem *p;
+    ft_status st;
+    double c, m;
+    assert_int_equal(ft_problem_parse(cube, "cube", &p, &st), FT_OK);
+    assert_cost(ft_lower_bound(p, FT_COMPUTE_NATIVE, NULL, NULL), 3072);
+    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, &c, &m), 7578);
+    assert_cost(c, 512);
+    assert_cost(m, 7578);
+    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_OP, NULL, NULL), 7578);
+    /* a schedule the scheduler finds is above it */
+    ft_search_opts o;
+    ft_schedule *s;
+    ft_eval e;
+    ft_search_opts_init(&o);
+    o.time_limit = 0.5;
+    assert_int_equal(ft_search(p, &o, &s, &e, &st), FT_OK);
+    assert_true(e.total >= 7578);
+    assert_cost(e.capacity_bound, 7578);
+    ft_eval_free(&e);
+    ft_schedule_free(s);
+    /* a roomy capacity forces nothing: the SPEC bound again */
+    p->capacity = 1e6;
+    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, NULL, NULL), 3072);
+    ft_problem_free(p);
+}
+
+/* On every public benchmark, both bounds are at most what the scheduler
+ * finds in a short run, and the capacity bound is at least the SPEC bound. */
+static void test_bound_benchmarks(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"example_problem", "mlsys-2026-1", "mlsys-2026-5", "mlsys-2026-9",
+                                        "mlsys-2026-13", "mlsys-2026-17"};
+    const char *dir = getenv("FT_SRCDIR");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1024];
+        ft_problem *p;
+        ft_status st;
+        snprintf(path, sizeof path, "%s/benchmarks/%s.json", dir ? dir : ".", names[i]);
+        assert_int_equal(ft_problem_load(path, &p, &st), FT_OK);
+        for (int m = 0; m < 2; m++) {
+            ft_search_opts o;
+            ft_schedule *s;
+            ft_eval e;
+            ft_search_opts_init(&o);
+            o.model = (ft_compute_model)m;
+            o.time_limit = 0.2;
+            assert_int_equal(ft_search(p, &o, &s, &e, &st), FT_OK);
+            assert_true(e.capacity_bound >= e.lower_bound);
+            assert_true(e.capacity_bound <= e.total * (1 + 1e-9));
+            ft_eval_free(&e);
+            ft_schedule_free(s);
+        }
+        ft_problem_free(p);
+    }
+}
+
 /* LB <= the total of every valid vector is checked with the vectors in
  * test_eval.c (test_eval_vectors_expected_tsv). */
 
@@ -117,6 +218,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_matmul_models_differ, setup_deep_k, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_partial_native_tile, setup_partial, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_non_multiple_sizes, setup_odd, ftt_teardown),
+        cmocka_unit_test(test_bound_reduction_flags),
+        cmocka_unit_test(test_bound_capacity),
+        cmocka_unit_test(test_bound_benchmarks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

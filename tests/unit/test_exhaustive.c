@@ -698,6 +698,42 @@ static void test_exhaustive_search_never_worse(void **state)
                  "inconsistent on %ld", losses, tried, none, 100 * (worst - 1), failed);
 }
 
+/* Both lower bounds (SPEC sections 5 and 7) are at most the reference's
+ * best total on random problems (FT_BOUND_COUNT of them, 500 by default,
+ * 100 under the slow runners), and the capacity bound is at least the SPEC
+ * bound; every schedule the reference found is a valid schedule, so this
+ * checks that neither bound is above an achievable total. */
+static void test_exhaustive_bounds_below_reference(void **state)
+{
+    struct fix *f = *state;
+    long count = env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500);
+    long checked = 0, above = 0;
+    for (long i = 0; i < count; i++) {
+        ft_compute_model m = i % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        fix_clear(f);
+        f->json = gen_problem_json(SEED_BASE + 0x5bd1e995u + (uint64_t)i, 4 + (int)(i % 3), dims_small,
+                                   (int)(sizeof dims_small / sizeof dims_small[0]));
+        assert_non_null(f->json);
+        fix_parse(f, "random.problem.json");
+        double spec = ft_lower_bound(f->p, m, NULL, NULL);
+        double cap = ft_lower_bound_capacity(f->p, m, NULL, NULL);
+        assert_true(cap >= spec);
+        if (run_reference(f, m, 0, &f->ref)) {
+            say("problem %ld: reference %.17g below the SPEC bound %.17g\n  %s\n", i, f->ref.total, spec, f->json);
+            fail();
+        }
+        if (!f->ref.found)
+            continue;
+        checked++;
+        above += cap > spec * (1 + 1e-9);
+        if (cap > f->ref.total * (1 + 1e-9)) {
+            say("problem %ld: reference %.17g below the capacity bound %.17g\n  %s\n", i, f->ref.total, cap, f->json);
+            fail();
+        }
+    }
+    say("bounds: %ld problems with a schedule, capacity bound above the SPEC bound on %ld\n", checked, above);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -711,6 +747,7 @@ int main(void)
         T(test_exhaustive_reference_pruning_exact),
         T(test_exhaustive_reference_beats_random_schedules),
         T(test_exhaustive_search_never_worse),
+        T(test_exhaustive_bounds_below_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
