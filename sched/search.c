@@ -189,6 +189,7 @@ static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model m
     }
     ev->total = ksum_value(&k);
     ev->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    ev->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
     return FT_OK;
 }
 
