@@ -71,21 +71,30 @@ typedef struct gen {
     int ring[RING], nring;
 } gen;
 
+/* Room for entry n of *arr (capacity *cap, entries of `size` bytes),
+ * doubling it when full; -1 (and g->oom) when out of memory. */
+static int grow(gen *g, void **arr, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    int nc = *cap ? 2 * *cap : 64;
+    void *na = realloc(*arr, size * (size_t)nc);
+    if (!na) {
+        g->oom = 1;
+        return -1;
+    }
+    *arr = na;
+    *cap = nc;
+    return 0;
+}
+
 static int new_tensor(gen *g, int64_t w, int64_t h)
 {
     ft_problem *p = g->p;
     if (g->oom)
         return 0;
-    if (p->ntensors == g->cap_t) {
-        int nc = g->cap_t ? 2 * g->cap_t : 64;
-        ft_tensor *nt = realloc(p->tensors, sizeof *nt * (size_t)nc);
-        if (!nt) {
-            g->oom = 1;
-            return 0;
-        }
-        p->tensors = nt;
-        g->cap_t = nc;
-    }
+    if (grow(g, (void **)&p->tensors, &g->cap_t, p->ntensors, sizeof *p->tensors))
+        return 0;
     ft_tensor *t = &p->tensors[p->ntensors];
     memset(t, 0, sizeof *t);
     t->width = w;
@@ -102,16 +111,8 @@ static int new_op(gen *g, ft_op_type type, const int *inputs, int n, int64_t w, 
     int out = new_tensor(g, w, h);
     if (g->oom)
         return 0;
-    if (p->nops == g->cap_o) {
-        int nc = g->cap_o ? 2 * g->cap_o : 64;
-        ft_op *no = realloc(p->ops, sizeof *no * (size_t)nc);
-        if (!no) {
-            g->oom = 1;
-            return 0;
-        }
-        p->ops = no;
-        g->cap_o = nc;
-    }
+    if (grow(g, (void **)&p->ops, &g->cap_o, p->nops, sizeof *p->ops))
+        return 0;
     ft_op *op = &p->ops[p->nops];
     memset(op, 0, sizeof *op);
     op->inputs = malloc(sizeof(int) * (size_t)n);
