@@ -170,6 +170,10 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs);
  * limit of `limit` seconds: 5% of it, at least 0.15 s. */
 double cli_contest_margin(double limit);
 
+/* Parse an unsigned 64-bit decimal integer (digits only, no sign or
+ * space): 0 with *out set, or -1. */
+int cli_parse_u64(const char *v, uint64_t *out);
+
 /* Monotonic clock in seconds (arbitrary origin). */
 double cli_now(void);
 
@@ -181,6 +185,8 @@ int cmd_evaluate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
+/* `fusetile generate`: a generated problem file (cmd_generate.c). */
+int cmd_generate(int argc, char **argv);
 /* `fusetile shell`: a Tcl interpreter with the fusetile package
  * (cmd_shell.c); without Tcl at build time it prints an error and returns
  * EXIT_USAGE. */

@@ -345,20 +345,6 @@ static int parse_seconds(const char *v, double *out)
     return 0;
 }
 
-/* Parse an unsigned 64-bit decimal integer (digits only); 0 or -1. */
-static int parse_seed(const char *v, uint64_t *out)
-{
-    if (!*v || strspn(v, "0123456789") != strlen(v))
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = (uint64_t)x;
-    return 0;
-}
-
 int cmd_schedule(int argc, char **argv)
 {
     cli_opts o;
@@ -416,7 +402,7 @@ int cmd_schedule(int argc, char **argv)
             const char *v = cli_opt_value(&o, "--seed");
             if (!v)
                 return EXIT_USAGE;
-            if (parse_seed(v, &job.seed)) {
+            if (cli_parse_u64(v, &job.seed)) {
                 cli_error("schedule: --seed is '%s', must be an integer from 0 to 18446744073709551615", v);
                 return EXIT_USAGE;
             }

@@ -7,6 +7,7 @@ static const cli_command commands[] = {
     {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--quiet] [--target T.cfg [--keep-costs]]"},
     {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--target T.cfg [--keep-costs]]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--trace OUT.json] [--vcd OUT.vcd] [--json]"},
+    {"generate", cmd_generate, "generate [--ops N] [--seed S] [--family contest|small|scale] [-o PROBLEM.json]"},
     {"shell", cmd_shell, "shell [SCRIPT.tcl [ARGS...]]   (Tcl with the fusetile package; a prompt without SCRIPT)"},
     {"mlsys", cmd_mlsys, "mlsys INPUT.json OUTPUT.json   (the contest entry; also run as `mlsys`)"},
 };

@@ -1,7 +1,9 @@
 /* util.c - messages, option scanning and JSON output helpers for the command-line program. */
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -135,4 +137,17 @@ void cli_print_sg_head(FILE *f, int index, const ft_subgraph *g)
     fprintf(f, "%4d  ", index);
     print_ops(f, g, 16);
     fprintf(f, " %-16s", gran);
+}
+
+int cli_parse_u64(const char *v, uint64_t *out)
+{
+    if (!*v || strspn(v, "0123456789") != strlen(v))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)x;
+    return 0;
 }

@@ -23,6 +23,11 @@ int ft__read_file(const char *path, char **out, ft_status *st);
  * FT_EINPUT with "NAME: empty file" or "NAME:LINE:COL: not valid JSON". */
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
 
+/* Write the NUL-terminated text to path atomically: a temporary file
+ * beside it, then rename.  FT_OK, FT_ENOMEM, or FT_EINPUT with the OS error
+ * naming the file. */
+int ft__write_atomic(const char *text, const char *path, ft_status *st);
+
 /* strdup that tolerates NULL (returns NULL) */
 char *ft__strdup(const char *s);
 

@@ -527,3 +527,95 @@ oom:
     ft_problem_free(c);
     return NULL;
 }
+
+/* ------------------------------------------------------------ writer */
+
+/* A number as JSON: an integer when x is one (exactly representable),
+ * else a real (jansson prints reals with 17 significant digits: exact). */
+static json_t *json_num(double x)
+{
+    if (x == floor(x) && fabs(x) < 9007199254740992.0)
+        return json_integer((json_int_t)x);
+    return json_real(x);
+}
+
+/* Append "  \"name\": VALUE" (VALUE compact) to the text in *buf, taking v. */
+static int add_field(char **buf, size_t *len, const char *name, json_t *v, int last)
+{
+    if (!v)
+        return -1;
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    if (!text)
+        return -1;
+    size_t need = strlen(name) + strlen(text) + 16;
+    char *nb = realloc(*buf, *len + need);
+    if (!nb) {
+        free(text);
+        return -1;
+    }
+    *buf = nb;
+    *len += (size_t)snprintf(nb + *len, need, "  \"%s\": %s%s\n", name, text, last ? "" : ",");
+    free(text);
+    return 0;
+}
+
+char *ft_problem_to_json(const ft_problem *p)
+{
+    json_t *w = json_array(), *h = json_array(), *in = json_array(), *out = json_array();
+    json_t *costs = json_array(), *types = json_array(), *native = json_array();
+    int bad = !w || !h || !in || !out || !costs || !types || !native;
+    for (int t = 0; t < p->ntensors && !bad; t++)
+        bad = json_array_append_new(w, json_integer(p->tensors[t].width)) ||
+              json_array_append_new(h, json_integer(p->tensors[t].height));
+    for (int o = 0; o < p->nops && !bad; o++) {
+        const ft_op *op = &p->ops[o];
+        json_t *l = json_array();
+        bad = !l;
+        for (int i = 0; i < op->ninputs && !bad; i++)
+            bad = json_array_append_new(l, json_integer(op->inputs[i]));
+        bad |= json_array_append_new(in, l) || json_array_append_new(out, json_pack("[i]", op->output)) ||
+               json_array_append_new(costs, json_num(op->base_cost)) ||
+               json_array_append_new(types, json_string(op->type == FT_OP_MATMUL ? "MatMul" : "Pointwise"));
+    }
+    bad = bad || json_array_append_new(native, json_integer(p->native_w)) ||
+          json_array_append_new(native, json_integer(p->native_h));
+    struct { const char *name; json_t *v; } f[] = {
+        {"widths", w}, {"heights", h}, {"inputs", in}, {"outputs", out}, {"base_costs", costs}, {"op_types", types},
+        {"fast_memory_capacity", json_num(p->capacity)}, {"slow_memory_bandwidth", json_num(p->bandwidth)},
+        {"native_granularity", native}};
+    const int nf = (int)(sizeof f / sizeof f[0]);
+    size_t len = 2;
+    char *buf = bad ? NULL : malloc(4);
+    if (buf)
+        memcpy(buf, "{\n", 3);
+    for (int i = 0; i < nf; i++) {
+        /* add_field takes f[i].v whatever it returns */
+        if (!buf)
+            json_decref(f[i].v);
+        else if (add_field(&buf, &len, f[i].name, f[i].v, i == nf - 1)) {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    if (!buf)
+        return NULL;
+    char *nb = realloc(buf, len + 3);
+    if (!nb) {
+        free(buf);
+        return NULL;
+    }
+    memcpy(nb + len, "}\n", 3);
+    return nb;
+}
+
+int ft_problem_write(const ft_problem *p, const char *path, ft_status *st)
+{
+    ft_status_clear(st);
+    char *text = ft_problem_to_json(p);
+    if (!text)
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
+    int rc = ft__write_atomic(text, path, st);
+    free(text);
+    return rc;
+}

@@ -319,18 +319,12 @@ char *ft_schedule_to_json(const ft_schedule *s, const double *latencies)
     return b.p;
 }
 
-int ft_schedule_write(const ft_schedule *s, const double *latencies, const char *path, ft_status *st)
+int ft__write_atomic(const char *text, const char *path, ft_status *st)
 {
-    ft_status_clear(st);
-    char *text = ft_schedule_to_json(s, latencies);
-    if (!text)
-        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
-    if (!tmp) {
-        free(text);
+    if (!tmp)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
-    }
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     int rc = FT_OK;
@@ -351,6 +345,16 @@ int ft_schedule_write(const ft_schedule *s, const double *latencies, const char 
         }
     }
     free(tmp);
+    return rc;
+}
+
+int ft_schedule_write(const ft_schedule *s, const double *latencies, const char *path, ft_status *st)
+{
+    ft_status_clear(st);
+    char *text = ft_schedule_to_json(s, latencies);
+    if (!text)
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
+    int rc = ft__write_atomic(text, path, st);
     free(text);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* ref_search.h - exhaustive reference scheduler for small problems (every partition, order, granularity, traversal and retention; no recomputation), scored only through the public cost model; header-only, for test_exhaustive.c. */
+/* ref_search.h - exhaustive reference scheduler for small problems (every partition, order, granularity, traversal and retention; no recomputation), scored only through the public cost model; header-only, for test_exhaustive.c and tools/exact.c. */
 #ifndef FT_REF_SEARCH_H
 #define FT_REF_SEARCH_H
 
@@ -22,7 +22,8 @@
  *  - per subgraph every (w, h, k): w in {powers of two <= nw} u {divisors
  *    <= nw of the width of a tensor the subgraph produces}, h likewise with
  *    heights and nh, k in {powers of two <= nw} u {divisors <= nw of K of a
- *    MatMul of the subgraph} (k = 1 only when there is no MatMul);
+ *    MatMul of the subgraph} (k = 1 only when there is no MatMul); with
+ *    REF_ALL_GRANULARITIES every w in 1..nw, h in 1..nh, k in 1..nw;
  *  - traversal: raster, row snake, column snake (a snake equal to raster is
  *    tried once);
  *  - retention: for consecutive subgraphs, every subset of the tensors S_i
@@ -43,7 +44,9 @@ enum { REF_RASTER = 0, REF_ROW_SNAKE = 1, REF_COL_SNAKE = 2 };
 /* Flags of ref_search. */
 enum {
     REF_NO_PRUNE = 1,      /* evaluate every configuration (slow; checks the bound) */
-    REF_ALL_OP_ORDERS = 2  /* every topological op order inside a subgraph */
+    REF_ALL_OP_ORDERS = 2, /* every topological op order inside a subgraph */
+    REF_ALL_GRANULARITIES = 4 /* every w in 1..nw, h in 1..nh, k in 1..nw (k = 1
+                                 without MatMul): for small native sizes */
 };
 
 /* A subgraph configuration: op order, granularity and traversal kind. */
@@ -87,7 +90,7 @@ typedef struct ref_entry {
 typedef struct ref_state {
     const ft_problem *p;
     ft_compute_model model;
-    int prune, all_op_orders;
+    int prune, all_op_orders, all_granularities;
     int n;                                /* ops */
     unsigned consumers[REF_MAX_OPS];      /* ops reading op o's output */
     unsigned char connected[1u << REF_MAX_OPS];
@@ -228,6 +231,18 @@ static int ref_candidates(int64_t lim, const int64_t *v, int nv, int64_t **out)
             a[n++] = d;
     }
     return n;
+}
+
+/* Every value 1..lim into a malloc'd *out; returns lim (-1: out of memory). */
+static int ref_every(int64_t lim, int64_t **out)
+{
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)lim);
+    *out = a;
+    if (!a)
+        return -1;
+    for (int64_t d = 1; d <= lim; d++)
+        a[d - 1] = d;
+    return (int)lim;
 }
 
 /* Tile permutation of the given kind for an ntx x nty grid (tile index =
@@ -392,10 +407,10 @@ static void ref_minimise(ref_state *S, ft_schedule *s, int i, unsigned rin,
     }
     mem /= p->bandwidth;
 
-    nw = ref_candidates(p->native_w, widths, nprod, &ws);
-    nh = ref_candidates(p->native_h, heights, nprod, &hs);
+    nw = S->all_granularities ? ref_every(p->native_w, &ws) : ref_candidates(p->native_w, widths, nprod, &ws);
+    nh = S->all_granularities ? ref_every(p->native_h, &hs) : ref_candidates(p->native_h, heights, nprod, &hs);
     if (nmm)
-        nk = ref_candidates(p->native_w, kdepths, nmm, &ks);
+        nk = S->all_granularities ? ref_every(p->native_w, &ks) : ref_candidates(p->native_w, kdepths, nmm, &ks);
     else
         nk = 1, ks = NULL;
     cand = malloc(sizeof *cand * (size_t)(nw > 0 && nh > 0 && nk > 0 ? nw * nh * nk : 1));
@@ -780,7 +795,8 @@ static void ref_result_free(ref_result *r)
 }
 
 /* Exhaustive search of p (at most REF_MAX_OPS ops) under `model`; flags
- * are REF_NO_PRUNE and REF_ALL_OP_ORDERS (0: the contract above).  Returns 0 with *out filled (out->found = 0
+ * are REF_NO_PRUNE, REF_ALL_OP_ORDERS and REF_ALL_GRANULARITIES (0: the
+ * contract above).  Returns 0 with *out filled (out->found = 0
  * when the space holds no valid schedule; out->best belongs to *out), or -1
  * with a message in err: out of memory, too many ops, or an inconsistency
  * between the reference and the library (unsound bound, written-rule
@@ -796,6 +812,7 @@ static int ref_search(const ft_problem *p, ft_compute_model model, unsigned flag
     S.model = model;
     S.prune = !(flags & REF_NO_PRUNE);
     S.all_op_orders = !!(flags & REF_ALL_OP_ORDERS);
+    S.all_granularities = !!(flags & REF_ALL_GRANULARITIES);
     S.n = p->nops;
     S.best_total = INFINITY;
     S.err = err;
