@@ -393,7 +393,7 @@ int cmd_schedule(int argc, char **argv)
             uint64_t n;
             if (!v)
                 return EXIT_USAGE;
-            if (parse_seed(v, &n) || n < 1 || n > 256) {
+            if (cli_parse_u64(v, &n) || n < 1 || n > 256) {
                 cli_error("schedule: --threads is '%s', must be an integer from 1 to 256", v);
                 return EXIT_USAGE;
             }
