@@ -52,7 +52,8 @@ int ft__plan_copy(const plan *A, plan *B, int extra)
             return -1;
         }
         memcpy(b->ops, a->ops, sizeof(int) * (size_t)a->nops);
-        memcpy(b->ret, a->ret, sizeof(int) * (size_t)a->nret);
+        if (a->nret)
+            memcpy(b->ret, a->ret, sizeof(int) * (size_t)a->nret);
     }
     return 0;
 }

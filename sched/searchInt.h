@@ -14,6 +14,7 @@ enum {
     FT_SEARCH_OP_ORDER_OPS = 256,      /* random op orders tried only up to this many ops in a group */
     FT_SEARCH_TILE_MEMO = 1024,        /* tile memo slots (a power of two); fuller: walk every step */
     FT_SEARCH_MAX_CANDIDATES = 96,     /* tile sizes per dimension (powers of two first, then divisors) */
+    FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
     FT_SEARCH_WINDOW_LINKS = 16        /* outside groups a window op may join in a re-partition */
 };
 /* Largest number of steps a subgraph's score may walk one by one (when the

@@ -30,15 +30,20 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Candidate tile sizes for one dimension, sorted and distinct: the powers
- * of two up to lim, then the lengths in lens[] up to lim and their
+/* Candidate tile sizes for one dimension, sorted and distinct: every size
+ * up to lim when lim is at most FT_SEARCH_ALL_SIZES, else the powers of two
+ * up to lim and lim itself, then the lengths in lens[] up to lim and their
  * divisors, while there is room (FT_SEARCH_MAX_CANDIDATES: what does not
  * fit is not tried). */
 static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out)
 {
     int n = 0;
+    if (lim <= FT_SEARCH_ALL_SIZES)
+        for (int64_t v = 1; v <= lim; v++)
+            n = add_size(out, n, v);
     for (int64_t v = 1; v <= lim; v *= 2)
         n = add_size(out, n, v);
+    n = add_size(out, n, lim);
     for (int i = 0; i < nlens; i++)
         if (lens[i] <= lim)
             n = add_size(out, n, lens[i]);
