@@ -56,7 +56,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { COL = 0, ROW = 1 };   /* a stream of [fixed rows, ks] or [ks, fixed cols] regions */
+/* A stream of [fixed rows, ks] or [ks, fixed cols] regions, or the inputs
+ * of an epilogue op, needed tile by tile (swept once in all). */
+enum { COL = 0, ROW = 1, TILE = 2 };
 
 typedef struct cb {
     const ft_problem *p;
@@ -98,11 +100,15 @@ static int repeated(const ft_op *op, int i)
     return 0;
 }
 
-typedef double (*per_input_fn)(cb *c, int t, int dir, double mult, double tiles, unsigned char *set);
+/* Extra traffic (beyond the compulsory) of tensor t needed as a stream in
+ * direction dir, swept mult times in all, tiles = the root MatMul's tiles;
+ * with TILE, an input of an epilogue op in a subgraph with at least two
+ * k-steps per tile (mult = 1). */
+static double stream(cb *c, int t, int dir, double mult, double tiles, unsigned char *set);
 
-/* (+) over the distinct inputs of Pointwise op other than `skip`. */
-static double over_inputs(cb *c, const ft_op *op, int skip, per_input_fn fn, int dir, double mult, double tiles,
-                          unsigned char *set)
+/* (+) over the distinct inputs of Pointwise op other than `skip` of their
+ * streams (stream's arguments). */
+static double over_inputs(cb *c, const ft_op *op, int skip, int dir, double mult, double tiles, unsigned char *set)
 {
     double x = 0;
     for (int i = 0; i < op->ninputs && !c->oom; i++) {
@@ -111,15 +117,15 @@ static double over_inputs(cb *c, const ft_op *op, int skip, per_input_fn fn, int
         unsigned char *sub = set_new(c);
         if (!sub)
             break;
-        double y = fn(c, op->inputs[i], dir, mult, tiles, sub);
+        double y = stream(c, op->inputs[i], dir, mult, tiles, sub);
         x = join(c, x, set, y, sub);
         free(sub);
     }
     return x;
 }
 
-/* Extra traffic (beyond the compulsory) of tensor t needed as a stream in
- * direction dir, swept mult times in all, tiles = the root MatMul's tiles. */
+static double kloop(cb *c, const ft_op *op, unsigned char *set);
+
 static double stream(cb *c, int t, int dir, double mult, double tiles, unsigned char *set)
 {
     const ft_tensor *T = &c->p->tensors[t];
@@ -139,11 +145,13 @@ static double stream(cb *c, int t, int dir, double mult, double tiles, unsigned 
     const ft_op *q = &c->p->ops[T->producer];
     if (c->depth < c->p->nops) {
         c->depth++;
-        if (q->type == FT_OP_MATMUL) {
+        if (q->type == FT_OP_MATMUL && dir == TILE) {
+            eph = kloop(c, q, set);   /* a k-loop MatMul: only an epilogue reads t */
+        } else if (q->type == FT_OP_MATMUL) {
             if (q->inputs[0] != q->inputs[1])
                 eph = stream(c, q->inputs[dir == COL ? 1 : 0], dir, tiles, tiles, set);
         } else {
-            eph = over_inputs(c, q, -1, stream, dir, mult, tiles, set);
+            eph = over_inputs(c, q, -1, dir, mult, tiles, set);
         }
         c->depth--;
     }
@@ -167,26 +175,6 @@ static double kloop(cb *c, const ft_op *op, unsigned char *set)
     a = join(c, a, set, b, sub);
     free(sub);
     return a;
-}
-
-/* Extra traffic of tensor u, an input of an epilogue op, needed tile by
- * tile in a subgraph with at least two k-steps per tile. */
-static double tile_supply(cb *c, int u, int dir, double mult, double tiles, unsigned char *set)
-{
-    const ft_tensor *T = &c->p->tensors[u];
-    double n = size_of(c, u);
-    (void)dir, (void)mult, (void)tiles;
-    if (T->producer < 0 || n <= c->cap)
-        return 0;
-    set[u] = 1;
-    double loaded = n + c->wf * n, eph = 0;
-    const ft_op *q = &c->p->ops[T->producer];
-    if (T->nconsumers == 1 && c->depth < c->p->nops) {
-        c->depth++;
-        eph = q->type == FT_OP_MATMUL ? kloop(c, q, set) : over_inputs(c, q, -1, tile_supply, 0, 0, 0, set);
-        c->depth--;
-    }
-    return eph < loaded ? eph : loaded;
 }
 
 /* Whether tensor t reaches a MatMul through Pointwise ops only. */
@@ -219,7 +207,7 @@ static double anchor(cb *c, const ft_op *op, unsigned char *set)
     if (!sub)
         return x;
     sub[t] = 1;
-    double fused = over_inputs(c, &p->ops[T->consumers[0]], t, tile_supply, 0, 0, 0, sub);
+    double fused = over_inputs(c, &p->ops[T->consumers[0]], t, TILE, 1, 1, sub);
     double apart = n + c->wf * n;
     x = join(c, x, set, fused < apart ? fused : apart, sub);
     free(sub);
