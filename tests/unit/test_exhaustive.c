@@ -311,9 +311,10 @@ static void fix_parse(struct fix *f, const char *name)
 
 /* Run the reference on f->p into *r; fails the test on an internal error.
  * When found, also checks that its schedule re-evaluates to its total.
- * Returns 1 when that total is below SPEC 5's lower bound (which happens:
- * a fused Pointwise prologue pays its reduction dimension proportionally,
- * len / nw, where the bound charges ceil(W / nw)), else 0. */
+ * Returns 1 when that total is below SPEC 5's lower bound (which happened
+ * before the bound's reduction flags: a fused Pointwise prologue pays its
+ * reduction dimension proportionally, len / nw, where the bound charged
+ * ceil(W / nw)), else 0. */
 static int run_reference(struct fix *f, ft_compute_model m, unsigned flags,
                          ref_result *r)
 {
