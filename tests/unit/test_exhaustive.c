@@ -733,18 +733,97 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
     }
 }
 
+/* A random schedule of p, valid or not (ft_evaluate tells): 1 to nops + 2
+ * subgraphs, each a random connected set of ops grown from a random op
+ * (ops may repeat across subgraphs: recomputation), in topological order,
+ * sorted by their last op; the ops no subgraph took get one each; every
+ * granularity from 1 to native; random retention of what the next
+ * subgraph reads.  NULL when out of memory. */
+static ft_schedule *wild_schedule(const ft_problem *p, gen *g)
+{
+    int n = p->nops, pos[REF_MAX_OPS], m = 1 + gen_below(g, n + 2), cnt = 0;
+    unsigned blk[2 * REF_MAX_OPS + 2], covered = 0;
+    for (int i = 0; i < n; i++)
+        pos[p->topo[i]] = i;
+    for (int i = 0; i < m; i++) {
+        unsigned b = 1u << gen_below(g, n);
+        int want = 1 + gen_below(g, n);
+        for (int grow = 0; grow < 4 * n && __builtin_popcount(b) < want; grow++) {
+            int o = gen_below(g, n), linked = 0;   /* o shares a tensor with b? */
+            for (int x = 0; x < n && !linked; x++) {
+                if (!(b >> x & 1u))
+                    continue;
+                const ft_op *a = &p->ops[o], *c = &p->ops[x];
+                for (int i1 = 0; i1 < a->ninputs; i1++)
+                    for (int i2 = 0; i2 < c->ninputs; i2++)
+                        linked |= a->inputs[i1] == c->inputs[i2] || a->inputs[i1] == c->output ||
+                                  c->inputs[i2] == a->output;
+            }
+            if (linked)
+                b |= 1u << o;
+        }
+        blk[cnt++] = b;
+        covered |= b;
+    }
+    for (int i = 0; i < n; i++)
+        if (!(covered >> p->topo[i] & 1u))
+            blk[cnt++] = 1u << p->topo[i];
+    int last[2 * REF_MAX_OPS + 2];
+    for (int i = 0; i < cnt; i++) {
+        last[i] = 0;
+        for (int o = 0; o < n; o++)
+            if (blk[i] >> o & 1u && pos[o] > last[i])
+                last[i] = pos[o];
+    }
+    for (int i = 1; i < cnt; i++)   /* insertion sort by the last op */
+        for (int j = i; j > 0 && last[j - 1] > last[j]; j--) {
+            int tl = last[j];
+            unsigned tb = blk[j];
+            last[j] = last[j - 1], blk[j] = blk[j - 1];
+            last[j - 1] = tl, blk[j - 1] = tb;
+        }
+    ft_schedule *s = ft_schedule_new(cnt);
+    if (!s)
+        return NULL;
+    s->len_granularities = s->len_retain = cnt;
+    for (int i = 0; i < cnt; i++) {
+        int ops[REF_MAX_OPS], k = 0, keep[REF_MAX_OPS], nk = 0;
+        for (int j = 0; j < n; j++)
+            if (blk[i] >> p->topo[j] & 1u)
+                ops[k++] = p->topo[j];
+        for (int j = 0; j < k && i + 1 < cnt; j++) {
+            int t = p->ops[ops[j]].output, read = 0;
+            for (int o = 0; o < n; o++)
+                if (blk[i + 1] >> o & 1u)
+                    for (int x = 0; x < p->ops[o].ninputs; x++)
+                        read |= p->ops[o].inputs[x] == t;
+            if (read && gen_chance(g, 1, 2))
+                keep[nk++] = t;
+        }
+        if (ft_subgraph_set_ops(&s->sg[i], ops, k) != FT_OK || ft_subgraph_set_retain(&s->sg[i], keep, nk) != FT_OK) {
+            ft_schedule_free(s);
+            return NULL;
+        }
+        s->sg[i].w = 1 + gen_below(g, (int)p->native_w);
+        s->sg[i].h = 1 + gen_below(g, (int)p->native_h);
+        s->sg[i].k = 1 + gen_below(g, (int)ft_native_k(p));
+    }
+    return s;
+}
+
 /* Both lower bounds (SPEC sections 5 and 7) hold on FT_BOUND_COUNT random
  * problems (500 by default, 100 under the slow runners) of up to 6 ops,
  * native tiles of 4 or 8, sizes 1 to 24 and capacities from tight to roomy:
  * the capacity bound is at least the SPEC bound, and at most the totals of
  * the reference's best schedule (itself at most the unfused one's,
- * check_beats_unfused) and of ft_search's (which may recompute), whose
- * traffic is also at least the bound's. */
+ * check_beats_unfused), of ft_search's (which may recompute) and of 20
+ * random schedules per problem (wild_schedule), whose traffic is also at
+ * least the bound's. */
 static void test_exhaustive_bounds_below_reference(void **state)
 {
     struct fix *f = *state;
     long count = env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500);
-    long checked = 0, above = 0, traffic = 0;
+    long checked = 0, above = 0, traffic = 0, wild = 0;
     gen_mode.small = 1;
     for (long i = 0; i < count; i++) {
         ft_compute_model m = i % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
@@ -775,10 +854,22 @@ static void test_exhaustive_bounds_below_reference(void **state)
         o.time_limit = 0.01;
         if (ft_search(f->p, &o, &f->s, &f->ev, &st) == FT_OK)
             check_above_bounds(f, f->s, m, cap, cm, "ft_search");
+        gen g = {SEED_BASE ^ (uint64_t)i};
+        for (int j = 0; j < 20; j++) {
+            ft_schedule_free(f->s);
+            f->s = wild_schedule(f->p, &g);
+            assert_non_null(f->s);
+            ft_eval_free(&f->ev2);
+            if (ft_evaluate(f->p, f->s, m, &f->ev2, &st) != FT_OK)
+                continue;
+            wild++;
+            check_above_bounds(f, f->s, m, cap, cm, "random");
+        }
     }
     gen_mode.small = 0;
     say("bounds: %ld problems with a schedule; the capacity bound adds traffic on %ld, is above the SPEC bound on "
-        "%ld\n", checked, traffic, above);
+        "%ld; %ld valid random schedules (recomputation, every granularity) checked too\n", checked, traffic, above,
+        wild);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
