@@ -56,8 +56,8 @@ static inline double ft__sg_fixed(const ft_problem *p)
  * memory time that no schedule of p can beat give max(compute, memory), or
  * compute + memory when steps do not overlap (ft_timing.overlap NONE), plus
  * the launch overhead (and the pipeline's fill) of the one subgraph every
- * schedule has.  Shared by ft_lower_bound, ft_lower_bound_capacity and the
- * scheduler's candidate bound. */
+ * schedule has.  Shared by ft_lower_bound and ft_lower_bound_capacity
+ * (sched/search.c's candidate bound has the same expression). */
 static inline double ft__bound_combine(const ft_problem *p, double compute, double memory)
 {
     double b = p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory;
