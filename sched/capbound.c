@@ -65,6 +65,7 @@ typedef struct cb {
     double cap;       /* capacity */
     double wf;        /* read-time weight of one written element */
     int depth;        /* recursion guard */
+    const unsigned char *feeds;  /* fill_feeds */
     int oom;          /* an allocation failed: every figure is 0 */
 } cb;
 
@@ -177,25 +178,26 @@ static double kloop(cb *c, const ft_op *op, unsigned char *set)
     return a;
 }
 
-/* Whether tensor t reaches a MatMul through Pointwise ops only. */
-static int reaches_matmul(const ft_problem *p, int t, int depth)
+/* feeds[t] = 1 when tensor t reaches a MatMul through Pointwise ops only
+ * (ntensors bytes, filled; consumers come later in p->topo). */
+static void fill_feeds(const ft_problem *p, unsigned char *feeds)
 {
-    const ft_tensor *T = &p->tensors[t];
-    if (depth > p->nops)
-        return 1;   /* cannot happen in a DAG; answer the safe way */
-    for (int i = 0; i < T->nconsumers; i++) {
-        const ft_op *op = &p->ops[T->consumers[i]];
-        if (op->type == FT_OP_MATMUL || reaches_matmul(p, op->output, depth + 1))
-            return 1;
+    memset(feeds, 0, (size_t)p->ntensors);
+    for (int i = p->nops - 1; i >= 0; i--) {
+        const ft_tensor *T = &p->tensors[p->ops[p->topo[i]].output];
+        unsigned char *f = &feeds[p->ops[p->topo[i]].output];
+        for (int j = 0; j < T->nconsumers && !*f; j++) {
+            const ft_op *c = &p->ops[T->consumers[j]];
+            *f = c->type == FT_OP_MATMUL || feeds[c->output];
+        }
     }
-    return 0;
 }
 
 /* Anchor figure of op (0 if op is no anchor). */
 static double anchor(cb *c, const ft_op *op, unsigned char *set)
 {
     const ft_problem *p = c->p;
-    if (op->type != FT_OP_MATMUL || p->allow_larger || op->k <= ft_native_k(p) || reaches_matmul(p, op->output, 0))
+    if (op->type != FT_OP_MATMUL || p->allow_larger || op->k <= ft_native_k(p) || c->feeds[op->output])
         return 0;
     double x = kloop(c, op, set);
     int t = op->output;
@@ -253,16 +255,18 @@ static double pair(cb *c, const ft_op *op, unsigned char *set)
 /* Traffic, in elements read, that capacity forces beyond the compulsory. */
 static double forced(const ft_problem *p)
 {
-    cb c = {p, p->capacity, 0, 0, 0};
+    cb c = {p, p->capacity, 0, 0, NULL, 0};
     double wbw = p->timing.write_bandwidth > 0 ? p->timing.write_bandwidth : p->bandwidth;
     c.wf = p->timing.duplex ? 0 : wbw < p->bandwidth ? 1 : p->bandwidth / wbw;
     int n = p->nops, nt = p->ntensors;
     double *fig = calloc((size_t)n + 1, sizeof *fig);
     unsigned char *sets = calloc((size_t)n * (size_t)nt + 1, 1), *used = calloc((size_t)nt + 1, 1);
-    unsigned char *alt = calloc((size_t)nt + 1, 1);
+    unsigned char *alt = calloc((size_t)nt + 1, 1), *feeds = malloc((size_t)nt + 1);
     double total = 0;
-    if (!fig || !sets || !used || !alt)
+    if (!fig || !sets || !used || !alt || !feeds)
         goto out;
+    fill_feeds(p, feeds);
+    c.feeds = feeds;
     for (int o = 0; o < n && !c.oom; o++) {
         unsigned char *s = sets + (size_t)o * (size_t)nt;
         memset(alt, 0, (size_t)nt);
@@ -299,6 +303,7 @@ out:
     free(sets);
     free(used);
     free(alt);
+    free(feeds);
     return c.oom ? 0 : total;
 }
 
