@@ -812,7 +812,7 @@ static ft_schedule *wild_schedule(const ft_problem *p, gen *g)
 }
 
 /* Both lower bounds (SPEC sections 5 and 7) hold on FT_BOUND_COUNT random
- * problems (500 by default, 100 under the slow runners) of up to 6 ops,
+ * problems (500 by default, 100 under the slow runners) of up to 8 ops,
  * native tiles of 4 or 8, sizes 1 to 24 and capacities from tight to roomy:
  * the capacity bound is at least the SPEC bound, and at most the totals of
  * the reference's best schedule (itself at most the unfused one's,
@@ -830,7 +830,7 @@ static void test_exhaustive_bounds_below_reference(void **state)
         ft_search_opts o;
         ft_status st;
         fix_clear(f);
-        f->json = gen_problem_json(SEED_BASE + 0x5bd1e995u + (uint64_t)i, 3 + (int)(i % 4), dims_bound,
+        f->json = gen_problem_json(SEED_BASE + 0x5bd1e995u + (uint64_t)i, 3 + (int)(i % 6), dims_bound,
                                    (int)(sizeof dims_bound / sizeof dims_bound[0]));
         assert_non_null(f->json);
         fix_parse(f, "random.problem.json");
