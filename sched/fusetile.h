@@ -447,12 +447,12 @@ int ft_tensor_written(const ft_problem *p, const ft_schedule *s, int sg,
 double ft_lower_bound(const ft_problem *p, ft_compute_model model,
                       double *compute, double *memory);
 
-/* Capacity-aware lower bound (SPEC section 7): the least slow-memory
- * traffic any valid schedule of p can have given the fast memory's capacity
- * (the compulsory graph inputs and outputs plus what capacity forces on
- * MatMuls whose operands are graph inputs of their own), combined with the
- * SPEC bound's compute C as ft_lower_bound combines them (max, or sum
- * without overlap, plus one launch overhead).  Never below ft_lower_bound
+/* Capacity-aware lower bound (SPEC section 7): slow-memory traffic that
+ * every valid schedule of p has given the fast memory's capacity (the
+ * compulsory graph inputs and outputs, plus the re-reads that deep
+ * k-loops, tensors too big to stay resident and exclusive MatMul operands
+ * force), combined with the SPEC bound's compute C as ft_lower_bound
+ * combines them (max, or sum without overlap, plus one launch overhead).  Never below ft_lower_bound
  * and never above the total of any schedule ft_evaluate accepts.  *compute
  * and *memory (either may be NULL) receive C and the traffic's time. */
 double ft_lower_bound_capacity(const ft_problem *p, ft_compute_model model,

@@ -98,6 +98,7 @@ static inline double ft__dim_units(int64_t len, int64_t n, int kind)
  * region (or sums of them over tiles); depth is the reduction length the
  * step covers. */
 double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth);
+
 /* The compulsory traffic of every schedule of p (SPEC section 5): *reads
  * gets the elements of the graph inputs, *writes those of the outputs. */
 void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);

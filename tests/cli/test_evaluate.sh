@@ -48,6 +48,11 @@ check eval-table 0 out '^total +6553.6$' -- "$bin" evaluate "$P" "$S"
 check eval-table-bound 0 out '^lower bound +' -- "$bin" evaluate "$P" "$S"
 check eval-json 0 out '"compute_model": "op", "total": 7372.8' -- "$bin" evaluate "$vec/D-deep-k.problem.json" "$vec/D-deep-k.solution.json" --json --compute-model=op
 check eval-json-subgraphs 0 out '"subgraphs": \[' -- "$bin" evaluate "$P" "$S" --json
+# the capacity bound (SPEC 7): the lower bound's figures where capacity forces nothing more
+check eval-table-capacity 0 out '^capacity bound +3276.8 \(compute 1100, memory 3276.8\)$' -- "$bin" evaluate "$P" "$S"
+check eval-table-capacity-ratio 0 out '^capacity ratio +2.0000$' -- "$bin" evaluate "$P" "$S"
+check eval-json-capacity 0 out '"ratio": 2, "capacity_bound": 3276.8, "capacity_bound_memory": 3276.8, "capacity_ratio": 2, ' \
+    -- "$bin" evaluate "$P" "$S" --json
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
 

@@ -115,64 +115,120 @@ static const char prologue[] =
     PJ("[6, 6, 4, 4]", "[4, 4, 6, 4]", "[[0], [1, 2]]", "[[1], [3]]", "[100, 1000]",
        "[" PW ", " MM "]", "1000", "1", "[4, 4]");
 
+static int setup_prologue(void **state)
+{
+    return ftt_fixture_new(state, prologue, SJ("[[0, 1]]", "[[4, 4, 2]]", "[[]]"));
+}
+
 static void test_bound_reduction_flags(void **state)
 {
-    (void)state;
-    ft_problem *p;
-    ft_schedule *s;
+    ftt_fixture *f = *state;
     ft_status st;
-    ft_eval e;
-    assert_int_equal(ft_problem_parse(prologue, "prologue", &p, &st), FT_OK);
     /* native: 100 x 1.5 x 1 + 1000 x 1 x 1 x 6/4 = 1650 (the old bound
      * said 1700); op: 150 + 1000 = 1150.  M = (24 + 24 + 16) / 1 = 64 */
-    check_bound(p, FT_COMPUTE_NATIVE, 1650, 64);
-    check_bound(p, FT_COMPUTE_OP, 1150, 64);
+    check_bound(f->p, FT_COMPUTE_NATIVE, 1650, 64);
+    check_bound(f->p, FT_COMPUTE_OP, 1150, 64);
     /* the fused schedule pays exactly that: 3 k-steps of 50 + 500 */
-    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[4, 4, 2]]", "[[]]"), "s", &s, &st), FT_OK);
-    assert_int_equal(ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st), FT_OK);
-    assert_cost(e.total, 1650);
-    assert_true(e.total < 1700);
-    assert_true(e.capacity_bound <= e.total * (1 + 1e-9));
-    ft_eval_free(&e);
-    ft_schedule_free(s);
-    ft_problem_free(p);
+    assert_int_equal(ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->eval, &st), FT_OK);
+    assert_cost(f->eval.total, 1650);
+    assert_true(f->eval.total < 1700);
+    assert_true(f->eval.capacity_bound <= f->eval.total * (1 + 1e-9));
 }
 
 /* A 32 x 32 x 32 MatMul of two graph inputs that nothing else reads, native
- * [4, 4], capacity 200, bandwidth 1.  A region has at most rho = 5 rows or
- * columns (an upstream region: 5 x 32 + 32 x 1 <= 200; a k-loop tile: 4),
- * so L and R are loaded at least ceil(32^3 / 5) = 6554 elements, 4506 more
- * than their sizes: traffic >= 3072 + 4506 = 7578, while the SPEC bound is
- * max(C = 8 x 8 x 32/4 = 512, 3072) = 3072. */
+ * [4, 4], capacity 200, bandwidth 1; SPEC bound max(C = 8 x 8 x 32/4 = 512,
+ * M = 3072) = 3072.
+ *  - as an anchor (K = 32 > native k, nothing reads its output): every
+ *    4 x 4 tile sweeps L[rows, 0:32] and R[0:32, cols] whole, L is swept 8
+ *    times (once per column of tiles) and R 8 times: 7 x 1024 + 7 x 1024 =
+ *    14336 elements beyond the compulsory;
+ *  - as an exclusive pair: a region has at most rho = 5 rows or columns
+ *    (5 x 32 + 32 x 1 <= 200), so ceil(32^3 / 5) - 2048 = 4506.
+ * The larger counts: traffic >= 3072 + 14336 = 17408. */
 static const char cube[] =
     PJ("[32, 32, 32]", "[32, 32, 32]", "[[0, 1]]", "[[2]]", "[1]", "[" MM "]", "200", "1", "[4, 4]");
 
-static void test_bound_capacity(void **state)
+/* The same MatMul op0 T0 x T1 -> T2 feeding op1 T2 x T3 -> T4 (T3 is
+ * 32h x 1w).  op0 is no anchor (its output feeds a MatMul); as a pair it
+ * gives 4506 on {T0, T1}.  op1 is an anchor: T2 (1024 > 200) is swept once,
+ * either loaded (1024 + its write 1024) or made by op0 upstream, which
+ * sweeps T1 in each of op1's 8 tiles (7 x 1024 more); the least is 2048;
+ * T3 is swept 8 times (7 x 32 = 224): 2272 on {T1, T2, T3}.  The two share
+ * T1, so only the larger counts: 2112 + 4506 = 6618. */
+static const char chain[] =
+    PJ("[32, 32, 32, 1, 1]", "[32, 32, 32, 32, 32]", "[[0, 1], [2, 3]]", "[[2], [4]]", "[1, 1]",
+       "[" MM ", " MM "]", "200", "1", "[4, 4]");
+
+static int setup_cube(void **state) { return ftt_fixture_new(state, cube, NULL); }
+static int setup_chain(void **state) { return ftt_fixture_new(state, chain, NULL); }
+
+static void test_bound_capacity_cube(void **state)
 {
-    (void)state;
-    ft_problem *p;
+    ftt_fixture *f = *state;
     ft_status st;
     double c, m;
-    assert_int_equal(ft_problem_parse(cube, "cube", &p, &st), FT_OK);
-    assert_cost(ft_lower_bound(p, FT_COMPUTE_NATIVE, NULL, NULL), 3072);
-    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, &c, &m), 7578);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 3072);
+    assert_cost(ft_lower_bound_capacity(f->p, FT_COMPUTE_NATIVE, &c, &m), 17408);
     assert_cost(c, 512);
-    assert_cost(m, 7578);
-    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_OP, NULL, NULL), 7578);
+    assert_cost(m, 17408);
+    assert_cost(ft_lower_bound_capacity(f->p, FT_COMPUTE_OP, NULL, NULL), 17408);
     /* a schedule the scheduler finds is above it */
     ft_search_opts o;
-    ft_schedule *s;
-    ft_eval e;
     ft_search_opts_init(&o);
     o.time_limit = 0.5;
-    assert_int_equal(ft_search(p, &o, &s, &e, &st), FT_OK);
-    assert_true(e.total >= 7578);
-    assert_cost(e.capacity_bound, 7578);
-    ft_eval_free(&e);
-    ft_schedule_free(s);
-    /* a roomy capacity forces nothing: the SPEC bound again */
-    p->capacity = 1e6;
-    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, NULL, NULL), 3072);
+    assert_int_equal(ft_search(f->p, &o, &f->s, &f->eval, &st), FT_OK);
+    assert_true(f->eval.total >= 17408);
+    assert_cost(f->eval.capacity_bound, 17408);
+    /* a roomy capacity still leaves the anchor's sweeps (4 x 4 tiles at
+     * most), but no longer the pair's */
+    f->p->capacity = 1e6;
+    assert_cost(ft_lower_bound_capacity(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 17408);
+}
+
+static void test_bound_capacity_chain(void **state)
+{
+    ftt_fixture *f = *state;
+    double m;
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 2112);
+    assert_cost(ft_lower_bound_capacity(f->p, FT_COMPUTE_NATIVE, NULL, &m), 6618);
+    assert_cost(m, 6618);
+    /* with writes at twice the read bandwidth, the compulsory write of T4
+     * takes 32 / 2 (the pair's figure has no writes: unchanged) */
+    f->p->timing.write_bandwidth = 2;
+    assert_cost(ft_lower_bound_capacity(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 2080 + 4506 + 32 / 2.0);
+}
+
+/* The public benchmark benchmarks/NAME.json (under FT_SRCDIR); fails the
+ * test when it does not load. */
+static ft_problem *load_benchmark(const char *name)
+{
+    const char *dir = getenv("FT_SRCDIR");
+    char path[1024];
+    ft_problem *p = NULL;
+    ft_status st;
+    snprintf(path, sizeof path, "%s/benchmarks/%s.json", dir ? dir : ".", name);
+    if (ft_problem_load(path, &p, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    return p;
+}
+
+/* mlsys-2026-5 (capacity 30000): each of its three blocks has an anchor
+ * (op2, K = 512; op7; op12) whose R (512 x 128) is swept 8 times (7 x 65536
+ * more), whose L (1024 x 512, too big to stay) comes from T0 x T1 through a
+ * Pointwise op, so that T1 (128 x 512) is swept in each of 8 tiles (7 x 65536
+ * more; loading L instead costs 2 x 524288), and whose output (1024 x 128)
+ * meets the other MatMul's in a Pointwise op: fused, that MatMul's R
+ * (128 x 128) is swept 8 times (7 x 16384 more), apart they cost 2 x 131072.
+ * Traffic >= 704512 + 3 x 1032192 = 3801088 elements, / 15 = 253405.87 >
+ * the SPEC bound (232000 native, 160000 op). */
+static void test_bound_capacity_mlsys5(void **state)
+{
+    (void)state;
+    ft_problem *p = load_benchmark("mlsys-2026-5");
+    assert_cost(ft_lower_bound(p, FT_COMPUTE_NATIVE, NULL, NULL), 232000);
+    assert_cost(ft_lower_bound(p, FT_COMPUTE_OP, NULL, NULL), 160000);
+    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, NULL, NULL), 3801088 / 15.0);
+    assert_cost(ft_lower_bound_capacity(p, FT_COMPUTE_OP, NULL, NULL), 3801088 / 15.0);
     ft_problem_free(p);
 }
 
@@ -183,13 +239,9 @@ static void test_bound_benchmarks(void **state)
     (void)state;
     static const char *const names[] = {"example_problem", "mlsys-2026-1", "mlsys-2026-5", "mlsys-2026-9",
                                         "mlsys-2026-13", "mlsys-2026-17"};
-    const char *dir = getenv("FT_SRCDIR");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char path[1024];
-        ft_problem *p;
+        ft_problem *p = load_benchmark(names[i]);
         ft_status st;
-        snprintf(path, sizeof path, "%s/benchmarks/%s.json", dir ? dir : ".", names[i]);
-        assert_int_equal(ft_problem_load(path, &p, &st), FT_OK);
         for (int m = 0; m < 2; m++) {
             ft_search_opts o;
             ft_schedule *s;
@@ -218,8 +270,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_matmul_models_differ, setup_deep_k, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_partial_native_tile, setup_partial, ftt_teardown),
         cmocka_unit_test_setup_teardown(test_bound_non_multiple_sizes, setup_odd, ftt_teardown),
-        cmocka_unit_test(test_bound_reduction_flags),
-        cmocka_unit_test(test_bound_capacity),
+        cmocka_unit_test_setup_teardown(test_bound_reduction_flags, setup_prologue, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_bound_capacity_cube, setup_cube, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_bound_capacity_chain, setup_chain, ftt_teardown),
+        cmocka_unit_test(test_bound_capacity_mlsys5),
         cmocka_unit_test(test_bound_benchmarks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
