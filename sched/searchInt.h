@@ -77,6 +77,8 @@ typedef struct search {
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
+    int fine;              /* 1: every tile size up to a small native one
+                              (FT_SEARCH_ALL_SIZES) is a candidate */
     int first;             /* 1 while the one-op schedule is built: no
                               deadline cuts it, so a valid schedule exists
                               whatever the time limit */

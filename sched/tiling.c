@@ -30,15 +30,15 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Candidate tile sizes for one dimension, sorted and distinct: every size
- * up to lim when lim is at most FT_SEARCH_ALL_SIZES, else the powers of two
+/* Candidate tile sizes for one dimension, sorted and distinct: with `all`,
+ * every size up to lim when lim is at most FT_SEARCH_ALL_SIZES; else the powers of two
  * up to lim and lim itself, then the lengths in lens[] up to lim and their
  * divisors, while there is room (FT_SEARCH_MAX_CANDIDATES: what does not
  * fit is not tried). */
-static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out)
+static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out, int all)
 {
     int n = 0;
-    if (lim <= FT_SEARCH_ALL_SIZES)
+    if (all && lim <= FT_SEARCH_ALL_SIZES)
         for (int64_t v = 1; v <= lim; v++)
             n = add_size(out, n, v);
     for (int64_t v = 1; v <= lim; v *= 2)
@@ -226,9 +226,9 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         for (int q = 0; q < sh.nks; q++)
             limk = sh.ks[q] > limk ? sh.ks[q] : limk;
     }
-    int nwc = candidates(limw, sh.widths, sh.nw, wc);
-    int nhc = candidates(limh, sh.heights, sh.nh, hc);
-    int nkc = sh.nks ? candidates(limk, sh.ks, sh.nks, kc) : 1;
+    int nwc = candidates(limw, sh.widths, sh.nw, wc, S->fine);
+    int nhc = candidates(limh, sh.heights, sh.nh, hc, S->fine);
+    int nkc = sh.nks ? candidates(limk, sh.ks, sh.nks, kc, S->fine) : 1;
     if (!sh.nks)
         kc[0] = 1;
     cand *cs = malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
