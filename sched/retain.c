@@ -81,13 +81,8 @@ double ft__retention(search *S, plan *P, sctx *x)
                 }
             }
         }
-        if (ft__out_of_time(S) && i < ng - 1) {
-            /* no time for the DP: keep nothing retained */
-            for (int a = 0; a < ng; a++)
-                P->g[a].nret = 0;
-            total = ft__plan_cost(S, P, x);
-            goto done;
-        }
+        if (ft__out_of_time(S) && i < ng - 1)
+            goto done; /* no time to finish: no plan (INF) */
     }
     /* best final state, then walk back */
     int last = ng - 1, r = 0;

@@ -263,8 +263,10 @@ static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
     int *g2 = malloc(sizeof(int) * (size_t)(n + 1));
     double t = INF;
     plan P;
-    if (!g2)
-        return INF;
+    if (!g2 || ft__out_of_time(S)) {
+        free(g2);
+        return INF; /* no time left to cost it */
+    }
     memcpy(g2, gid, sizeof(int) * (size_t)n);
     int ng = ft__compact_gids(g2, n);
     if (ft__plan_from_partition(S, g2, ng, &P) == 0) {
@@ -315,9 +317,15 @@ static void run_one_op(search *S, sctx *x, int *gid)
     S->first = 0;
 }
 
+/* Greedy fusion within 60% of the time left, so that its partition can
+ * still be costed with retention and offered before the deadline. */
 static void run_greedy(search *S, sctx *x, int *gid)
 {
+    double deadline = S->deadline, t = now_s();
+    S->deadline = t + 0.6 * (deadline - t);
     ft__greedy_fusion(S, x, gid);
+    S->deadline = deadline;
+    S->timed_out = 0;
     offer_partition(S, x, gid, 0);
 }
 

@@ -41,7 +41,7 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
         w->cap += p->ops[g->ops[j]].ninputs;
     w->role = malloc(sizeof(ft_role) * (size_t)(g->nops + 1));
     w->tbits = malloc(nt * 4 + 4);
-    w->need_stamp = malloc(sizeof(int64_t) * (nt + 1));
+    w->need_stamp = calloc(nt + 1, sizeof(int64_t)); /* 0: no need yet (stamps start at 1) */
     w->need = malloc(sizeof(ft_region) * (nt + 1));
     w->need_kind = malloc(2 * (nt + 1));
     w->need_tag = malloc(2 * (nt + 1));
@@ -75,15 +75,30 @@ static int walk_prepare(ft_walk *w, ft_status *st)
     int64_t tiles;
     if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps))
         return ft__fail(st, FT_EINPUT, 0, "the number of steps of a subgraph overflows 64 bits");
-    for (size_t t = 0; t < nt; t++)
-        w->need_stamp[t] = -1;
-    for (size_t t = 0; t < nt; t++) {
-        const ft_tensor *T = &p->tensors[t];
+    /* resident tensors count whole (SPEC 4), used here or not: scan the
+     * flags a word at a time, most are 0 */
+    size_t t = 0;
+    for (; t + 8 <= nt; t += 8) {
+        uint64_t word;
+        memcpy(&word, w->resident + t, 8);
+        for (size_t u = t; word && u < t + 8; u++)
+            if (w->resident[u])
+                w->ws_fixed += ft_tensor_size(p, (int)u);
+    }
+    for (; t < nt; t++)
         if (w->resident[t])
+            w->ws_fixed += ft_tensor_size(p, (int)t);
+    /* each written or retained output of the subgraph, once */
+    for (int j = 0; j < g->nops; j++) {
+        int o = p->ops[g->ops[j]].output, dup = 0;
+        for (int i = 0; i < j && !dup; i++)
+            dup = p->ops[g->ops[i]].output == o;
+        const ft_tensor *T = &p->tensors[o];
+        if (dup)
+            continue;
+        if (w->retained[o])
             w->ws_fixed += T->width * T->height;
-        if (w->produced[t] && w->retained[t])
-            w->ws_fixed += T->width * T->height;
-        else if (w->produced[t] && w->written[t])
+        else if (w->written[o])
             w->ws_fixed += (g->w < T->width ? g->w : T->width) * (g->h < T->height ? g->h : T->height);
     }
     return FT_OK;
