@@ -169,10 +169,15 @@ done:
 /* Renumber group ids 0..ng-1; returns ng. */
 int ft__compact_gids(int *gid, int n)
 {
-    int *map = malloc(sizeof(int) * (size_t)n);
+    /* ids may run past n (a move that splits an op out, a window's new
+     * groups): map every id in use */
+    int top = 0;
+    for (int o = 0; o < n; o++)
+        top = gid[o] > top ? gid[o] : top;
+    int *map = malloc(sizeof(int) * ((size_t)top + 1));
     if (!map)
-        return n;
-    for (int i = 0; i < n; i++)
+        return top + 1; /* out of memory: the ids stay as they are */
+    for (int i = 0; i <= top; i++)
         map[i] = -1;
     int ng = 0;
     for (int o = 0; o < n; o++) {

@@ -116,6 +116,12 @@ expect sched-progress-no-cr "plain progress lines carry no carriage return when 
 check sched-progress-quiet 0 - '' -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 1 --quiet
 expect sched-progress-quiet-empty "--quiet printed something" test ! -s "$tmp/err"
 
+# a generated 8-op problem with a small native tile: the restarts pass split
+# an op out of a partition of singletons (a group id past the op count) and
+# crashed before the fix
+check sched-small8-generate 0 - '' -- "$bin" generate --family small --seed 27 -o "$tmp/small27.json"
+check sched-small8-no-crash 0 err 'compute model native, total [0-9.]+,' -- "$bin" schedule "$tmp/small27.json" -o "$tmp/s27.json" --time-limit 1
+
 # ---------------------------------------------------------- mlsys
 check mlsys-no-args 2 err '^mlsys: needs INPUT.json and OUTPUT.json' -- "$mlsys"
 expect mlsys-no-args-one-line "one line on stderr" one_line_err
