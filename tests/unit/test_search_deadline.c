@@ -48,6 +48,19 @@ static void on_progress(void *ctx, const ft_search_progress *pr)
     g->calls++;
 }
 
+/* Run ft_search on p with o into *s and *ev (failing the test on an
+ * error); returns the wall time in seconds. */
+static double timed_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **s, ft_eval *ev)
+{
+    ft_status st;
+    double t0 = now_s();
+    int rc = ft_search(p, o, s, ev, &st);
+    double wall = now_s() - t0;
+    if (rc != FT_OK)
+        fail_msg("ft_search: %d: %s", rc, st.msg);
+    return wall;
+}
+
 /* Every tensor of mlsys-2026-1 made 65536 x 65536: the one-op schedule at
  * 128 x 128 x 128 has 2^27 steps per op, past any step-by-step walk; the
  * search must still return a valid schedule within its limit. */
@@ -65,11 +78,7 @@ static void test_search_deadline_huge_tensors(void **state)
     o.time_limit = slow() ? 3 : 2;
     ft_schedule *s = NULL;
     ft_eval ev;
-    double t0 = now_s();
-    int rc = ft_search(p, &o, &s, &ev, &st);
-    double wall = now_s() - t0;
-    if (rc != FT_OK)
-        fail_msg("ft_search: %d: %s", rc, st.msg);
+    double wall = timed_search(p, &o, &s, &ev);
     print_message("65536-square tensors: total %.17g (lower bound %.17g) in %.2f s, %d subgraphs, %s\n", ev.total, ev.lower_bound, wall,
                   s->nsubgraphs, ev.scored ? "figures from the scorer" : "every step walked");
     assert_int_equal(ft_schedule_validate(p, s, &st), FT_OK);
@@ -100,12 +109,7 @@ static void test_search_deadline_uses_its_time(void **state)
     o.ctx = &g;
     ft_schedule *s = NULL;
     ft_eval ev;
-    ft_status st;
-    double t0 = now_s();
-    int rc = ft_search(p, &o, &s, &ev, &st);
-    double wall = now_s() - t0;
-    if (rc != FT_OK)
-        fail_msg("ft_search: %d: %s", rc, st.msg);
+    double wall = timed_search(p, &o, &s, &ev);
     print_message("mlsys-2026-5, limit %g s: total %.17g, bound %.17g, ended at %.3f s, %d progress calls, largest gap %.3f s\n",
                   o.time_limit, ev.total, ev.lower_bound, wall, g.calls, g.max_gap);
     assert_true(ev.total > ev.lower_bound);
