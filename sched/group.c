@@ -55,7 +55,7 @@ static int make_key(search *S, const sctx *x, const int *ops, int nops)
     int *k = S->keybuf, n = 0;
     for (int j = 0; j < nops; j++)
         k[n++] = ops[j];
-    k[n++] = S->fine ? -3 : -1; /* the candidate set is part of the key */
+    k[n++] = -3 - S->fine; /* the candidate set is part of the key */
     for (int j = 0; j < nops; j++) {
         int t = p->ops[ops[j]].output;
         k[n++] = (x->written[t] ? 1 : 0) | (x->retained[t] ? 2 : 0);

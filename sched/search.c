@@ -22,9 +22,11 @@
  *   greedy      always                      pairwise fusion by largest gain        partition.c
  *   exhaustive  nops <= 7                   every ordered partition, each with     exhaustive.c, retain.c
  *                                           its optimal retention
- *   exhaustive- nops <= 7, native <= 32     the same with every tile size a        exhaustive.c, tiling.c
- *   fine                                    candidate (after the coarse pass, so
- *                                           a short limit keeps the coarse result)
+ *   exhaustive- nops <= 7                   the same with finer tile sizes: every  exhaustive.c, tiling.c
+ *   fine                                    size when native <= 32, else every
+ *                                           size that sets a tile count (after
+ *                                           the coarse pass, so a short limit
+ *                                           keeps the coarse result)
  *   local       nops > 7                    hill climbing on the partition, then   partition.c, retain.c,
  *                                           retention and recomputation            recompute.c
  *   restarts    nops > 7, best above the    until the deadline, in every thread:   partition.c, exhaustive.c,
@@ -299,7 +301,9 @@ static int small_native(const search *S)
 {
     return S->p->native_w <= FT_SEARCH_ALL_SIZES && S->p->native_h <= FT_SEARCH_ALL_SIZES && ft_native_k(S->p) <= FT_SEARCH_ALL_SIZES;
 }
-static int small_both(const search *S) { return small_problem(S) && small_native(S); }
+/* The finer candidate set: every size for a small native tile, else the
+ * sizes that set a tile count. */
+static int fine_mode(const search *S) { return small_native(S) ? FINE_ALL : FINE_COUNTS; }
 static int large_problem(const search *S) { return S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS; }
 
 static void run_one_op(search *S, sctx *x, int *gid)
@@ -352,10 +356,10 @@ static void run_local(search *S, sctx *x, int *gid)
     offer_partition(S, x, gid, 1);
 }
 
-/* The exhaustive pass again, with every tile size a candidate. */
+/* The exhaustive pass again, with the finer tile sizes (fine_mode). */
 static void run_exhaustive_fine(search *S, sctx *x, int *gid)
 {
-    S->fine = 1;
+    S->fine = fine_mode(S);
     run_exhaustive(S, x, gid);
 }
 
@@ -367,7 +371,7 @@ static void run_restarts(search *S, sctx *x, int *gid)
     int *cur = malloc(sizeof(int) * (size_t)(n + 1));
     if (!cur)
         return;
-    S->fine = small_native(S);
+    S->fine = fine_mode(S);
     memcpy(cur, gid, sizeof(int) * (size_t)n);
     double cur_t = offer_partition(S, x, cur, 0);
     for (int64_t it = 0; !ft__out_of_time(S) && S->best > S->bound * (1 + 1e-12); it++) {
@@ -396,7 +400,7 @@ static const pass passes[] = {
     {"one-op", always, run_one_op},
     {"greedy", always, run_greedy},
     {"exhaustive", small_problem, run_exhaustive},
-    {"exhaustive-fine", small_both, run_exhaustive_fine},
+    {"exhaustive-fine", small_problem, run_exhaustive_fine},
     {"local", large_problem, run_local},
     {"restarts", above_bound, run_restarts},
 };

@@ -15,8 +15,12 @@ enum {
     FT_SEARCH_TILE_MEMO = 1024,        /* tile memo slots (a power of two); fuller: walk every step */
     FT_SEARCH_MAX_CANDIDATES = 96,     /* tile sizes per dimension (powers of two first, then divisors) */
     FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
-    FT_SEARCH_WINDOW_LINKS = 16        /* outside groups a window op may join in a re-partition */
+    FT_SEARCH_WINDOW_LINKS = 16,       /* outside groups a window op may join in a re-partition */
+    FINE_COUNTS_MIN = 8                /* FINE_COUNTS adds no size below this (powers of two cover them) */
 };
+
+/* Tile-size candidate sets of the scheduler (search.fine, tiling.c). */
+enum { FINE_NONE = 0, FINE_ALL, FINE_COUNTS };
 /* Largest number of steps a subgraph's score may walk one by one (when the
  * tile memo cannot be used); a configuration past it is scored only
  * through the memo. */
@@ -77,8 +81,10 @@ typedef struct search {
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
-    int fine;              /* 1: every tile size up to a small native one
-                              (FT_SEARCH_ALL_SIZES) is a candidate */
+    int fine;              /* tile-size candidates (tiling.c): FINE_NONE,
+                              FINE_ALL (every size up to a small native one,
+                              FT_SEARCH_ALL_SIZES) or FINE_COUNTS (every
+                              size that sets a tile count) */
     int first;             /* 1 while the one-op schedule is built: no
                               deadline cuts it, so a valid schedule exists
                               whatever the time limit */

@@ -30,15 +30,17 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Candidate tile sizes for one dimension, sorted and distinct: with `all`,
- * every size up to lim when lim is at most FT_SEARCH_ALL_SIZES; else the powers of two
- * up to lim and lim itself, then the lengths in lens[] up to lim and their
- * divisors, while there is room (FT_SEARCH_MAX_CANDIDATES: what does not
- * fit is not tried). */
-static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out, int all)
+/* Candidate tile sizes for one dimension, sorted and distinct: the powers
+ * of two up to lim and lim itself, then the lengths in lens[] up to lim and
+ * their divisors; with FINE_ALL and lim at most FT_SEARCH_ALL_SIZES, every
+ * size up to lim first; with FINE_COUNTS, then for each tile count m of each
+ * length L the smallest size giving it, ceil(L / m) (a tile that fills the
+ * capacity without adding a tile), while there is room
+ * (FT_SEARCH_MAX_CANDIDATES: what does not fit is not tried). */
+static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out, int fine)
 {
     int n = 0;
-    if (all && lim <= FT_SEARCH_ALL_SIZES)
+    if (fine == FINE_ALL && lim <= FT_SEARCH_ALL_SIZES)
         for (int64_t v = 1; v <= lim; v++)
             n = add_size(out, n, v);
     for (int64_t v = 1; v <= lim; v *= 2)
@@ -51,6 +53,14 @@ static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out,
         for (int64_t d = 1; d <= lim && d <= lens[i]; d++)
             if (lens[i] % d == 0)
                 n = add_size(out, n, d);
+    if (fine == FINE_COUNTS)
+        for (int i = 0; i < nlens; i++)
+            for (int64_t m = ft__ceil_div(lens[i], lim); m <= lens[i]; m++) {
+                int64_t v = ft__ceil_div(lens[i], m);
+                if (v < FINE_COUNTS_MIN)
+                    break;
+                n = add_size(out, n, v);
+            }
     qsort(out, (size_t)n, sizeof *out, cmp_i64);
     return n;
 }
