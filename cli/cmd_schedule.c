@@ -393,8 +393,8 @@ int cmd_schedule(int argc, char **argv)
             uint64_t n;
             if (!v)
                 return EXIT_USAGE;
-            if (cli_parse_u64(v, &n) || n < 1 || n > 256) {
-                cli_error("schedule: --threads is '%s', must be an integer from 1 to 256", v);
+            if (cli_parse_u64(v, &n) || n < 1 || n > FT_SEARCH_MAX_THREADS) {
+                cli_error("schedule: --threads is '%s', must be an integer from 1 to %d", v, FT_SEARCH_MAX_THREADS);
                 return EXIT_USAGE;
             }
             job.threads = (int)n;

@@ -472,6 +472,9 @@ typedef struct ft_search_progress {
     int threads;
 } ft_search_progress;
 
+/* Most search threads ft_search runs (ft_search_opts.threads). */
+#define FT_SEARCH_MAX_THREADS 256
+
 /* Options of ft_search; ft_search_opts_init sets the defaults. */
 typedef struct ft_search_opts {
     ft_compute_model model;  /* default FT_COMPUTE_NATIVE */
@@ -480,7 +483,8 @@ typedef struct ft_search_opts {
                                 on_improve calls end within it */
     uint64_t seed;           /* default 1; same seed, threads and
                                 max_restarts and no time cut: same result */
-    int threads;             /* search threads; 0 (default): one per core */
+    int threads;             /* search threads; 0 (default): one per core;
+                                at most FT_SEARCH_MAX_THREADS */
     int64_t max_restarts;    /* restarts of the improvement pass per thread;
                                 0 (default): until the deadline or the bound */
     int verbose;             /* 1: progress lines on stderr, default 0 */

@@ -473,7 +473,7 @@ static void *worker_main(void *arg)
 static int default_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+    return n < 1 ? 1 : n > FT_SEARCH_MAX_THREADS ? FT_SEARCH_MAX_THREADS : (int)n;
 }
 
 int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, ft_eval *ev, ft_status *st)
@@ -490,6 +490,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     sh.hard = sh.t0 + sh.limit;
     sh.best = INF;
     sh.threads = o->threads > 0 ? o->threads : default_threads();
+    if (sh.threads > FT_SEARCH_MAX_THREADS)
+        sh.threads = FT_SEARCH_MAX_THREADS;
     /* the best bound: the search stops early when it reaches it */
     sh.bound = ft_lower_bound_capacity(p, o->model, NULL, NULL);
     sh.pass = passes[0].name;

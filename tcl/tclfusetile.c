@@ -838,13 +838,14 @@ static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *
     return TCL_OK;
 }
 
-/* p schedule NAME ?-timelimit S? ?-model M? ?-seed N? ?-target T? ?-keepcosts? */
+/* p schedule NAME ?-timelimit S? ?-model M? ?-seed N? ?-threads N? ?-target T? ?-keepcosts? */
 static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[])
 {
-    static const char *const opts[] = {"-timelimit", "-model", "-seed", "-target", "-keepcosts", NULL};
-    enum { O_TIMELIMIT, O_MODEL, O_SEED, O_TARGET, O_KEEPCOSTS };
+    static const char *const opts[] = {"-timelimit", "-model", "-seed", "-threads", "-target", "-keepcosts", NULL};
+    enum { O_TIMELIMIT, O_MODEL, O_SEED, O_THREADS, O_TARGET, O_KEEPCOSTS };
     if (objc < 3)
-        return wrong_args(interp, 2, objv, "NAME ?-timelimit SECONDS? ?-model native|op? ?-seed N? ?-target TARGET? ?-keepcosts?");
+        return wrong_args(interp, 2, objv,
+                          "NAME ?-timelimit SECONDS? ?-model native|op? ?-seed N? ?-threads N? ?-target TARGET? ?-keepcosts?");
     ft_search_opts o;
     ft_search_opts_init(&o);
     o.time_limit = 0;
@@ -869,6 +870,11 @@ static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *co
         case O_SEED:
             if (parse_seed(interp, v, &o.seed) != TCL_OK)
                 return TCL_ERROR;
+            break;
+        case O_THREADS:
+            if (Tcl_GetIntFromObj(NULL, v, &o.threads) != TCL_OK || o.threads < 0 || o.threads > FT_SEARCH_MAX_THREADS)
+                return fail(interp, "USAGE", "-threads is \"%s\", must be an integer from 0 (one per core) to %d",
+                            Tcl_GetString(v), FT_SEARCH_MAX_THREADS);
             break;
         case O_TARGET:
             if (!(t = handle_lookup(interp, v, K_TARGET)))
