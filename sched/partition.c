@@ -74,6 +74,41 @@ static int merge_acyclic(search *S, const int *gid, int ngid, int a, int b, unsi
     return 1;
 }
 
+/* The merged cost of two groups depends only on their ops (the partition
+ * context: outputs consumed outside are written), so greedy fusion caches
+ * it per pair of group ids, valid while neither group has changed since
+ * (ver[] counts the changes of each group). */
+typedef struct pair_gain {
+    int a, b;          /* a < b; a = -1: empty slot */
+    int va, vb;        /* versions of a and b when costed */
+    double cost;       /* the merged group's cost */
+} pair_gain;
+
+typedef struct pair_cache {
+    pair_gain *slot;
+    size_t size, used; /* size: a power of two */
+} pair_cache;
+
+/* The entry of pair (a, b) in c, existing or new (cleared when the cache is
+ * half full: it is only a cache). */
+static pair_gain *pair_slot(pair_cache *c, int a, int b)
+{
+    if (2 * (c->used + 1) > c->size) {
+        for (size_t i = 0; i < c->size; i++)
+            c->slot[i].a = -1;
+        c->used = 0;
+    }
+    uint64_t h = ((uint64_t)(uint32_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(uint32_t)b * 0xC2B2AE3D27D4EB4FULL);
+    size_t i = (size_t)(h ^ (h >> 31)) & (c->size - 1);
+    while (c->slot[i].a >= 0 && (c->slot[i].a != a || c->slot[i].b != b))
+        i = (i + 1) & (c->size - 1);
+    if (c->slot[i].a < 0) {
+        c->slot[i] = (pair_gain){a, b, -1, -1, INF};
+        c->used++;
+    }
+    return &c->slot[i];
+}
+
 void ft__greedy_fusion(search *S, sctx *x, int *gid)
 {
     const ft_problem *p = S->p;
@@ -81,15 +116,22 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
     int *ops = malloc(sizeof(int) * (size_t)n);
     int *ops2 = malloc(sizeof(int) * (size_t)n);
     double *gcost = malloc(sizeof(double) * (size_t)n);
-    unsigned char *alive = calloc((size_t)n, 1);
+    int *ver = calloc((size_t)n, sizeof(int));
     unsigned char *mark = malloc((size_t)n);
     int *stack = malloc(sizeof(int) * (size_t)(n + 1));
-    if (!ops || !ops2 || !gcost || !alive || !mark || !stack)
+    pair_cache pc = {NULL, 64, 0};
+    for (int o = 0; o < n; o++)
+        pc.size += 4 * (size_t)(p->ops[o].ninputs + 1);
+    while (pc.size & (pc.size - 1))
+        pc.size &= pc.size - 1;
+    pc.size *= 2;
+    pc.slot = malloc(sizeof(pair_gain) * pc.size);
+    if (!ops || !ops2 || !gcost || !ver || !mark || !stack || !pc.slot)
         goto done;
-    for (int o = 0; o < n; o++) {
+    for (size_t i = 0; i < pc.size; i++)
+        pc.slot[i].a = -1;
+    for (int o = 0; o < n; o++)
         gid[o] = o;
-        alive[o] = 1;
-    }
     for (int g = 0; g < n; g++) {
         cfg c;
         int m = collect(S, gid, g, -1, ops);
@@ -127,16 +169,25 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
                         a = b;
                         b = t2;
                     }
-                    int m = collect(S, gid, a, b, ops);
-                    /* evaluate the merge with b relabelled as a */
-                    for (int j = 0; j < m; j++)
-                        ops2[j] = gid[ops[j]];
-                    for (int j = 0; j < m; j++)
-                        gid[ops[j]] = a;
-                    cfg c;
-                    double mc = ft__partition_group_cost(S, x, gid, a, ops, m, &c);
-                    for (int j = 0; j < m; j++)
-                        gid[ops[j]] = ops2[j];
+                    pair_gain *e = pair_slot(&pc, a, b);
+                    if (e->va != ver[a] || e->vb != ver[b]) {
+                        int m = collect(S, gid, a, b, ops);
+                        /* cost the merge with b relabelled as a */
+                        for (int j = 0; j < m; j++)
+                            ops2[j] = gid[ops[j]];
+                        for (int j = 0; j < m; j++)
+                            gid[ops[j]] = a;
+                        cfg c;
+                        double mc = ft__partition_group_cost(S, x, gid, a, ops, m, &c);
+                        for (int j = 0; j < m; j++)
+                            gid[ops[j]] = ops2[j];
+                        if (ft__out_of_time(S) && mc >= INF)
+                            break; /* not costed: the deadline cut it */
+                        e->va = ver[a];
+                        e->vb = ver[b];
+                        e->cost = mc;
+                    }
+                    double mc = e->cost;
                     double gain = gcost[a] + gcost[b] - mc;
                     if (mc < INF && gain > best_gain * (1 + 1e-12) + 1e-9 && merge_acyclic(S, gid, n, a, b, mark, stack)) {
                         best_gain = gain;
@@ -154,14 +205,16 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
         for (int o = 0; o < n; o++)
             if (gid[o] == bb)
                 gid[o] = ba;
-        alive[bb] = 0;
+        ver[ba]++;
+        ver[bb]++;
         gcost[ba] = best_cost;
     }
 done:
     free(ops);
     free(ops2);
     free(gcost);
-    free(alive);
+    free(ver);
+    free(pc.slot);
     free(mark);
     free(stack);
 }
