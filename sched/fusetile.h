@@ -230,8 +230,9 @@ void ft_problem_free(ft_problem *p);
  * tensor_names when some tensor has a name (a NULL entry among them is
  * written as "").  The fields a contest file cannot hold (native_k,
  * allow_larger, timing, name) are left out.  p must
- * have passed ft_problem_finish.  Returns a malloc'd NUL-terminated string
- * the caller frees, or NULL on OOM. */
+ * have passed ft_problem_finish, and its names must be UTF-8 (as loaded
+ * ones are).  Returns a malloc'd NUL-terminated string the caller frees, or
+ * NULL on OOM (or a name that is not UTF-8). */
 char *ft_problem_to_json(const ft_problem *p);
 
 /* Write ft_problem_to_json's text to `path` atomically (as

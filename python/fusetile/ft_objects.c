@@ -138,7 +138,7 @@ static PyObject *problem_info(PyObject *self, PyObject *noargs)
     /* the dict takes these two: no goto fail after a failed put */
     int bad = ftpy_put(d, "native", native) < 0;
     native = NULL;
-    bad = bad || ftpy_put(d, "timing", timing) < 0;
+    bad |= ftpy_put(d, "timing", timing) < 0;
     timing = NULL;
     if (bad || ftpy_put(d, "inputs", ftpy_int_list(p->graph_inputs, p->ngraph_inputs)) < 0 ||
         ftpy_put(d, "outputs", ftpy_int_list(p->graph_outputs, p->ngraph_outputs)) < 0 ||

@@ -69,10 +69,13 @@ static int put_sg_head(PyObject *d, const ft_problem *p, const ft_subgraph *g, i
         Py_XDECREF(kinds);
         return -1;
     }
-    return ftpy_put(d, "op_names", names) < 0 || ftpy_put(d, "op_kinds", kinds) < 0 ||
-                   ftpy_put(d, "granularity", Py_BuildValue("[LLL]", (long long)g->w, (long long)g->h, (long long)g->k)) < 0
-               ? -1
-               : 0;
+    /* ftpy_put takes its value whatever happens: both puts run */
+    int bad = ftpy_put(d, "op_names", names) < 0;
+    bad |= ftpy_put(d, "op_kinds", kinds) < 0;
+    if (bad ||
+        ftpy_put(d, "granularity", Py_BuildValue("[LLL]", (long long)g->w, (long long)g->h, (long long)g->k)) < 0)
+        return -1;
+    return 0;
 }
 
 static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const ft_sg_result *r, int i)
