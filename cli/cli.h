@@ -58,10 +58,29 @@ int cli_opt_is(const cli_opts *o, const char *arg, const char *name);
  * digit).  Returns buf. */
 const char *cli_fmt15(char *buf, double x);
 
+/* Whether some op of p has a name or a kind (the problem file's op_names
+ * or op_kinds): the reports then show subgraph labels and op names. */
+int cli_has_names(const ft_problem *p);
+
+/* Widest ops column of a report table, in characters. */
+#define CLI_LABEL_COLUMNS 48
+
+/* Width of the ops column of a report table of schedule s: 16 when p has
+ * no names (cli_has_names), else the longest subgraph label
+ * (ft_subgraph_label), at least 16 and at most CLI_LABEL_COLUMNS. */
+int cli_ops_width(const ft_problem *p, const ft_schedule *s);
+
 /* The first columns of a subgraph's row in a report table: its index, its
- * op list ("0,3,1", 16 columns, ending in "..." when it does not fit) and
- * its granularity "WxHxK" (16 columns). */
-void cli_print_sg_head(FILE *f, int index, const ft_subgraph *g);
+ * ops in `width` columns (cli_ops_width) and its granularity "WxHxK" (16
+ * columns).  The ops are the op list ("0,3,1") when p has no names, else
+ * the subgraph's label ("layer1.0.conv1+bn1+relu"); either ends in "..."
+ * when it does not fit. */
+void cli_print_sg_head(FILE *f, const ft_problem *p, int index, const ft_subgraph *g, int width);
+
+/* When p has names (cli_has_names), write the JSON members
+ * `, "label": ..., "op_names": [...], "op_kinds": [...]` of subgraph g
+ * (null for an op without one); nothing otherwise. */
+void cli_json_sg_names(FILE *f, const ft_problem *p, const ft_subgraph *g);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s);

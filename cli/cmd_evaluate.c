@@ -72,12 +72,13 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     ft_lower_bound(p, e->model, &lbc, &lbm);
     cli_print_header(p, s, t, keep_costs);
     printf("compute model: %s\n\n", ft_compute_model_name(e->model));
-    printf("%4s  %-16s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", "ops", "w x h x k", "tiles", "steps", "latency",
-           "cmp-bound", "mem-bound", "peak-ws", "loaded", "written");
+    const int width = cli_ops_width(p, s);
+    printf("%4s  %-*s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", width, "ops", "w x h x k", "tiles", "steps",
+           "latency", "cmp-bound", "mem-bound", "peak-ws", "loaded", "written");
     for (int i = 0; i < e->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sg_result *r = &e->sg[i];
-        cli_print_sg_head(stdout, i, g);
+        cli_print_sg_head(stdout, p, i, g, width);
         printf(" %9lld %10lld %16s %10lld %10lld %10lld %12lld %12lld\n", (long long)(r->ntx * r->nty), (long long)r->steps,
                cli_fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
                (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
@@ -129,7 +130,9 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
         fprintf(f, "%s\n  {\"index\": %d, \"ops\": [", i ? "," : "", i);
         for (int j = 0; j < g->nops; j++)
             fprintf(f, "%s%d", j ? ", " : "", g->ops[j]);
-        fprintf(f, "], \"granularity\": [%lld, %lld, %lld], \"latency\": ", (long long)g->w, (long long)g->h, (long long)g->k);
+        fputc(']', f);
+        cli_json_sg_names(f, p, g);
+        fprintf(f, ", \"granularity\": [%lld, %lld, %lld], \"latency\": ", (long long)g->w, (long long)g->h, (long long)g->k);
         cli_json_number(f, r->latency);
         fputs(", \"reported_latency\": ", f);
         if (g->has_reported)

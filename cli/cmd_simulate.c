@@ -155,13 +155,14 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
     else
         printf("compute model: %s; simulated on the contest target (1 cost unit = 1 us of SystemC time)\n\n",
                ft_compute_model_name(model));
-    printf("%4s  %-16s %-16s %10s %16s %16s %12s %10s %10s %8s %8s", "sg", "ops", "w x h x k", "steps", "simulated", "analytic",
-           "difference", "relative", "peak-occ", "channel", "compute");
+    const int width = cli_ops_width(p, s);
+    printf("%4s  %-*s %-16s %10s %16s %16s %12s %10s %10s %8s %8s", "sg", width, "ops", "w x h x k", "steps", "simulated",
+           "analytic", "difference", "relative", "peak-occ", "channel", "compute");
     printf(rep->nvar ? "  %s\n" : "\n", "accounted for by");
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sim_sg *q = &r->sg[i];
-        cli_print_sg_head(stdout, i, g);
+        cli_print_sg_head(stdout, p, i, g, width);
         printf(" %10lld %16s %16s %12.6g %10.3g %10lld %7.1f%% %7.1f%%", (long long)q->steps, cli_fmt15(a, q->simulated),
                cli_fmt15(b, q->analytic), q->simulated - q->analytic, rel_diff(q->simulated, q->analytic),
                (long long)q->peak_occupancy, 100 * q->channel_busy, 100 * q->compute_busy);
@@ -233,7 +234,9 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
         fprintf(f, "%s\n  {\"index\": %d, \"ops\": [", i ? "," : "", i);
         for (int j = 0; j < g->nops; j++)
             fprintf(f, "%s%d", j ? ", " : "", g->ops[j]);
-        fprintf(f, "], \"granularity\": [%lld, %lld, %lld], \"steps\": %lld, \"simulated\": ", (long long)g->w, (long long)g->h,
+        fputc(']', f);
+        cli_json_sg_names(f, p, g);
+        fprintf(f, ", \"granularity\": [%lld, %lld, %lld], \"steps\": %lld, \"simulated\": ", (long long)g->w, (long long)g->h,
                 (long long)g->k, (long long)q->steps);
         cli_json_number(f, q->simulated);
         fputs(", \"analytic\": ", f);

@@ -130,13 +130,101 @@ static void print_ops(FILE *f, const ft_subgraph *g, int width)
     fprintf(f, "%-*s", width, buf);
 }
 
-void cli_print_sg_head(FILE *f, int index, const ft_subgraph *g)
+/* Characters (UTF-8 code points) in s. */
+static int text_columns(const char *s)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xC0) != 0x80;
+    return n;
+}
+
+/* s left-aligned in width columns, cut to width - 3 characters and "..."
+ * when longer. */
+static void print_padded(FILE *f, const char *s, int width)
+{
+    int cols = text_columns(s);
+    if (cols > width) {
+        const unsigned char *p = (const unsigned char *)s;
+        int kept = 0;
+        while (*p) {
+            if ((*p & 0xC0) != 0x80 && kept++ == width - 3)
+                break;
+            p++;
+        }
+        fwrite(s, 1, (size_t)(p - (const unsigned char *)s), f);
+        fputs("...", f);
+        return;
+    }
+    fputs(s, f);
+    fprintf(f, "%*s", width - cols, "");
+}
+
+int cli_has_names(const ft_problem *p)
+{
+    for (int o = 0; o < p->nops; o++)
+        if (p->ops[o].name || p->ops[o].kind)
+            return 1;
+    return 0;
+}
+
+int cli_ops_width(const ft_problem *p, const ft_schedule *s)
+{
+    int width = 16;
+    if (!cli_has_names(p))
+        return width;
+    for (int i = 0; i < s->nsubgraphs && width < CLI_LABEL_COLUMNS; i++) {
+        char *l = ft_subgraph_label(p, &s->sg[i]);
+        int n = l ? text_columns(l) : 0;
+        free(l);
+        if (n > width)
+            width = n < CLI_LABEL_COLUMNS ? n : CLI_LABEL_COLUMNS;
+    }
+    return width;
+}
+
+void cli_print_sg_head(FILE *f, const ft_problem *p, int index, const ft_subgraph *g, int width)
 {
     char gran[64];
     snprintf(gran, sizeof gran, "%lldx%lldx%lld", (long long)g->w, (long long)g->h, (long long)g->k);
     fprintf(f, "%4d  ", index);
-    print_ops(f, g, 16);
+    char *label = cli_has_names(p) ? ft_subgraph_label(p, g) : NULL;
+    if (label)
+        print_padded(f, label, width);
+    else
+        print_ops(f, g, width);
+    free(label);
     fprintf(f, " %-16s", gran);
+}
+
+/* A list of per-op strings as JSON (null for a missing one). */
+static void json_op_strings(FILE *f, const ft_problem *p, const ft_subgraph *g, int kinds)
+{
+    fputc('[', f);
+    for (int j = 0; j < g->nops; j++) {
+        int o = g->ops[j];
+        const char *v = o >= 0 && o < p->nops ? (kinds ? p->ops[o].kind : p->ops[o].name) : NULL;
+        fputs(j ? ", " : "", f);
+        if (v)
+            cli_json_string(f, v);
+        else
+            fputs("null", f);
+    }
+    fputc(']', f);
+}
+
+void cli_json_sg_names(FILE *f, const ft_problem *p, const ft_subgraph *g)
+{
+    if (!cli_has_names(p))
+        return;
+    char *label = ft_subgraph_label(p, g);
+    fputs(", \"label\": ", f);
+    cli_json_string(f, label ? label : "");
+    free(label);
+    fputs(", \"op_names\": ", f);
+    json_op_strings(f, p, g, 0);
+    fputs(", \"op_kinds\": ", f);
+    json_op_strings(f, p, g, 1);
 }
 
 int cli_parse_u64(const char *v, uint64_t *out)

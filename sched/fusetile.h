@@ -99,6 +99,14 @@ typedef struct ft_op {
     int output;        /* tensor index */
     double base_cost;  /* > 0 */
     int64_t k;         /* derived: reduction depth K of a MatMul (width of L), 0 for Pointwise */
+    /* Optional names from the problem file's op_names and op_kinds lists
+     * (SPEC section 1; owned by the problem, NULL when the file has no such
+     * list): the layer's source name ("layer1.0.conv1", or
+     * "layer1.0.conv1/im2col" for an op made by lowering) and the canonical
+     * op name ("conv2d", "relu", "add").  Reports only: no rule or cost
+     * depends on them. */
+    char *name;
+    char *kind;
 } ft_op;
 
 typedef struct ft_tensor {
@@ -107,6 +115,8 @@ typedef struct ft_tensor {
     int producer;      /* derived: op index, or -1 for a graph input */
     int nconsumers;    /* derived */
     int *consumers;    /* derived: op indices, ascending */
+    char *name;        /* optional, from tensor_names (SPEC section 1); owned
+                          by the problem, NULL when the file has none */
 } ft_tensor;
 
 /* How a step's transfers and compute share time (ft_timing.overlap). */
@@ -187,7 +197,12 @@ double ft_step_time(const ft_problem *p, double compute, int64_t loaded,
 /* Load and validate a contest problem file (SPEC section 1).  On success
  * returns FT_OK and stores a new problem in *out (free with
  * ft_problem_free).  On failure returns FT_EINPUT (or FT_ENOMEM), leaves *out
- * NULL and puts one line in st->msg naming the file, field and index. */
+ * NULL and puts one line in st->msg naming the file, field and index.
+ * The optional extra fields op_names, op_kinds (nops strings each) and
+ * tensor_names (ntensors strings) fill ft_op.name, ft_op.kind and
+ * ft_tensor.name (null or absent: all NULL); a list of the wrong type or
+ * length, or an entry that is not a string, is FT_EINPUT
+ * ("FILE: op_names[3]: expected a string, got an integer"). */
 int ft_problem_load(const char *path, ft_problem **out, ft_status *st);
 
 /* Same as ft_problem_load, from a NUL-terminated JSON text; `name` is used in
@@ -200,7 +215,7 @@ int ft_problem_parse(const char *json, const char *name, ft_problem **out,
  * Returns FT_OK, FT_EINPUT with a message, or FT_ENOMEM. */
 int ft_problem_finish(ft_problem *p, ft_status *st);
 
-/* Deep copy; NULL when out of memory. */
+/* Deep copy (op and tensor names included); NULL when out of memory. */
 ft_problem *ft_problem_clone(const ft_problem *p);
 
 /* Release a problem and everything it owns.  NULL is a no-op. */
@@ -210,10 +225,14 @@ void ft_problem_free(ft_problem *p);
  * inputs, outputs, base_costs, op_types, fast_memory_capacity,
  * slow_memory_bandwidth and native_granularity, one field a line, numbers
  * exact (ft_problem_parse of the text gives back the same tensors, ops,
- * capacity, bandwidth and native granularity).  The fields a contest file
- * cannot hold (native_k, allow_larger, timing, name) are left out.  p must
- * have passed ft_problem_finish.  Returns a malloc'd NUL-terminated string
- * the caller frees, or NULL on OOM. */
+ * capacity, bandwidth and native granularity).  Then the optional names:
+ * op_names when some op has a name, op_kinds when some op has a kind,
+ * tensor_names when some tensor has a name (a NULL entry among them is
+ * written as "").  The fields a contest file cannot hold (native_k,
+ * allow_larger, timing, name) are left out.  p must
+ * have passed ft_problem_finish, and its names must be UTF-8 (as loaded
+ * ones are).  Returns a malloc'd NUL-terminated string the caller frees, or
+ * NULL on OOM (or a name that is not UTF-8). */
 char *ft_problem_to_json(const ft_problem *p);
 
 /* Write ft_problem_to_json's text to `path` atomically (as
@@ -270,6 +289,21 @@ int ft_subgraph_set_retain(ft_subgraph *g, const int *tensors, int n);
 
 /* Release a schedule.  NULL is a no-op. */
 void ft_schedule_free(ft_schedule *s);
+
+/* Longest label ft_subgraph_label returns, in bytes (the NUL not counted). */
+#define FT_LABEL_MAX 256
+
+/* A subgraph's name for reports and traces.  When every op of g has a
+ * non-empty name (ft_op.name): the names joined by '+', each after the
+ * first without the dotted components it shares with the name before it
+ * (layer1.0.conv1, layer1.0.bn1, layer1.0.relu give
+ * "layer1.0.conv1+bn1+relu"; a name is never elided whole).  Otherwise the
+ * op indices joined by ',' ("12,13,14", as the reports' op lists), also
+ * when g names an op out of range.  A label longer than FT_LABEL_MAX bytes
+ * is cut at a UTF-8 character boundary and ends in "...", FT_LABEL_MAX
+ * bytes in all.  Returns a malloc'd NUL-terminated string the caller
+ * frees, or NULL when out of memory. */
+char *ft_subgraph_label(const ft_problem *p, const ft_subgraph *g);
 
 /* Serialise a schedule as contest JSON (subgraphs, granularities,
  * tensors_to_retain, traversal_orders, subgraph_latencies).  `latencies`

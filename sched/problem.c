@@ -12,10 +12,15 @@ void ft_problem_free(ft_problem *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->nops; i++)
+    for (int i = 0; i < p->nops; i++) {
         free(p->ops[i].inputs);
-    for (int t = 0; t < p->ntensors; t++)
+        free(p->ops[i].name);
+        free(p->ops[i].kind);
+    }
+    for (int t = 0; t < p->ntensors; t++) {
         free(p->tensors[t].consumers);
+        free(p->tensors[t].name);
+    }
     free(p->ops);
     free(p->tensors);
     free(p->topo);
@@ -364,6 +369,65 @@ static int get_index_list(json_t *arr, const char *n, const char *field, int o, 
     return FT_OK;
 }
 
+/* The optional list `field` of `count` strings (op_names, op_kinds,
+ * tensor_names; `per` names what it has one entry per) into *out: a
+ * malloc'd array of malloc'd copies, or NULL when the field is absent or
+ * null.  FT_OK, FT_EINPUT naming the field (and index) or FT_ENOMEM. */
+static int get_names(json_t *root, const char *n, const char *field, size_t count, const char *per, char ***out,
+                     ft_status *st)
+{
+    json_t *v = json_object_get(root, field);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return FT_OK;
+    if (!json_is_array(v))
+        return ft__fail(st, FT_EINPUT, 0, "%s: %s: expected a list of strings, got %s", n, field, type_name(v));
+    if (json_array_size(v) != count)
+        return ft__fail(st, FT_EINPUT, 0, "%s: %s has %zu entries, expected %zu (one per %s)", n, field,
+                        json_array_size(v), count, per);
+    for (size_t i = 0; i < count; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_string(e))
+            return ft__fail(st, FT_EINPUT, 0, "%s: %s[%zu]: expected a string, got %s", n, field, i, type_name(e));
+    }
+    char **names = calloc(count ? count : 1, sizeof *names);
+    if (!names)
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+    for (size_t i = 0; i < count; i++)
+        if (!(names[i] = ft__strdup(json_string_value(json_array_get(v, i))))) {
+            while (i-- > 0)
+                free(names[i]);
+            free(names);
+            return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+        }
+    *out = names;
+    return FT_OK;
+}
+
+/* Read op_names, op_kinds and tensor_names into p's ops and tensors. */
+static int names_from_json(json_t *root, ft_problem *p, ft_status *st)
+{
+    const char *n = NAME(p);
+    char **names;
+    int rc;
+    if ((rc = get_names(root, n, "op_names", (size_t)p->nops, "op", &names, st)))
+        return rc;
+    for (int o = 0; names && o < p->nops; o++)
+        p->ops[o].name = names[o];
+    free(names);
+    if ((rc = get_names(root, n, "op_kinds", (size_t)p->nops, "op", &names, st)))
+        return rc;
+    for (int o = 0; names && o < p->nops; o++)
+        p->ops[o].kind = names[o];
+    free(names);
+    if ((rc = get_names(root, n, "tensor_names", (size_t)p->ntensors, "tensor", &names, st)))
+        return rc;
+    for (int t = 0; names && t < p->ntensors; t++)
+        p->tensors[t].name = names[t];
+    free(names);
+    return FT_OK;
+}
+
 static int from_json(json_t *root, ft_problem *p, ft_status *st)
 {
     const char *n = NAME(p);
@@ -437,6 +501,8 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         if (rc)
             return rc;
     }
+    if ((rc = names_from_json(root, p, st)))
+        return rc;
     return ft_problem_finish(p, st);
 }
 
@@ -494,7 +560,10 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     for (int t = 0; t < p->ntensors; t++) {
         c->tensors[t] = p->tensors[t];
         c->tensors[t].consumers = NULL;
+        c->tensors[t].name = NULL;
         c->ntensors = t + 1;
+        if (p->tensors[t].name && !(c->tensors[t].name = ft__strdup(p->tensors[t].name)))
+            goto oom;
         if (p->tensors[t].nconsumers) {
             c->tensors[t].consumers = malloc(sizeof(int) * (size_t)p->tensors[t].nconsumers);
             if (!c->tensors[t].consumers)
@@ -505,9 +574,13 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     for (int o = 0; o < p->nops; o++) {
         c->ops[o] = p->ops[o];
         c->ops[o].inputs = NULL;
+        c->ops[o].name = c->ops[o].kind = NULL;
         c->nops = o + 1;
         c->ops[o].inputs = malloc(sizeof(int) * (size_t)(p->ops[o].ninputs + 1));
         if (!c->ops[o].inputs)
+            goto oom;
+        if ((p->ops[o].name && !(c->ops[o].name = ft__strdup(p->ops[o].name))) ||
+            (p->ops[o].kind && !(c->ops[o].kind = ft__strdup(p->ops[o].kind))))
             goto oom;
         memcpy(c->ops[o].inputs, p->ops[o].inputs, sizeof(int) * (size_t)p->ops[o].ninputs);
     }
@@ -560,6 +633,30 @@ static int add_field(char **buf, size_t *len, const char *name, json_t *v, int l
     return 0;
 }
 
+/* A list of n names (get(p, i), NULL written as ""), or NULL when all are
+ * NULL: *bad is set when out of memory. */
+static json_t *names_json(const ft_problem *p, int n, const char *(*get)(const ft_problem *, int), int *bad)
+{
+    int any = 0;
+    for (int i = 0; i < n && !any; i++)
+        any = get(p, i) != NULL;
+    if (!any || *bad)
+        return NULL;
+    json_t *l = json_array();
+    for (int i = 0; i < n && l && !*bad; i++)
+        *bad = json_array_append_new(l, json_string(get(p, i) ? get(p, i) : "")) != 0;
+    if (!l || *bad) {
+        *bad = 1;
+        json_decref(l);
+        return NULL;
+    }
+    return l;
+}
+
+static const char *op_name_of(const ft_problem *p, int i) { return p->ops[i].name; }
+static const char *op_kind_of(const ft_problem *p, int i) { return p->ops[i].kind; }
+static const char *tensor_name_of(const ft_problem *p, int i) { return p->tensors[i].name; }
+
 char *ft_problem_to_json(const ft_problem *p)
 {
     json_t *w = json_array(), *h = json_array(), *in = json_array(), *out = json_array();
@@ -580,11 +677,19 @@ char *ft_problem_to_json(const ft_problem *p)
     }
     bad = bad || json_array_append_new(native, json_integer(p->native_w)) ||
           json_array_append_new(native, json_integer(p->native_h));
+    json_t *opn = names_json(p, p->nops, op_name_of, &bad), *opk = names_json(p, p->nops, op_kind_of, &bad);
+    json_t *tn = names_json(p, p->ntensors, tensor_name_of, &bad);
     struct { const char *name; json_t *v; } f[] = {
         {"widths", w}, {"heights", h}, {"inputs", in}, {"outputs", out}, {"base_costs", costs}, {"op_types", types},
         {"fast_memory_capacity", json_num(p->capacity)}, {"slow_memory_bandwidth", json_num(p->bandwidth)},
-        {"native_granularity", native}};
-    const int nf = (int)(sizeof f / sizeof f[0]);
+        {"native_granularity", native}, {"op_names", opn}, {"op_kinds", opk}, {"tensor_names", tn}};
+    int nf = (int)(sizeof f / sizeof f[0]);
+    /* the optional lists: only those present, in this order */
+    int kept = 0;
+    for (int i = 0; i < nf; i++)
+        if (f[i].v || i < 9)
+            f[kept++] = f[i];
+    nf = kept;
     size_t len = 2;
     char *buf = bad ? NULL : malloc(4);
     if (buf)

@@ -126,6 +126,8 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
                 sim->msg = err[0] ? err : "cannot open the trace files";
                 return rc == FT_ENOMEM ? FT_ENOMEM : FT_EINPUT;
             }
+            if (ft_trace_set_names(trace.t, p, s) == FT_ENOMEM)
+                throw std::bad_alloc();
         }
 
         ftsim::Job job;

@@ -309,6 +309,7 @@ typedef struct vcd {
     size_t nruns, runcap;
     int64_t spill_end;
     /* writer state */
+    int header;        /* the header is written (vcd_begin) */
     int dumped;        /* $dumpvars written */
     int64_t last_time; /* last timestamp written */
     int group_open;
@@ -331,6 +332,13 @@ struct ft_trace {
     int64_t last_occ;
     int failed; /* a sticky error; msg holds it */
     char msg[512];
+    /* ft_trace_set_names: subgraph labels (NULL: the problem has no op
+     * names) and tensor names (entries NULL when unnamed) */
+    char **labels;
+    int nlabels;
+    char **tensor_names;
+    int ntensor_names;
+    int started; /* a span or occupancy arrived (names are fixed) */
 };
 
 static void trace_fail(ft_trace *t, const char *fmt, ...)
@@ -435,9 +443,22 @@ static int lane_pick(ft_trace *t, ft_trace_kind k, double start)
     return lane_add(t, fam, t->next_tid++);
 }
 
+/* The label of subgraph sg (ft_trace_set_names), or NULL. */
+static const char *sg_label(const ft_trace *t, int sg)
+{
+    return t->labels && sg >= 0 && sg < t->nlabels ? t->labels[sg] : NULL;
+}
+
+/* The name of tensor x, or NULL. */
+static const char *tensor_label(const ft_trace *t, int x)
+{
+    return t->tensor_names && x >= 0 && x < t->ntensor_names ? t->tensor_names[x] : NULL;
+}
+
 static void chrome_span(ft_trace *t, const ft_trace_event *e)
 {
-    char name[160], a[40], b[40];
+    char name[FT_LABEL_MAX + 160], a[40], b[40], where[FT_LABEL_MAX + 16], tname[40];
+    const char *label = sg_label(t, e->sg), *tensor = tensor_label(t, e->tensor);
     int li = lane_pick(t, e->kind, e->start);
     if (li < 0)
         return;
@@ -445,18 +466,28 @@ static void chrome_span(ft_trace *t, const ft_trace_event *e)
     if (e->end > l->end)
         l->end = e->end;
 
+    /* "sg 3", or the subgraph's label when the problem names its ops */
+    if (label)
+        snprintf(where, sizeof where, "%s", label);
+    else
+        snprintf(where, sizeof where, "sg %d", e->sg);
     switch (e->kind) {
     case FT_TRACE_STEP:
-        snprintf(name, sizeof name, "step %" PRId64 " (sg %d tile %" PRId64 " k %" PRId64 ")", e->step, e->sg,
-                 e->tile, e->kstep);
+        snprintf(name, sizeof name, "step %" PRId64 " (%s tile %" PRId64 " k %" PRId64 ")", e->step, where, e->tile,
+                 e->kstep);
         break;
     case FT_TRACE_LOAD:
     case FT_TRACE_WRITE:
-        snprintf(name, sizeof name, "%s T%d[%" PRId64 ":%" PRId64 ", %" PRId64 ":%" PRId64 "]", kind_word(e->kind),
-                 e->tensor, e->region.r0, e->region.r1, e->region.c0, e->region.c1);
+        if (!tensor) {
+            snprintf(tname, sizeof tname, "T%d", e->tensor);
+            tensor = tname;
+        }
+        snprintf(name, sizeof name, "%s %.*s[%" PRId64 ":%" PRId64 ", %" PRId64 ":%" PRId64 "]", kind_word(e->kind),
+                 FT_LABEL_MAX, tensor, e->region.r0, e->region.r1, e->region.c0, e->region.c1);
+        tensor = tensor_label(t, e->tensor);
         break;
     case FT_TRACE_COMPUTE:
-        snprintf(name, sizeof name, "compute sg %d tile %" PRId64 " k %" PRId64, e->sg, e->tile, e->kstep);
+        snprintf(name, sizeof name, "compute %s tile %" PRId64 " k %" PRId64, where, e->tile, e->kstep);
         break;
     }
     chrome_sep(t);
@@ -474,6 +505,14 @@ static void chrome_span(ft_trace *t, const ft_trace_event *e)
                      ",\"tensor\":%d,\"region\":{\"r0\":%" PRId64 ",\"r1\":%" PRId64 ",\"c0\":%" PRId64
                      ",\"c1\":%" PRId64 "},\"elems\":%" PRId64,
                      e->tensor, e->region.r0, e->region.r1, e->region.c0, e->region.c1, e->elems);
+    if (label) {
+        tfile_puts(&t->json, ",\"label\":");
+        emit_string(&t->json, label);
+    }
+    if (tensor && (e->kind == FT_TRACE_LOAD || e->kind == FT_TRACE_WRITE)) {
+        tfile_puts(&t->json, ",\"tensor_name\":");
+        emit_string(&t->json, tensor);
+    }
     tfile_puts(&t->json, "}}");
 }
 
@@ -510,10 +549,20 @@ static void chrome_end(ft_trace *t, double end_time)
                  isfinite(t->capacity) ? fmt_num(a, sizeof a, t->capacity) : "null",
                  fmt_num(b, sizeof b, end_time));
     emit_string(&t->json, "1 cost unit = 1 us");
+    if (t->labels) {
+        tfile_puts(&t->json, ",\"subgraph_labels\":[");
+        for (int i = 0; i < t->nlabels; i++) {
+            tfile_puts(&t->json, i ? "," : "");
+            emit_string(&t->json, t->labels[i]);
+        }
+        tfile_puts(&t->json, "]");
+    }
     tfile_puts(&t->json, "}}\n");
 }
 
 /* ------------------------------------------------------------ VCD */
+
+static void vcd_begin(ft_trace *t);
 
 static int vchange_cmp(const void *pa, const void *pb)
 {
@@ -685,6 +734,7 @@ static void vcd_push(ft_trace *t, int64_t time, int sig, int64_t value)
         return;
     }
     if (v->npend == vcd_buffer_cap) {
+        vcd_begin(t);
         vcd_make_room(t);
         if (t->failed)
             return;
@@ -797,30 +847,45 @@ out:
     free(heap);
 }
 
-static void vcd_begin(ft_trace *t)
+/* s inside a VCD $comment: a comment ends at the token $end, so keep it
+ * printable ASCII without '$' ('$' becomes '_', other bytes '?'). */
+static void vcd_comment_text(tfile *tf, const char *s)
 {
-    tfile *tf = &t->v.out;
-    tfile_puts(tf, "$version fusetile " FT_VERSION " $end\n$comment target ");
-    /* a comment ends at the token $end: keep the name printable, no '$' */
-    for (const unsigned char *p = (const unsigned char *)t->target; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char c = *p < 0x20 || *p >= 0x7F ? '?' : *p == '$' ? '_' : (char)*p;
         tfile_write(tf, &c, 1);
     }
-    tfile_puts(tf, " $end\n"
-                   "$timescale 1 fs $end\n"
+}
+
+/* The VCD header, written when the first change or the close arrives (so
+ * that ft_trace_set_names can add the subgraph labels). */
+static void vcd_begin(ft_trace *t)
+{
+    tfile *tf = &t->v.out;
+    if (t->v.header)
+        return;
+    t->v.header = 1;
+    tfile_puts(tf, "$version fusetile " FT_VERSION " $end\n$comment target ");
+    vcd_comment_text(tf, t->target);
+    tfile_puts(tf, " $end\n");
+    for (int i = 0; t->labels && i < t->nlabels; i++) {
+        tfile_printf(tf, "$comment subgraph %d ", i);
+        vcd_comment_text(tf, t->labels[i]);
+        tfile_puts(tf, " $end\n");
+    }
+    tfile_puts(tf, "$timescale 1 fs $end\n"
                    "$scope module fusetile $end\n"
                    "$var wire 1 ! channel_busy $end\n"
                    "$var wire 1 \" compute_busy $end\n"
                    "$var integer 64 # occupancy $end\n"
                    "$upscope $end\n"
                    "$enddefinitions $end\n");
-    for (int u = 0; u < U_COUNT; u++)
-        t->v.unit_last[u] = -1;
 }
 
 static void vcd_end(ft_trace *t, int64_t end_fs)
 {
     vcd *v = &t->v;
+    vcd_begin(t);
     vcd_drain(t);
     if (t->failed)
         return;
@@ -865,6 +930,12 @@ static void trace_free(ft_trace *t)
     vcd_free(&t->v);
     free(t->lanes);
     free(t->target);
+    for (int i = 0; t->labels && i < t->nlabels; i++)
+        free(t->labels[i]);
+    free(t->labels);
+    for (int i = 0; t->tensor_names && i < t->ntensor_names; i++)
+        free(t->tensor_names[i]);
+    free(t->tensor_names);
     free(t);
 }
 
@@ -912,8 +983,8 @@ int ft_trace_open(ft_trace **out, const char *json_path, const char *vcd_path, c
     }
     if (t->has_json)
         chrome_begin(t);
-    if (t->has_vcd)
-        vcd_begin(t);
+    for (int u = 0; u < U_COUNT; u++)
+        t->v.unit_last[u] = -1;
     if (t->failed) {
         put_err(err, errlen, "%s", t->msg);
         trace_free(t);
@@ -923,10 +994,46 @@ int ft_trace_open(ft_trace **out, const char *json_path, const char *vcd_path, c
     return FT_OK;
 }
 
+int ft_trace_set_names(ft_trace *t, const ft_problem *p, const ft_schedule *s)
+{
+    if (!t || !p || !s)
+        return FT_OK;
+    if (t->started || t->labels || t->tensor_names) {
+        trace_fail(t, "%s: ft_trace_set_names after the first event or twice", trace_name(t));
+        return FT_EINPUT;
+    }
+    int named = 0, tnamed = 0;
+    for (int o = 0; o < p->nops; o++)
+        named |= p->ops[o].name != NULL;
+    for (int x = 0; x < p->ntensors; x++)
+        tnamed |= p->tensors[x].name != NULL;
+    if (named && s->nsubgraphs > 0) {
+        if (!(t->labels = calloc((size_t)s->nsubgraphs, sizeof *t->labels)))
+            goto oom;
+        t->nlabels = s->nsubgraphs;
+        for (int i = 0; i < s->nsubgraphs; i++)
+            if (!(t->labels[i] = ft_subgraph_label(p, &s->sg[i])))
+                goto oom;
+    }
+    if (tnamed) {
+        if (!(t->tensor_names = calloc((size_t)p->ntensors, sizeof *t->tensor_names)))
+            goto oom;
+        t->ntensor_names = p->ntensors;
+        for (int x = 0; x < p->ntensors; x++)
+            if (p->tensors[x].name && !(t->tensor_names[x] = dupstr(p->tensors[x].name)))
+                goto oom;
+    }
+    return FT_OK;
+oom:
+    trace_fail(t, "%s: out of memory", trace_name(t));
+    return FT_ENOMEM;
+}
+
 void ft_trace_span(ft_trace *t, const ft_trace_event *e)
 {
     if (!t || t->failed || !(t->has_json || t->has_vcd))
         return;
+    t->started = 1;
     if (e->kind < FT_TRACE_STEP || e->kind > FT_TRACE_COMPUTE) {
         trace_fail(t, "%s: span of unknown kind %d", trace_name(t), (int)e->kind);
         return;
@@ -963,6 +1070,7 @@ void ft_trace_occupancy(ft_trace *t, double time, int64_t elems)
 {
     if (!t || t->failed || !(t->has_json || t->has_vcd))
         return;
+    t->started = 1;
     if (!(time >= 0) || !isfinite(time) || elems < 0) {
         trace_fail(t, "%s: occupancy %" PRId64 " at time %.17g is out of range", trace_name(t), elems, time);
         return;

@@ -55,8 +55,23 @@ typedef struct ft_trace_event {
 int ft_trace_open(ft_trace **out, const char *json_path, const char *vcd_path, const char *target, double capacity,
                   char *err, size_t errlen);
 
+/* Name the trace's subgraphs and tensors after problem p and schedule s
+ * (call it before the first span or occupancy; the simulator does).  When
+ * p has op names (ft_op.name), span names say the subgraph's label
+ * (ft_subgraph_label) where they would say "sg N" ("compute
+ * layer1.0.conv1+bn1+relu tile 3 k 1"), every span's args add "label",
+ * otherData adds "subgraph_labels", and the VCD header adds a line
+ * "$comment subgraph N LABEL $end" per subgraph; when p has tensor names,
+ * loads and writes are named after them ("load x[0:64, 0:128]") and add
+ * "tensor_name" to their args.  Without names nothing changes.  Returns
+ * FT_OK (also when t, p or s is NULL), FT_ENOMEM, or FT_EINPUT when events
+ * were already recorded or names were already set (the trace then fails at
+ * close). */
+int ft_trace_set_names(ft_trace *t, const ft_problem *p, const ft_schedule *s);
+
 /* Record a span.  Strings are generated from the numbers (tensor names are
- * "T<index>"), so nothing needs escaping beyond what the writer does. */
+ * "T<index>" unless ft_trace_set_names named them) and escaped by the
+ * writer. */
 void ft_trace_span(ft_trace *t, const ft_trace_event *e);
 
 /* Record that fast-memory occupancy is `elems` from time `time` on. */

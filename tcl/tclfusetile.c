@@ -398,6 +398,37 @@ static Tcl_Obj *timing_dict(const ft_problem *p)
     return d;
 }
 
+/* Whether some op of p has a name (op_names), kind (op_kinds: which = 1)
+ * or some tensor a name (tensor_names: which = 2). */
+static int has_names(const ft_problem *p, int which)
+{
+    int n = which == 2 ? p->ntensors : p->nops;
+    for (int i = 0; i < n; i++)
+        if (which == 2 ? p->tensors[i].name != NULL : (which ? p->ops[i].kind : p->ops[i].name) != NULL)
+            return 1;
+    return 0;
+}
+
+/* `p info` op_names, op_kinds or tensor_names (which as for has_names). */
+static Tcl_Obj *names_list(const ft_problem *p, int which)
+{
+    Tcl_Obj *l = Tcl_NewListObj(0, NULL);
+    int n = which == 2 ? p->ntensors : p->nops;
+    for (int i = 0; i < n; i++)
+        Tcl_ListObjAppendElement(NULL, l, str(which == 2 ? p->tensors[i].name : which ? p->ops[i].kind : p->ops[i].name));
+    return l;
+}
+
+/* Add "label" (ft_subgraph_label) to a subgraph's dict when p has op names. */
+static void put_label(Tcl_Obj *d, const ft_problem *p, const ft_subgraph *g)
+{
+    if (!has_names(p, 0))
+        return;
+    char *label = ft_subgraph_label(p, g);
+    put(d, "label", str(label));
+    free(label);
+}
+
 /* `p info`: the problem's sizes and graph. */
 static Tcl_Obj *problem_info_dict(const ft_problem *p)
 {
@@ -412,6 +443,11 @@ static Tcl_Obj *problem_info_dict(const ft_problem *p)
     put(d, "inputs", int_list(p->graph_inputs, p->ngraph_inputs));
     put(d, "outputs", int_list(p->graph_outputs, p->ngraph_outputs));
     put(d, "topo", int_list(p->topo, p->nops));
+    /* the problem file's optional names, when it has them */
+    static const char *const names_key[] = {"op_names", "op_kinds", "tensor_names"};
+    for (int which = 0; which < 3; which++)
+        if (has_names(p, which))
+            put(d, names_key[which], names_list(p, which));
     return d;
 }
 
@@ -426,6 +462,10 @@ static Tcl_Obj *op_dict(const ft_problem *p, int o)
     put(d, "output", Tcl_NewIntObj(op->output));
     put(d, "base_cost", Tcl_NewDoubleObj(op->base_cost));
     put(d, "k", wide(op->k));
+    if (op->name)
+        put(d, "name", str(op->name));
+    if (op->kind)
+        put(d, "kind", str(op->kind));
     return d;
 }
 
@@ -440,6 +480,8 @@ static Tcl_Obj *tensor_dict(const ft_problem *p, int t)
     put(d, "size", wide(ft_tensor_size(p, t)));
     put(d, "producer", Tcl_NewIntObj(x->producer));
     put(d, "consumers", int_list(x->consumers, x->nconsumers));
+    if (x->name)
+        put(d, "name", str(x->name));
     return d;
 }
 
@@ -492,7 +534,7 @@ static Tcl_Obj *target_info_dict(const ft_target *t)
 }
 
 /* `s subgraphs`: one subgraph of a schedule. */
-static Tcl_Obj *subgraph_dict(const ft_schedule *s, int i)
+static Tcl_Obj *subgraph_dict(const ft_problem *p, const ft_schedule *s, int i)
 {
     const ft_subgraph *g = &s->sg[i];
     Tcl_Obj *d = Tcl_NewDictObj(), *gran = Tcl_NewDictObj();
@@ -505,11 +547,12 @@ static Tcl_Obj *subgraph_dict(const ft_schedule *s, int i)
     put(d, "retain", int_list(g->retain, g->nretain));
     put(d, "order", g->order ? wide_list(g->order, g->norder) : Tcl_NewObj());
     put(d, "reported", g->has_reported ? Tcl_NewDoubleObj(g->reported) : Tcl_NewObj());
+    put_label(d, p, g);
     return d;
 }
 
 /* `s evaluate`: one subgraph's analytic figures. */
-static Tcl_Obj *eval_sg_dict(const ft_sg_result *r, int i)
+static Tcl_Obj *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const ft_sg_result *r, int i)
 {
     Tcl_Obj *d = Tcl_NewDictObj(), *grid = Tcl_NewDictObj();
     put(grid, "ntx", wide(r->ntx));
@@ -526,15 +569,16 @@ static Tcl_Obj *eval_sg_dict(const ft_sg_result *r, int i)
     put(d, "peak_working_set", wide(r->peak_working_set));
     put(d, "loaded", wide(r->loaded));
     put(d, "written", wide(r->written));
+    put_label(d, p, &s->sg[i]);
     return d;
 }
 
 /* `s evaluate`: the whole evaluation. */
-static Tcl_Obj *eval_dict(const ft_eval *e)
+static Tcl_Obj *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
 {
     Tcl_Obj *d = Tcl_NewDictObj(), *sgs = Tcl_NewListObj(0, NULL);
     for (int i = 0; i < e->nsubgraphs; i++)
-        Tcl_ListObjAppendElement(NULL, sgs, eval_sg_dict(&e->sg[i], i));
+        Tcl_ListObjAppendElement(NULL, sgs, eval_sg_dict(p, s, &e->sg[i], i));
     put(d, "model", str(ft_compute_model_name(e->model)));
     put(d, "total", Tcl_NewDoubleObj(e->total));
     put(d, "lower_bound", Tcl_NewDoubleObj(e->lower_bound));
@@ -544,7 +588,7 @@ static Tcl_Obj *eval_dict(const ft_eval *e)
 }
 
 /* `s simulate`: one subgraph's simulated and analytic figures. */
-static Tcl_Obj *sim_sg_dict(const ft_sim_sg *q, int i)
+static Tcl_Obj *sim_sg_dict(const ft_problem *p, const ft_schedule *s, const ft_sim_sg *q, int i)
 {
     Tcl_Obj *d = Tcl_NewDictObj();
     put(d, "index", Tcl_NewIntObj(i));
@@ -555,16 +599,17 @@ static Tcl_Obj *sim_sg_dict(const ft_sim_sg *q, int i)
     put(d, "peak_occupancy", wide(q->peak_occupancy));
     put(d, "channel_busy", Tcl_NewDoubleObj(q->channel_busy));
     put(d, "compute_busy", Tcl_NewDoubleObj(q->compute_busy));
+    put_label(d, p, &s->sg[i]);
     return d;
 }
 
 /* `s simulate`: the whole replay and its cross-check. */
-static Tcl_Obj *sim_dict(const ft_sim_result *r, ft_compute_model model)
+static Tcl_Obj *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model)
 {
     Tcl_Obj *d = Tcl_NewDictObj(), *sgs = Tcl_NewListObj(0, NULL);
     int agree = r->analytic_reason == FT_R_NONE && rel_diff(r->total_simulated, r->total_analytic) <= AGREE_REL;
     for (int i = 0; i < r->nsubgraphs; i++) {
-        Tcl_ListObjAppendElement(NULL, sgs, sim_sg_dict(&r->sg[i], i));
+        Tcl_ListObjAppendElement(NULL, sgs, sim_sg_dict(p, s, &r->sg[i], i));
         if (rel_diff(r->sg[i].simulated, r->sg[i].analytic) > AGREE_REL)
             agree = 0;
     }
@@ -1057,7 +1102,7 @@ static int schedule_evaluate(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *c
         snprintf(pfx, sizeof pfx, "invalid schedule (%s): ", ft_reason_name(st.reason));
         return fail_status(interp, st.code == FT_EINVALID ? pfx : "", &st);
     }
-    Tcl_SetObjResult(interp, eval_dict(&e));
+    Tcl_SetObjResult(interp, eval_dict(h->prob->p, h->sched, &e));
     ft_eval_free(&e);
     return TCL_OK;
 }
@@ -1114,7 +1159,7 @@ static int schedule_simulate(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *c
         ft_sim_result_free(&r);
         return TCL_ERROR;
     }
-    Tcl_SetObjResult(interp, sim_dict(&r, so.model));
+    Tcl_SetObjResult(interp, sim_dict(h->prob->p, h->sched, &r, so.model));
     ft_sim_result_free(&r);
     return TCL_OK;
 }
@@ -1145,7 +1190,7 @@ static int schedule_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *co
             return wrong_args(interp, 2, objv, NULL);
         Tcl_Obj *l = Tcl_NewListObj(0, NULL);
         for (int i = 0; i < h->sched->nsubgraphs; i++)
-            Tcl_ListObjAppendElement(NULL, l, subgraph_dict(h->sched, i));
+            Tcl_ListObjAppendElement(NULL, l, subgraph_dict(h->prob->p, h->sched, i));
         Tcl_SetObjResult(interp, l);
         return TCL_OK;
     }

@@ -234,6 +234,38 @@ for n in ex1A ex4B E-mlp-fused B-prologue-splitk; do
     check_trace "golden-$n-consistent" "$tmp/$n.json" "$tmp/$n.vcd" "$P" "$tmp/$n.out"
 done
 
+# --- a problem with names (N-named-mlp is E-mlp-fused with op_names and
+# tensor_names): spans named after the subgraph's label and the tensors,
+# args with "label" and "tensor_name", the VCD's subgraph comment; apart
+# from those, the same events as the golden E-mlp-fused trace
+N=$vec/N-named-mlp.problem.json
+check named-simulate 0 out '"agree": true' -- "$bin" simulate "$N" "$vec/N-named-mlp.solution.json" --trace "$tmp/named.json" --vcd "$tmp/named.vcd" --json
+cp "$tmp/out" "$tmp/named.out"
+check_trace named-consistent "$tmp/named.json" "$tmp/named.vcd" "$N" "$tmp/named.out"
+expect named-compute-span "a compute span is named after the label" grep -q '"name":"compute encoder.layer1.fc1+act+fc2 tile 0 k 0"' "$tmp/named.json"
+expect named-step-span "a step span is named after the label" grep -q '"name":"step 0 (encoder.layer1.fc1+act+fc2 tile 0 k 0)"' "$tmp/named.json"
+expect named-load-span "a load is named after its tensor" grep -q '"name":"load encoder.layer1.fc1.weight\[0:128, 0:64\]".*"label":"encoder.layer1.fc1+act+fc2","tensor_name":"encoder.layer1.fc1.weight"}}' "$tmp/named.json"
+expect named-vcd-comment "the VCD header names subgraph 0" grep -qx '\$comment subgraph 0 encoder.layer1.fc1+act+fc2 \$end' "$tmp/named.vcd"
+expect named-vcd-same-changes "the VCD has the golden changes" cmp -s <(sed '/^\$comment subgraph/d' "$tmp/named.vcd") "$golden/E-mlp-fused.vcd"
+cat >"$tmp/strip_names.py" <<'PY'
+import json, sys
+def events(path):
+    doc = json.load(open(path))
+    out = []
+    for ev in doc["traceEvents"]:
+        ev = dict(ev, args=dict(ev.get("args", {})))
+        ev["args"].pop("label", None)
+        ev["args"].pop("tensor_name", None)
+        if ev.get("ph") == "X":
+            ev.pop("name")
+        out.append(ev)
+    doc["otherData"].pop("subgraph_labels", None)
+    return out, doc["otherData"]
+sys.exit(0 if events(sys.argv[1]) == events(sys.argv[2]) else 1)
+PY
+expect named-same-events "without names and labels the events are the golden E-mlp-fused ones" python3 "$tmp/strip_names.py" "$tmp/named.json" "$golden/E-mlp-fused.json"
+expect named-labels-meta "otherData lists the labels" grep -q '"subgraph_labels":\["encoder.layer1.fc1+act+fc2"\]' "$tmp/named.json"
+
 # --- one file at a time; the report is the same with and without traces
 P=$vec/E-mlp-fused.problem.json
 S=$vec/E-mlp-fused.solution.json

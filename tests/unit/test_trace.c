@@ -732,6 +732,69 @@ static void test_trace_escapes_target(void **state)
     free(s.calls);
 }
 
+/* ft_trace_set_names: span names, args, otherData and the VCD header say
+ * the subgraph labels and tensor names; a "$" in a label is kept out of the
+ * VCD comment; names after the first event are an error at close. */
+static void test_trace_names(void **state)
+{
+    fixture *f = *state;
+    ft_problem *p = NULL;
+    ft_schedule *sc = NULL;
+    ft_status st;
+    ft_trace *t;
+    char err[512];
+    assert_int_equal(ft_problem_parse("{\"widths\": [8, 8, 8], \"heights\": [8, 8, 8], \"inputs\": [[0], [1]],"
+                                      " \"outputs\": [[1], [2]], \"base_costs\": [1, 1], \"op_types\": [\"Pointwise\","
+                                      " \"Pointwise\"], \"fast_memory_capacity\": 1000, \"slow_memory_bandwidth\": 1,"
+                                      " \"native_granularity\": [8, 8], \"op_names\": [\"blk.a$end\", \"blk.b\"],"
+                                      " \"tensor_names\": [\"in\", \"blk.mid\", \"out\"]}",
+                                      "names.json", &p, &st),
+                     FT_OK);
+    assert_int_equal(ft_schedule_parse("{\"subgraphs\": [[0, 1], [1]], \"granularities\": [[8, 8, 8], [8, 8, 8]],"
+                                       " \"tensors_to_retain\": [[], []]}",
+                                       "names.schedule.json", &sc, &st),
+                     FT_OK);
+    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(ft_trace_set_names(t, p, sc), FT_OK);
+    ft_trace_event e = {FT_TRACE_LOAD, 0, 1, 0, 0, 0, 0, 0, {0, 8, 0, 8}, 64};
+    ft_trace_span(t, &e);
+    e.kind = FT_TRACE_COMPUTE;
+    e.tensor = -1;
+    ft_trace_span(t, &e);
+    e.kind = FT_TRACE_WRITE;
+    e.sg = 1;
+    e.tensor = 2;
+    ft_trace_span(t, &e);
+    ft_trace_occupancy(t, 0, 128);
+    assert_int_equal(ft_trace_close(t, 1, err, sizeof err), FT_OK);
+    char *text = slurp(f->json);
+    assert_non_null(strstr(text, "\"name\":\"load in[0:8, 0:8]\""));
+    assert_non_null(strstr(text, "\"label\":\"blk.a$end+b\",\"tensor_name\":\"in\"}}"));
+    assert_non_null(strstr(text, "\"name\":\"compute blk.a$end+b tile 0 k 0\""));
+    assert_non_null(strstr(text, "\"name\":\"write out[0:8, 0:8]\""));
+    assert_non_null(strstr(text, "\"label\":\"blk.b\",\"tensor_name\":\"out\"}}"));
+    assert_non_null(strstr(text, "\"subgraph_labels\":[\"blk.a$end+b\",\"blk.b\"]}"));
+    free(text);
+    text = slurp(f->vcd);
+    assert_non_null(strstr(text, "$comment target x $end\n$comment subgraph 0 blk.a_end+b $end\n"
+                                 "$comment subgraph 1 blk.b $end\n$timescale 1 fs $end\n"));
+    vcdp_doc d;
+    assert_int_equal(vcdp_parse(text, &d), 0);
+    vcdp_free(&d);
+    free(text);
+
+    /* too late: after an event */
+    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
+    ft_trace_occupancy(t, 0, 1);
+    assert_int_equal(ft_trace_set_names(t, p, sc), FT_EINPUT);
+    assert_int_equal(ft_trace_close(t, 1, err, sizeof err), FT_EINPUT);
+    assert_non_null(strstr(err, "ft_trace_set_names after the first event"));
+    /* NULL arguments change nothing */
+    assert_int_equal(ft_trace_set_names(NULL, p, sc), FT_OK);
+    ft_schedule_free(sc);
+    ft_problem_free(p);
+}
+
 /* No spans at all: valid JSON with the metadata, a VCD with the initial
  * values and the final timestamp. */
 static void test_trace_empty(void **state)
@@ -998,6 +1061,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trace_vcd_buffer_sizes_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_vcd_spills_when_a_unit_is_silent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_escapes_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_overlap_lanes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_temporary_then_rename, setup, teardown),

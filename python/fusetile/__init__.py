@@ -1,0 +1,294 @@
+"""fusetile - schedule DAGs of tensor ops onto accelerators under an exact cost model.
+
+The Python face of libfusetile (the C extension ``fusetile._fusetile`` over
+the library's public API, built by the project's Makefile)::
+
+    import fusetile
+    p = fusetile.load_problem("benchmarks/mlsys-2026-1.json")
+    sched, ev = fusetile.schedule(p, time_limit=2)
+    print(ev["total"], [g["label"] for g in ev["subgraphs"]])
+    r = fusetile.simulate(p, sched, trace="run.json")
+
+Arguments named ``problem`` take a :class:`Problem`, a dict (the problem
+file's JSON) or a path; ``schedule`` a :class:`Schedule`, a dict or a path;
+``target`` a :class:`Target`, a path or None.  ``compute_model`` is
+``'native'`` (the default) or ``'op'`` (SPEC.md section 4).
+
+Errors of the library raise :class:`Error` (``InputError`` for a bad file
+or text, ``InvalidScheduleError`` with ``.reason`` for a schedule that
+breaks SPEC.md section 2, ``UsageError`` -- also a ValueError -- for a bad
+argument value); arguments of the wrong type raise TypeError.
+"""
+
+import json as _json
+import os as _os
+
+try:
+    from . import _fusetile
+    _MISSING = None
+except ImportError as _e:
+    # The .py files without the C extension beside them (a Python without
+    # headers, or a source tree that is not a build tree): the importer
+    # subpackage still works; everything else raises Error saying why.
+    _fusetile = None
+    _MISSING = ("fusetile: the C extension fusetile._fusetile is not built next to %s (make builds it when "
+                "configure finds a Python 3 with its headers, PYTHON_EXT; then PYTHONPATH=BUILDDIR/python): %s"
+                % (_os.path.dirname(_os.path.abspath(__file__)), _e))
+
+if _fusetile is not None:
+    from ._fusetile import (  # noqa: F401  (re-exported)
+        Error,
+        InputError,
+        InvalidScheduleError,
+        Problem,
+        Schedule,
+        Target,
+        UsageError,
+    )
+
+    __version__ = _fusetile.__version__
+    #: Longest subgraph label in bytes (``ft_subgraph_label``); longer ones end in "...".
+    LABEL_MAX = _fusetile.LABEL_MAX
+else:
+    class Error(Exception):
+        """A fusetile error (see the C extension's documentation)."""
+        message = kind = code = reason = subgraph = tile = step = None
+
+    class InputError(Error):
+        pass
+
+    class InvalidScheduleError(Error):
+        pass
+
+    class UsageError(Error, ValueError):
+        pass
+
+    class Problem:
+        def __init__(self, *a, **kw):
+            raise TypeError("cannot create 'fusetile.Problem' instances")
+
+    class Schedule(Problem):
+        pass
+
+    class Target(Problem):
+        pass
+
+    __version__ = None
+    LABEL_MAX = 256
+
+
+def _need():
+    """Raise Error when the C extension is missing."""
+    if _MISSING is not None:
+        raise _error(Error, _MISSING, "missing")
+
+
+def contest_time_limit(nops):
+    """The contest's time limit in seconds for a problem of nops ops."""
+    _need()
+    return _fusetile.contest_time_limit(nops)
+
+__all__ = [
+    "Error", "InputError", "InvalidScheduleError", "UsageError",
+    "Problem", "Schedule", "Target",
+    "load_problem", "problem_from_dict", "problem_from_json",
+    "load_schedule", "schedule_from_dict", "schedule_from_json",
+    "load_target", "apply_target",
+    "schedule", "evaluate", "simulate", "contest_time_limit", "import_model",
+]
+
+
+def _is_path(x):
+    return isinstance(x, (str, bytes, _os.PathLike))
+
+
+def _error(cls, message, kind):
+    """An exception of class cls with the attributes the C side sets."""
+    e = cls(message)
+    e.message, e.kind, e.code = message, kind, 2
+    return e
+
+
+def _dumps(d, what):
+    if not isinstance(d, dict):
+        raise TypeError("%s must be a dict, not %s" % (what, type(d).__name__))
+    try:
+        return _json.dumps(d, allow_nan=False)
+    except ValueError as e:  # NaN or infinity: not JSON
+        raise _error(InputError, "<dict>: %s: %s" % (what, e), "input") from None
+
+
+# ------------------------------------------------------------------ problems
+
+def load_problem(path):
+    """Load and check a problem file (SPEC.md section 1) -> Problem.
+
+    The optional op_names, op_kinds and tensor_names lists are kept
+    (``Problem.info()``); InputError names the file, field and index of a
+    fault (``FILE: op_names[3]: expected a string, got an integer``).
+    """
+    _need()
+    return _fusetile.load_problem(path)
+
+
+def problem_from_json(text, name="<json>"):
+    """A Problem from the text of a problem file; ``name`` is used in messages."""
+    if not isinstance(text, str):
+        raise TypeError("text must be a str, not %s" % type(text).__name__)
+    _need()
+    return _fusetile.parse_problem(text, name)
+
+
+def problem_from_dict(d, name="<dict>"):
+    """A Problem from a dict with the problem file's fields (what
+    ``Problem.to_dict()`` gives)."""
+    _need()
+    return _fusetile.parse_problem(_dumps(d, "problem"), name)
+
+
+def _problem(x):
+    _need()
+    if isinstance(x, Problem):
+        return x
+    if isinstance(x, dict):
+        return problem_from_dict(x)
+    if _is_path(x):
+        return load_problem(x)
+    raise TypeError("problem must be a fusetile.Problem, a dict or a path, not %s" % type(x).__name__)
+
+
+# ------------------------------------------------------------------ schedules
+
+def load_schedule(path):
+    """Load a schedule file (SPEC.md section 2) -> Schedule.  Only its form is
+    checked here; evaluate() checks it against a problem."""
+    _need()
+    return _fusetile.load_schedule(path)
+
+
+def schedule_from_json(text, name="<json>"):
+    """A Schedule from the text of a schedule file."""
+    if not isinstance(text, str):
+        raise TypeError("text must be a str, not %s" % type(text).__name__)
+    _need()
+    return _fusetile.parse_schedule(text, name)
+
+
+def schedule_from_dict(d, name="<dict>"):
+    """A Schedule from a dict with the schedule file's fields (subgraphs,
+    granularities, tensors_to_retain, traversal_orders, subgraph_latencies)."""
+    _need()
+    return _fusetile.parse_schedule(_dumps(d, "schedule"), name)
+
+
+def _schedule(x):
+    if isinstance(x, Schedule):
+        return x
+    if isinstance(x, dict):
+        return schedule_from_dict(x)
+    if _is_path(x):
+        return load_schedule(x)
+    raise TypeError("schedule must be a fusetile.Schedule, a dict or a path, not %s" % type(x).__name__)
+
+
+# ------------------------------------------------------------------ targets
+
+def load_target(path):
+    """Load and check a target file (targets/*.cfg) -> Target.  InputError
+    says ``FILE:LINE: SETTING: message``."""
+    _need()
+    return _fusetile.load_target(path)
+
+
+def _target(x):
+    if x is None or isinstance(x, Target):
+        return x
+    if _is_path(x):
+        return load_target(x)
+    raise TypeError("target must be a fusetile.Target, a path or None, not %s" % type(x).__name__)
+
+
+def apply_target(problem, target, keep_costs=False):
+    """A copy of the problem on the target's machine: its capacity,
+    bandwidth, native granularity, timing terms and (unless keep_costs) base
+    costs derived from its throughput (``ft_target_apply``).  A contest
+    target changes nothing."""
+    t = _target(target)
+    if t is None:
+        raise TypeError("target must be a fusetile.Target or a path, not None")
+    return _problem(problem).with_target(t, keep_costs=bool(keep_costs))
+
+
+def _on_target(problem, target, keep_costs):
+    p = _problem(problem)
+    t = _target(target)
+    return p if t is None else p.with_target(t, keep_costs=bool(keep_costs))
+
+
+# ------------------------------------------------------------------ computations
+
+def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0, target=None,
+             keep_costs=False, max_restarts=0):
+    """Search for a low-latency schedule (``ft_search``) -> (schedule dict, evaluation dict).
+
+    time_limit: seconds of wall time (None: the contest's limit for the
+    problem's size); threads 0: one per core; the same seed, threads and
+    max_restarts without a time cut give the same schedule.  With a target
+    the search is for the problem on that machine (apply_target).  The GIL
+    is released while it runs.  The schedule dict is the schedule file's
+    JSON (``schedule_from_dict`` takes it back); the evaluation is
+    evaluate()'s dict.  InvalidScheduleError when no valid schedule exists.
+    """
+    p = _on_target(problem, target, keep_costs)
+    s, ev = _fusetile.search(p, time_limit, compute_model, seed, threads, max_restarts)
+    return s.to_dict(), ev
+
+
+def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=False):
+    """Evaluate a schedule exactly under the cost model (``ft_evaluate``) -> dict.
+
+    Keys: compute_model, total, lower_bound (with lower_bound_compute,
+    lower_bound_memory and ratio), capacity_bound (capacity_bound_memory,
+    capacity_ratio), scored, and subgraphs: per subgraph index, ops, label,
+    op_names, op_kinds, granularity [w, h, k], latency, reported_latency,
+    tiles, tiles_x, tiles_y, k_steps, steps, compute_bound_steps,
+    memory_bound_steps, peak_working_set, loaded, written, compute_time,
+    memory_time.  InvalidScheduleError (``.reason``, ``.subgraph``,
+    ``.tile``, ``.step``) for an invalid schedule.
+    """
+    p = _on_target(problem, target, keep_costs)
+    return _fusetile.evaluate(p, _schedule(schedule), compute_model)
+
+
+def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None):
+    """Replay a schedule in the SystemC simulator, beside the analytic model -> dict.
+
+    Keys: compute_model, total_simulated, total_analytic, difference,
+    relative_difference, agree (every relative difference at most 1e-9),
+    steps, analytic_reason (None, or why ft_evaluate rejects what the
+    simulator accepted), and subgraphs: index, ops, label, op_names,
+    op_kinds, granularity, steps, simulated, analytic, difference,
+    peak_occupancy, channel_busy, compute_busy.  trace writes a Chrome trace
+    (Perfetto), vcd a VCD.  On a target with double buffering the simulator
+    pipelines steps and may differ from the analytic figure (``fusetile
+    simulate --target`` names the effect).  One replay runs at a time per
+    process (the GIL is released while it runs).
+    """
+    p = _on_target(problem, target, keep_costs)
+    return _fusetile.simulate(p, _schedule(schedule), compute_model, trace, vcd)
+
+
+# ------------------------------------------------------------------ importer
+
+def import_model(module, example_inputs, **kw):
+    """Import a PyTorch module as a fusetile problem (``fusetile.importer``,
+    which needs torch); keyword arguments go to the importer."""
+    try:
+        from .importer import import_model as _im
+    except ImportError as e:
+        missing = getattr(e, "name", None) or ""
+        if missing == "torch" or missing.startswith("torch."):
+            raise _error(Error, "import_model needs PyTorch: %s (install torch for this Python)" % e, "missing") from e
+        raise _error(Error, "import_model: the importer (fusetile.importer) is not available: %s" % e,
+                     "missing") from e
+    return _im(module, example_inputs, **kw)

@@ -1,0 +1,98 @@
+/* _fusetile.h - what the files of the Python extension fusetile._fusetile share: the object types, the exceptions and the conversion helpers.
+ *
+ * The extension speaks only the library's public API (sched/fusetile.h,
+ * sched/target.h, sim/sim.h).  Python.h comes first, as the Python docs
+ * ask.  Conventions:
+ *  - Every function that returns a new reference returns NULL with a Python
+ *    exception set on failure; int helpers return 0 or -1 (exception set).
+ *  - Library failures become exceptions by ftpy_raise_status: FT_EINPUT an
+ *    InputError, FT_EINVALID an InvalidScheduleError carrying the reason's
+ *    name and where (subgraph, tile, step), FT_ENOMEM a MemoryError.
+ *  - Long computations (ft_search, ft_evaluate, the simulator) run with
+ *    the GIL released; the objects they read are immutable from Python.
+ */
+#ifndef FTPY_FUSETILE_H
+#define FTPY_FUSETILE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "fusetile.h"
+#include "sim.h"
+#include "target.h"
+
+/* fusetile.Problem: owns a finished problem. */
+typedef struct {
+    PyObject_HEAD
+    ft_problem *p;
+} FtProblem;
+
+/* fusetile.Schedule: owns a schedule (not tied to a problem). */
+typedef struct {
+    PyObject_HEAD
+    ft_schedule *s;
+} FtSchedule;
+
+/* fusetile.Target: owns a loaded target. */
+typedef struct {
+    PyObject_HEAD
+    ft_target *t;
+} FtTarget;
+
+extern PyTypeObject FtProblem_Type;
+extern PyTypeObject FtSchedule_Type;
+extern PyTypeObject FtTarget_Type;
+
+/* The exceptions (module attributes Error, InputError,
+ * InvalidScheduleError, UsageError); set up by the module's init. */
+extern PyObject *FtError;
+extern PyObject *FtInputError;
+extern PyObject *FtInvalidError;
+extern PyObject *FtUsageError;
+
+/* Raise `type` with message msg and the attributes kind, code, reason
+ * (NULL: None), subgraph, tile, step (-1: None).  Returns NULL. */
+PyObject *ftpy_raise(PyObject *type, const char *kind, int code, const char *reason, int sg, int64_t tile,
+                     int64_t step, const char *msg);
+
+/* Raise the exception for a failed library call (code in st->code).
+ * Returns NULL. */
+PyObject *ftpy_raise_status(const ft_status *st);
+
+/* Raise UsageError with a printf-style message.  Returns NULL. */
+PyObject *ftpy_usage(const char *fmt, ...);
+
+/* Wrap a new problem / schedule / target (taking ownership; NULL on
+ * failure, which frees it). */
+PyObject *ftpy_problem_new(ft_problem *p);
+PyObject *ftpy_schedule_new(ft_schedule *s);
+PyObject *ftpy_target_new(ft_target *t);
+
+/* PyArg converter for a compute model: "native" or "op" (UsageError
+ * otherwise, TypeError for a non-string); None keeps the default. */
+int ftpy_model_converter(PyObject *o, void *out);
+
+/* d[key] = v, taking v (NULL v: failure).  0 or -1. */
+int ftpy_put(PyObject *d, const char *key, PyObject *v);
+
+/* A string or None for NULL. */
+PyObject *ftpy_str_or_none(const char *s);
+
+/* A list of n ints / 64-bit ints. */
+PyObject *ftpy_int_list(const int *a, int n);
+PyObject *ftpy_wide_list(const int64_t *a, int64_t n);
+
+/* json.loads(text) (for to_dict). */
+PyObject *ftpy_json_loads(const char *text);
+
+/* Module functions of ft_run.c: search, evaluate, simulate. */
+PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw);
+
+/* Set up and release what ft_run.c keeps for the process (the simulator's
+ * lock and handle).  0 or -1. */
+int ftpy_run_init(void);
+void ftpy_run_free(void);
+
+#endif /* FTPY_FUSETILE_H */
