@@ -19,6 +19,8 @@ void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *
             rh[l] |= rh[o];
             rw[r] |= rw[o];
         } else {
+            /* Pointwise, and Layout: its input's dimensions keep the kinds
+             * of its output's (SPEC 4) */
             for (int j = 0; j < op->ninputs; j++) {
                 rw[op->inputs[j]] |= rw[o];
                 rh[op->inputs[j]] |= rh[o];
@@ -58,6 +60,7 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         /* out of memory: no flags, every dimension padded (the old, larger
          * figure would not be a bound; the proportional one always is) */
         int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
+        /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
         double x = op->base_cost * tiles(O->width, p->native_w, fw) * tiles(O->height, p->native_h, fh);
         if (op->type == FT_OP_MATMUL)
             x *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));

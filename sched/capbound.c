@@ -25,12 +25,17 @@
  * an upstream MatMul that produces L (R), its R (L) operand is swept whole
  * in every tile.  A produced tensor on the chain is either ephemeral (its
  * producer is in the subgraph: recurse), resident (only if it fits: 0), or
- * loaded (its sweeps, plus its write, F3).  stream() takes the least.
+ * loaded (its sweeps, plus its write, F3).  stream() takes the least.  A
+ * Layout producer ends the chain: two regions of its output may map to one
+ * region of its input (SPEC 4), so the input's steps may repeat a region
+ * and nothing is claimed for it (its output's own figure, loaded or
+ * resident, still counts).
  *
  * Anchors.  A MatMul o with K > native k whose output reaches no MatMul
- * through Pointwise ops is a k-loop MatMul in every subgraph that holds it,
+ * through Pointwise or Layout ops is a k-loop MatMul in every subgraph that holds it,
  * so nk >= 2 there (F5): its two streams apply.  If its output t is larger
- * than the capacity and read by one Pointwise op e only, then either no
+ * than the capacity and read by one Pointwise op e only (a Layout e has
+ * no other input: nothing is claimed when fused), then either no
  * subgraph holds o and e (t is written and read: 2|t|), or one, S, does:
  * there e's other inputs are needed tile by tile and each is a graph input
  * (0), fits (0), is loaded (written and read in full: 2|u|), or is
@@ -151,6 +156,8 @@ static double stream(cb *c, int t, int dir, double mult, double tiles, unsigned 
         } else if (q->type == FT_OP_MATMUL) {
             if (q->inputs[0] != q->inputs[1])
                 eph = stream(c, q->inputs[dir == COL ? 1 : 0], dir, tiles, tiles, set);
+        } else if (q->type == FT_OP_LAYOUT) {
+            eph = 0;   /* the chain ends: nothing claimed through a Layout */
         } else {
             eph = over_inputs(c, q, -1, dir, mult, tiles, set);
         }
@@ -178,8 +185,9 @@ static double kloop(cb *c, const ft_op *op, unsigned char *set)
     return a;
 }
 
-/* feeds[t] = 1 when tensor t reaches a MatMul through Pointwise ops only
- * (ntensors bytes, filled; consumers come later in p->topo). */
+/* feeds[t] = 1 when tensor t reaches a MatMul through Pointwise and
+ * Layout ops only (SPEC 3; ntensors bytes, filled; consumers come later in
+ * p->topo). */
 static void fill_feeds(const ft_problem *p, unsigned char *feeds)
 {
     memset(feeds, 0, (size_t)p->ntensors);

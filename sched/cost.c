@@ -6,6 +6,7 @@
 double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth)
 {
     double c = op->base_cost * rows * cols;
+    /* Pointwise and Layout ops: depth 1, over their output's region */
     if (op->type == FT_OP_MATMUL)
         c *= depth / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
     return c;
@@ -22,8 +23,9 @@ double ft_op_compute(const ft_problem *p, ft_compute_model model, const ft_activ
 
 void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)
 {
-    /* feeds[j]: output of g->ops[j] feeds a MatMul inside g.  Consumers are
-     * listed after producers, so a reverse pass sees them first. */
+    /* feeds[j]: output of g->ops[j] feeds a MatMul inside g, directly or
+     * through Pointwise and Layout ops.  Consumers are listed after
+     * producers, so a reverse pass sees them first. */
     unsigned char small[64];
     unsigned char *feeds = g->nops <= 64 ? small : malloc((size_t)g->nops);
     int64_t wg = 0, hg = 0, steps = 1;

@@ -79,7 +79,14 @@ char *ft_format_double(char *buf, double x);
 
 /* ---------------------------------------------------------------- problem */
 
-typedef enum ft_op_type { FT_OP_MATMUL = 0, FT_OP_POINTWISE = 1 } ft_op_type;
+/* Op types of SPEC section 1: a MatMul [L, R] -> O, a Pointwise op over
+ * inputs of its output's shape, and a Layout op X -> O of any two shapes
+ * (each region of O reads the proportional region of X, SPEC 4). */
+typedef enum ft_op_type { FT_OP_MATMUL = 0, FT_OP_POINTWISE = 1, FT_OP_LAYOUT = 2 } ft_op_type;
+
+/* Name of an op type as op_types spells it ("MatMul", "Pointwise",
+ * "Layout"; "unknown" for other values).  Never NULL; static storage. */
+const char *ft_op_type_name(ft_op_type t);
 
 /* Compute models of SPEC section 4: kref is native k or the op's own K. */
 typedef enum ft_compute_model {
@@ -98,7 +105,7 @@ typedef struct ft_op {
     int *inputs;       /* tensor indices; MatMul: [L, R] */
     int output;        /* tensor index */
     double base_cost;  /* > 0 */
-    int64_t k;         /* derived: reduction depth K of a MatMul (width of L), 0 for Pointwise */
+    int64_t k;         /* derived: reduction depth K of a MatMul (width of L), 0 for Pointwise and Layout */
     /* Optional names from the problem file's op_names and op_kinds lists
      * (SPEC section 1; owned by the problem, NULL when the file has no such
      * list): the layer's source name ("layer1.0.conv1", or
@@ -341,7 +348,7 @@ typedef struct ft_slice {
 typedef enum ft_role {
     FT_ROLE_KLOOP = 0,    /* MatMul whose output feeds no MatMul in S */
     FT_ROLE_UPSTREAM = 1, /* op whose output feeds a MatMul in S */
-    FT_ROLE_EPILOGUE = 2  /* Pointwise whose output feeds no MatMul in S */
+    FT_ROLE_EPILOGUE = 2  /* Pointwise or Layout op whose output feeds no MatMul in S */
 } ft_role;
 
 /* An op active in a step: the region of its output computed in the step,
@@ -538,7 +545,7 @@ typedef struct ft_search_opts {
 void ft_search_opts_init(ft_search_opts *o);
 
 /* Search for the lowest-latency schedule of p under o->model within
- * o->time_limit (passes and limits: sched/search.c): fusion of connected subgraphs (MatMul chains, Pointwise
+ * o->time_limit (passes and limits: sched/search.c): fusion of connected subgraphs (MatMul chains, Pointwise and Layout
  * prologues and epilogues), recomputation, granularities, traversal orders,
  * retention and subgraph order, every candidate scored by the exact cost
  * model.  On success returns FT_OK with a new valid schedule in *out (free

@@ -30,6 +30,15 @@ void ft_problem_free(ft_problem *p)
     free(p);
 }
 
+/* op_types names, indexed by ft_op_type */
+static const char *const op_type_names[] = {"MatMul", "Pointwise", "Layout"};
+#define NOPTYPES ((int)(sizeof op_type_names / sizeof op_type_names[0]))
+
+const char *ft_op_type_name(ft_op_type t)
+{
+    return (int)t >= 0 && (int)t < NOPTYPES ? op_type_names[t] : "unknown";
+}
+
 int64_t ft_tensor_size(const ft_problem *p, int t)
 {
     return p->tensors[t].width * p->tensors[t].height;
@@ -166,6 +175,8 @@ static int check_shapes(ft_problem *p, ft_status *st)
         ft_op *op = &p->ops[o];
         const ft_tensor *O = &p->tensors[op->output];
         op->k = 0;
+        if ((int)op->type < 0 || (int)op->type >= NOPTYPES)
+            return ft__fail(st, FT_EINPUT, 0, "%s: op_types[%d] is type %d, not MatMul, Pointwise or Layout", n, o, (int)op->type);
         if (op->type == FT_OP_MATMUL) {
             if (op->ninputs != 2)
                 return ft__fail(st, FT_EINPUT, 0, "%s: inputs[%d]: MatMul op %d has %d inputs, needs 2 [L, R]", n, o, o, op->ninputs);
@@ -180,6 +191,10 @@ static int check_shapes(ft_problem *p, ft_status *st)
                 return ft__fail(st, FT_EINPUT, 0, "%s: inputs[%d]: MatMul op %d: L (tensor %d) has width %lld, R (tensor %d) has height %lld",
                                 n, o, o, op->inputs[0], (long long)L->width, op->inputs[1], (long long)R->height);
             op->k = L->width;
+        } else if (op->type == FT_OP_LAYOUT) {
+            /* any two shapes: SPEC 4 maps O's regions onto X proportionally */
+            if (op->ninputs != 1)
+                return ft__fail(st, FT_EINPUT, 0, "%s: inputs[%d]: Layout op %d has %d inputs, needs exactly 1 [X]", n, o, o, op->ninputs);
         } else {
             if (op->ninputs < 1)
                 return ft__fail(st, FT_EINPUT, 0, "%s: inputs[%d]: Pointwise op %d has no inputs", n, o, o);
@@ -480,13 +495,16 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         p->nops = (int)o + 1; /* so that free() releases what was parsed */
         json_t *ty = json_array_get(types, o), *c = json_array_get(costs, o);
         if (!json_is_string(ty))
-            return ft__fail(st, FT_EINPUT, 0, "%s: op_types[%zu] is %s, must be \"MatMul\" or \"Pointwise\"", n, o, type_name(ty));
-        if (strcmp(json_string_value(ty), "MatMul") == 0)
-            op->type = FT_OP_MATMUL;
-        else if (strcmp(json_string_value(ty), "Pointwise") == 0)
-            op->type = FT_OP_POINTWISE;
-        else
-            return ft__fail(st, FT_EINPUT, 0, "%s: op_types[%zu] is \"%s\", an unknown op type (MatMul or Pointwise)", n, o, json_string_value(ty));
+            return ft__fail(st, FT_EINPUT, 0, "%s: op_types[%zu] is %s, must be \"MatMul\", \"Pointwise\" or \"Layout\"", n, o, type_name(ty));
+        int known = 0;
+        for (int k = 0; k < NOPTYPES && !known; k++)
+            if (strcmp(json_string_value(ty), op_type_names[k]) == 0) {
+                op->type = (ft_op_type)k;
+                known = 1;
+            }
+        if (!known)
+            return ft__fail(st, FT_EINPUT, 0, "%s: op_types[%zu] is \"%s\", an unknown op type (MatMul, Pointwise or Layout)", n, o,
+                            json_string_value(ty));
         if (!json_is_number(c))
             return ft__fail(st, FT_EINPUT, 0, "%s: base_costs[%zu] is %s, must be a number", n, o, type_name(c));
         op->base_cost = json_number_value(c);
@@ -673,7 +691,7 @@ char *ft_problem_to_json(const ft_problem *p)
             bad = json_array_append_new(l, json_integer(op->inputs[i]));
         bad |= json_array_append_new(in, l) || json_array_append_new(out, json_pack("[i]", op->output)) ||
                json_array_append_new(costs, json_num(op->base_cost)) ||
-               json_array_append_new(types, json_string(op->type == FT_OP_MATMUL ? "MatMul" : "Pointwise"));
+               json_array_append_new(types, json_string(ft_op_type_name(op->type)));
     }
     bad = bad || json_array_append_new(native, json_integer(p->native_w)) ||
           json_array_append_new(native, json_integer(p->native_h));

@@ -500,7 +500,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
             ft_op *o = &p->ops[i];
             if (o->type == FT_OP_MATMUL)
                 o->base_cost = tile * (double)t->native_k / t->matmul_macs_per_cycle;
-            else
+            else /* Pointwise, and Layout: a copy of its one input */
                 o->base_cost = tile * (double)o->ninputs / t->pointwise_elements_per_cycle;
         }
     }

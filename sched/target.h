@@ -81,7 +81,8 @@ void ft_target_free(ft_target *t);
  * native tile):
  *   MatMul    = native_w * native_h * native_k / matmul_macs_per_cycle
  *               (one native tile over one native k-slice)
- *   Pointwise = native_w * native_h * ninputs / pointwise_elements_per_cycle.
+ *   Pointwise = native_w * native_h * ninputs / pointwise_elements_per_cycle
+ *               (a Layout op too: a copy of its one input).
  * (MatMul uses native_k, the target's k-slice, which becomes p->native_k);
  * allow_larger from allow_larger_granularity; and the timing terms
  * (ft_timing): write_bandwidth / element_bytes, transfer_latency,

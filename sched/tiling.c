@@ -172,7 +172,10 @@ static void shape_done(search *S, const ft_subgraph *g, shape *sh)
  * and epilogue ops, which the tiling fixes, against the traffic every
  * configuration must move (with several k-steps, a k-loop MatMul's operand
  * used by nothing else streams in once per tile column or row); INF past
- * FT_SEARCH_STEP_CAP tiles. */
+ * FT_SEARCH_STEP_CAP tiles.  An epilogue Layout op pays for its output's
+ * tiles as a Pointwise op does, and its input counts in reads_lb like any
+ * boundary input: the regions SPEC 4 maps from regions covering its output
+ * cover its input. */
 static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const ft_role *roles, const shape *sh, int64_t w, int64_t h,
                            int64_t k)
 {

@@ -228,6 +228,35 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
     w->nslices++;
 }
 
+/* SPEC 4's Layout rule along one axis: the range [a0, a1) of an output
+ * axis of length n needs [floor(a0 m / n), ceil(a1 m / n)) of the input
+ * axis of length m.  Exact: a0 m may pass 64 bits, not 127. */
+static inline void layout_range(int64_t a0, int64_t a1, int64_t n, int64_t m, int64_t *b0, int64_t *b1)
+{
+    *b0 = (int64_t)((__int128)a0 * m / n);
+    *b1 = (int64_t)(((__int128)a1 * m + (n - 1)) / n);
+}
+
+/* The need of Layout op `op` on its input for output region r (dimension
+ * kinds k0, k1, range sources g0, g1).  An axis that the Layout scales
+ * takes its input range from where the tile or k slice lies, not only from
+ * its length: the walk is irregular on that axis (the scorer keys tiles by
+ * their absolute row or column, ft__walk_tile) and derives every k-step
+ * (mixed_internal); an axis of equal lengths maps onto itself, as through a
+ * Pointwise op, and a whole reduction depth onto the whole input. */
+static void need_layout(ft_walk *w, const ft_op *op, const ft_region *r, int k0, int k1, int g0, int g1)
+{
+    const ft_tensor *O = &w->p->tensors[op->output], *X = &w->p->tensors[op->inputs[0]];
+    ft_region x;
+    layout_range(r->r0, r->r1, O->height, X->height, &x.r0, &x.r1);
+    layout_range(r->c0, r->c1, O->width, X->width, &x.c0, &x.c1);
+    const int scaled[2] = {O->height != X->height && g0 != TAG_FULL, O->width != X->width && g1 != TAG_FULL};
+    for (int ax = 0; ax < 2; ax++)
+        if (scaled[ax])
+            w->irregular = w->mixed[ax] = w->mixed_internal = 1;
+    need(w, op->inputs[0], x, k0, k1, g0, g1);
+}
+
 /* Derive the step (tile, k-step ks) into *step: regions, slices (loaded
  * unless in the previously derived step), writes, compute and memory. */
 void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
@@ -295,6 +324,8 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
                 need(w, op->inputs[0], (ft_region){r.r0, r.r1, s0, s1}, FT_DIM_SPATIAL, FT_DIM_REDUCTION, TAG_TY, TAG_KS);
                 need(w, op->inputs[1], (ft_region){s0, s1, r.c0, r.c1}, FT_DIM_REDUCTION, FT_DIM_SPATIAL, TAG_KS, TAG_TX);
             }
+        } else if (op->type == FT_OP_LAYOUT) {
+            need_layout(w, op, &r, k0, k1, g0, g1);
         } else {
             for (int i = 0; i < op->ninputs; i++)
                 need(w, op->inputs[i], r, k0, k1, g0, g1);

@@ -28,8 +28,10 @@ struct ft_walk {
      * whose axis mixes sources makes the walk irregular (ft__walk_tile) */
     unsigned char (*tag_seen)[2];
     int irregular;
-    int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources */
-    int mixed_internal;         /* ... and one of them is made inside the subgraph */
+    int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources,
+                                   or a Layout op scales them (walk.c, need_layout) */
+    int mixed_internal;         /* ... and one of them is made inside the subgraph,
+                                   or is a Layout's scaled input */
     int have_prev;              /* the previous derived step counts for reuse */
     /* per-step output */
     int cap;                    /* slice capacity */

@@ -51,6 +51,19 @@ static inline bool region_eq(const ft_region &a, const ft_region &b)
     return a.r0 == b.r0 && a.r1 == b.r1 && a.c0 == b.c0 && a.c1 == b.c1;
 }
 
+/* floor(a m / n) and ceil(a m / n) for a, m >= 0, n > 0, exact (a m may
+ * pass 64 bits): the two ends of a Layout op's input range. */
+static inline std::int64_t scale_down(std::int64_t a, std::int64_t m, std::int64_t n)
+{
+    unsigned __int128 x = (unsigned __int128)a * (unsigned __int128)m;
+    return (std::int64_t)(x / (unsigned __int128)n);
+}
+static inline std::int64_t scale_up(std::int64_t a, std::int64_t m, std::int64_t n)
+{
+    unsigned __int128 x = (unsigned __int128)a * (unsigned __int128)m;
+    return x == 0 ? 0 : (std::int64_t)((x - 1) / (unsigned __int128)n + 1);
+}
+
 /* ------------------------------------------------------------ BusyQueue */
 
 void BusyQueue::reset(fs_t now, double rate)
@@ -668,6 +681,15 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 std::int64_t k0 = role == FT_ROLE_KLOOP ? act.ks0 : 0, k1 = role == FT_ROLE_KLOOP ? act.ks1 : op->k;
                 need(op->inputs[0], r.r0, r.r1, k0, k1);
                 need(op->inputs[1], k0, k1, r.c0, r.c1);
+            } else if (op->type == FT_OP_LAYOUT) {
+                /* SPEC 4's Layout rule: output rows [r0, r1) of H(O) read
+                 * input rows [floor(r0 H(X) / H(O)), ceil(r1 H(X) / H(O))),
+                 * columns likewise.  The simulator keeps its own copy of
+                 * this rule, on purpose, as of the roles (plan): it checks
+                 * the library's (sched/walk.c). */
+                const ft_tensor &O = p->tensors[op->output], &X = p->tensors[op->inputs[0]];
+                need(op->inputs[0], scale_down(r.r0, X.height, O.height), scale_up(r.r1, X.height, O.height),
+                     scale_down(r.c0, X.width, O.width), scale_up(r.c1, X.width, O.width));
             } else {
                 for (int i = 0; i < op->ninputs; i++)
                     need(op->inputs[i], r.r0, r.r1, r.c0, r.c1);

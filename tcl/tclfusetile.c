@@ -457,7 +457,7 @@ static Tcl_Obj *op_dict(const ft_problem *p, int o)
     const ft_op *op = &p->ops[o];
     Tcl_Obj *d = Tcl_NewDictObj();
     put(d, "index", Tcl_NewIntObj(o));
-    put(d, "type", str(op->type == FT_OP_MATMUL ? "MatMul" : "Pointwise"));
+    put(d, "type", str(ft_op_type_name(op->type)));
     put(d, "inputs", int_list(op->inputs, op->ninputs));
     put(d, "output", Tcl_NewIntObj(op->output));
     put(d, "base_cost", Tcl_NewDoubleObj(op->base_cost));

@@ -122,6 +122,7 @@ typedef struct ftt_step {
     unsigned char *loaded;
     ft_slice *writes;
     int *active;
+    ft_active *acts;
 } ftt_step;
 
 typedef struct ftt_steps {
@@ -148,6 +149,7 @@ static inline void ftt_steps_free(ftt_steps *ss)
         free(ss->v[i].loaded);
         free(ss->v[i].writes);
         free(ss->v[i].active);
+        free(ss->v[i].acts);
     }
     free(ss->v);
     memset(ss, 0, sizeof *ss);
@@ -187,10 +189,12 @@ static inline int ftt_walk_all(const ft_problem *p, const ft_schedule *s,
         c->loaded = ftt_dup(step.loaded, (size_t)step.nslices);
         c->writes = ftt_dup(step.writes, (size_t)step.nwrites * sizeof *step.writes);
         c->active = ftt_dup(step.active, (size_t)step.nactive * sizeof *step.active);
+        c->acts = ftt_dup(step.acts, (size_t)step.nactive * sizeof *step.acts);
         c->st.slices = c->slices;
         c->st.loaded = c->loaded;
         c->st.writes = c->writes;
         c->st.active = c->active;
+        c->st.acts = c->acts;
         if (ss->n > 100000)
             break; /* runaway walker: the step count assertion reports it */
     }

@@ -364,7 +364,8 @@ static void ref_minimise(ref_state *S, ft_schedule *s, int i, unsigned rin,
     e->cost = INFINITY;
     for (int j = 0; j < g->nops; j++)
         blk |= 1u << g->ops[j];
-    /* feeds[o]: o's output feeds a MatMul inside the subgraph (SPEC 3) */
+    /* feeds[o]: o's output feeds a MatMul inside the subgraph, directly or
+     * through Pointwise and Layout ops (SPEC 3) */
     for (int j = g->nops - 1; j >= 0; j--) {
         int o = g->ops[j];
         for (int c = 0; c < S->n; c++)

@@ -21,6 +21,8 @@
 #define SLOW_SAMPLE_PROBLEMS 4
 #define SAMPLES 300            /* random schedules per problem */
 #define SEED_BASE 0x5eed0000ULL
+#define LAYOUT_SEED_BASE 0x1a900000ULL
+#define LAYOUT_COUNT 60        /* problems with Layout ops (FT_EXHAUSTIVE_COUNT overrides) */
 #define PRUNE_SEED_BASE 0x9a0e0000ULL
 #define SAMPLE_SEED_BASE 0x5a3b0000ULL
 
@@ -156,9 +158,14 @@ static int gen_pick(gen *g, const gen_problem *q, int produced_only, int64_t w,
  * string, NULL when out of memory. */
 /* Variants of the generator for the bound tests: small native tiles
  * [4|8, 4|8] and operands shared half as often (more tensors read by one op
- * only, which the capacity bound counts). */
+ * only, which the capacity bound counts); with `layout`, half the ops that
+ * would be Pointwise are Layout ops (SPEC 1) from one earlier or new
+ * tensor to a shape drawn from dims[], which later MatMuls often take as
+ * operands (im2col-like), while shapes that do not divide each other
+ * exercise floor and ceil.  Off, the draws are exactly those of before. */
 static struct {
     int small;
+    int layout;
 } gen_mode;
 
 static char *gen_problem_json(uint64_t seed, int max_ops, const int64_t *dims,
@@ -189,6 +196,14 @@ static char *gen_problem_json(uint64_t seed, int max_ops, const int64_t *dims,
             q.in[o][0] = l;
             q.in[o][1] = r;
             q.out[o] = gen_tensor(&q, q.w[r], q.h[l]);
+        } else if (gen_mode.layout && gen_chance(&g, 1, 2)) {
+            int x = gen_chance(&g, 4, 5) ? gen_pick(&g, &q, 1, 0, 0, -1, -1) : -1;
+            if (x < 0)
+                x = gen_tensor(&q, dims[gen_below(&g, ndims)], dims[gen_below(&g, ndims)]);
+            q.mm[o] = 2;
+            q.nin[o] = 1;
+            q.in[o][0] = x;
+            q.out[o] = gen_tensor(&q, dims[gen_below(&g, ndims)], dims[gen_below(&g, ndims)]);
         } else {
             int x = gen_chance(&g, 4, 5) ? gen_pick(&g, &q, 1, 0, 0, -1, -1) : -1;
             if (x < 0)
@@ -240,7 +255,7 @@ static char *gen_problem_json(uint64_t seed, int max_ops, const int64_t *dims,
         text_add(t, "%s%s", o ? ", " : "", ft_format_double(num, q.cost[o]));
     text_add(t, "], \"op_types\": [");
     for (int o = 0; o < q.nops; o++)
-        text_add(t, "%s\"%s\"", o ? ", " : "", q.mm[o] ? "MatMul" : "Pointwise");
+        text_add(t, "%s\"%s\"", o ? ", " : "", q.mm[o] == 2 ? "Layout" : q.mm[o] ? "MatMul" : "Pointwise");
     text_add(t, "], \"fast_memory_capacity\": %s", ft_format_double(num, cap));
     text_add(t, ", \"slow_memory_bandwidth\": %s", ft_format_double(num, bw));
     text_add(t, ", \"native_granularity\": [%lld, %lld]}", (long long)nat[0],
@@ -599,13 +614,12 @@ static void test_exhaustive_reference_beats_random_schedules(void **state)
 
 /* ------------------------------------------------------------ the search */
 
-/* ft_search is never worse than the reference on random problems of 1 to 6
- * ops (fixed seeds, compute model alternating native/op, time limit 2 s).
- * Every problem is tried; the losses are listed, then the test fails. */
-static void test_exhaustive_search_never_worse(void **state)
+/* ft_search is never worse than the reference on `count` random problems
+ * of 1 to 6 ops from seeds seed_base + i (compute model alternating
+ * native/op, time limit 2 s).  Every problem is tried; the losses are
+ * listed, then the test fails. */
+static void search_never_worse(struct fix *f, uint64_t seed_base, long count)
 {
-    struct fix *f = *state;
-    long count = env_long("FT_EXHAUSTIVE_COUNT", slow_run() ? SLOW_COUNT : DEFAULT_COUNT);
     long show = env_long("FT_EXHAUSTIVE_SHOW", DEFAULT_SHOW);
     const char *tlv = getenv("FT_EXHAUSTIVE_TIME_LIMIT");
     double tl = tlv && atof(tlv) > 0 ? atof(tlv) : DEFAULT_TIME_LIMIT;
@@ -619,7 +633,7 @@ static void test_exhaustive_search_never_worse(void **state)
         ft_search_opts o;
         ft_status st;
         fix_clear(f);
-        f->json = gen_problem_json(SEED_BASE + (uint64_t)i, 6, dims_main,
+        f->json = gen_problem_json(seed_base + (uint64_t)i, 6, dims_main,
                                    (int)(sizeof dims_main / sizeof dims_main[0]));
         assert_non_null(f->json);
         fix_parse(f, "random.problem.json");
@@ -665,7 +679,7 @@ static void test_exhaustive_search_never_worse(void **state)
                 wins++;
                 say("problem %ld (seed %#llx, %d ops, %s): ft_search %.10g "
                               "< reference %.10g (-%.4g%%)\n", i,
-                              (unsigned long long)(SEED_BASE + (uint64_t)i),
+                              (unsigned long long)(seed_base + (uint64_t)i),
                               f->p->nops, ft_compute_model_name(m), got, want,
                               100 * (1 - ratio));
             } else {
@@ -682,7 +696,7 @@ static void test_exhaustive_search_never_worse(void **state)
         }
         say("problem %ld (seed %#llx, %d ops, %s): ft_search %.10g%s > "
                       "reference %.10g (+%.4g%%)\n", i,
-                      (unsigned long long)(SEED_BASE + (uint64_t)i), f->p->nops,
+                      (unsigned long long)(seed_base + (uint64_t)i), f->p->nops,
                       ft_compute_model_name(m), got,
                       rc == FT_OK ? "" : " (no schedule)", want, 100 * (ratio - 1));
         if (losses <= show) {
@@ -707,6 +721,20 @@ static void test_exhaustive_search_never_worse(void **state)
         fail_msg("ft_search is worse than the exhaustive reference on %ld of %ld "
                  "problems (%ld with no schedule, worst other +%.4g%%) and "
                  "inconsistent on %ld", losses, tried, none, 100 * (worst - 1), failed);
+}
+
+static void test_exhaustive_search_never_worse(void **state)
+{
+    search_never_worse(*state, SEED_BASE, env_long("FT_EXHAUSTIVE_COUNT", slow_run() ? SLOW_COUNT : DEFAULT_COUNT));
+}
+
+/* The same on problems with Layout ops (gen_mode.layout; LAYOUT_COUNT of
+ * them, SLOW_COUNT under the slow runners). */
+static void test_exhaustive_layout_search_never_worse(void **state)
+{
+    gen_mode.layout = 1;
+    search_never_worse(*state, LAYOUT_SEED_BASE, env_long("FT_EXHAUSTIVE_COUNT", slow_run() ? SLOW_COUNT : LAYOUT_COUNT));
+    gen_mode.layout = 0;
 }
 
 /* Schedule s of f->p is at or above both bounds under model m: its total is
@@ -811,18 +839,15 @@ static ft_schedule *wild_schedule(const ft_problem *p, gen *g)
     return s;
 }
 
-/* Both lower bounds (SPEC sections 5 and 7) hold on FT_BOUND_COUNT random
- * problems (500 by default, 100 under the slow runners) of up to 8 ops,
- * native tiles of 4 or 8, sizes 1 to 24 and capacities from tight to roomy:
- * the capacity bound is at least the SPEC bound, and at most the totals of
- * the reference's best schedule (itself at most the unfused one's,
- * check_beats_unfused), of ft_search's (which may recompute) and of 20
- * random schedules per problem (wild_schedule), whose traffic is also at
- * least the bound's. */
-static void test_exhaustive_bounds_below_reference(void **state)
+/* Both lower bounds (SPEC sections 5 and 7) hold on `count` random
+ * problems from seeds seed_base + 0x5bd1e995 + i, of up to 8 ops, native tiles of 4 or
+ * 8, sizes 1 to 24 and capacities from tight to roomy: the capacity bound
+ * is at least the SPEC bound, and at most the totals of the reference's
+ * best schedule (itself at most the unfused one's, check_beats_unfused),
+ * of ft_search's (which may recompute) and of 20 random schedules per
+ * problem (wild_schedule), whose traffic is also at least the bound's. */
+static void bounds_below_reference(struct fix *f, uint64_t seed_base, long count)
 {
-    struct fix *f = *state;
-    long count = env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500);
     long checked = 0, above = 0, traffic = 0, wild = 0;
     gen_mode.small = 1;
     for (long i = 0; i < count; i++) {
@@ -830,7 +855,7 @@ static void test_exhaustive_bounds_below_reference(void **state)
         ft_search_opts o;
         ft_status st;
         fix_clear(f);
-        f->json = gen_problem_json(SEED_BASE + 0x5bd1e995u + (uint64_t)i, 3 + (int)(i % 6), dims_bound,
+        f->json = gen_problem_json(seed_base + 0x5bd1e995u + (uint64_t)i, 3 + (int)(i % 6), dims_bound,
                                    (int)(sizeof dims_bound / sizeof dims_bound[0]));
         assert_non_null(f->json);
         fix_parse(f, "random.problem.json");
@@ -854,7 +879,7 @@ static void test_exhaustive_bounds_below_reference(void **state)
         o.time_limit = 0.01;
         if (ft_search(f->p, &o, &f->s, &f->ev, &st) == FT_OK)
             check_above_bounds(f, f->s, m, cap, cm, "ft_search");
-        gen g = {SEED_BASE ^ (uint64_t)i};
+        gen g = {seed_base ^ (uint64_t)i};
         for (int j = 0; j < 20; j++) {
             ft_schedule_free(f->s);
             f->s = wild_schedule(f->p, &g);
@@ -872,6 +897,22 @@ static void test_exhaustive_bounds_below_reference(void **state)
         wild);
 }
 
+/* FT_BOUND_COUNT problems (500 by default, 100 under the slow runners). */
+static void test_exhaustive_bounds_below_reference(void **state)
+{
+    bounds_below_reference(*state, SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500));
+}
+
+/* The same with Layout ops (FT_BOUND_COUNT problems, 300 by default, 60
+ * under the slow runners): a Layout op ends the capacity bound's streams
+ * (SPEC 7), and both bounds count its compute as a Pointwise op's. */
+static void test_exhaustive_layout_bounds_below_reference(void **state)
+{
+    gen_mode.layout = 1;
+    bounds_below_reference(*state, LAYOUT_SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? 60 : 300));
+    gen_mode.layout = 0;
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -886,6 +927,8 @@ int main(void)
         T(test_exhaustive_reference_beats_random_schedules),
         T(test_exhaustive_search_never_worse),
         T(test_exhaustive_bounds_below_reference),
+        T(test_exhaustive_layout_search_never_worse),
+        T(test_exhaustive_layout_bounds_below_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

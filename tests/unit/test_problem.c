@@ -637,6 +637,8 @@ static const struct {
     {"cycle.json", NULL, NULL},
     {"empty.json", NULL, NULL},
     {"huge-dims-overflow.json", NULL, NULL},
+    {"layout-no-input.json", "inputs[0]", "0 inputs"},
+    {"layout-two-inputs.json", "inputs[0]", "2 inputs"},
     {"matmul-shape-mismatch.json", NULL, "0"},
     {"missing-field.json", "slow_memory_bandwidth", NULL},
     {"negative-width.json", "widths", "1"},

@@ -387,7 +387,7 @@ static int sg_consumes(const ft_problem *p, const ft_subgraph *g, int t)
 
 /* Whether adding MatMul `mm` to the subgraph `group` would make a fused
  * operand escape: a tensor produced in the group that feeds mm (directly or
- * through Pointwise ops of the group) and has a consumer outside. */
+ * through Pointwise or Layout ops of the group) and has a consumer outside. */
 static int would_escape(const ft_problem *p, const int *group, int size, int mm)
 {
     int stack[64], n = 0;
@@ -401,7 +401,7 @@ static int would_escape(const ft_problem *p, const int *group, int size, int mm)
             for (int c = 0; c < t->nconsumers; c++)
                 if (t->consumers[c] != mm && !in_list(group, size, t->consumers[c]))
                     return 1;
-            if (p->ops[t->producer].type == FT_OP_POINTWISE) {
+            if (p->ops[t->producer].type != FT_OP_MATMUL) {
                 if (n == 64)
                     return 1; /* too deep to tell: call it escaping */
                 stack[n++] = t->producer;

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,10 +29,13 @@ static int64_t pick(const int64_t *a, int n) { return a[rnd() % (uint64_t)n]; }
 
 /* A random valid problem of nops ops as JSON (caller frees): a DAG in which
  * each op reads earlier tensors or new graph inputs, with shared inputs,
- * residual Pointwise ops and MatMul chains. */
-static char *random_problem(int nops, int64_t native)
+ * residual Pointwise ops and MatMul chains; with `layouts`, half the
+ * non-MatMul ops are Layout ops to a random shape (often one that does not
+ * divide the input's), whose outputs later MatMuls may take as operands. */
+static char *random_problem(int nops, int64_t native, int layouts)
 {
     static const int64_t dims[] = {32, 48, 64, 100, 128, 200, 256};
+    static const int64_t ldims[] = {7, 20, 37, 64, 75, 128, 144, 200};
     int64_t W[64], H[64];
     int nt = 0;
     int in[32][3], nin[32], out[32], mm[32];
@@ -63,6 +67,19 @@ static char *random_problem(int nops, int64_t native)
             in[o][0] = L;
             in[o][1] = R;
             nin[o] = 2;
+            out[o] = O;
+        } else if (layouts && rnd() % 2) {
+            mm[o] = 2;
+            nin[o] = 1;
+            in[o][0] = nt ? (int)(rnd() % (uint64_t)nt) : -1;
+            if (in[o][0] < 0) {
+                in[o][0] = nt++;
+                H[in[o][0]] = pick(ldims, 8);
+                W[in[o][0]] = pick(ldims, 8);
+            }
+            int O = nt++;
+            H[O] = pick(ldims, 8);
+            W[O] = pick(ldims, 8);
             out[o] = O;
         } else {
             int A = -1;
@@ -107,7 +124,7 @@ static char *random_problem(int nops, int64_t native)
         n += sprintf(buf + n, "%s%d", o ? "," : "", (int)(100 + rnd() % 3000));
     n += sprintf(buf + n, "], \"op_types\": [");
     for (int o = 0; o < nops; o++)
-        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", mm[o] ? "MatMul" : "Pointwise");
+        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", mm[o] == 2 ? "Layout" : mm[o] ? "MatMul" : "Pointwise");
     sprintf(buf + n, "], \"fast_memory_capacity\": %d, \"slow_memory_bandwidth\": %d, \"native_granularity\": [%lld, %lld]}",
             (int)(20000 + rnd() % 200000), (int)(5 + rnd() % 60), (long long)native, (long long)native);
     return buf;
@@ -194,12 +211,20 @@ static int random_group(const ft_problem *p, int *ops, int maxn)
     return m;
 }
 
-static void test_search_score_equals_full_walk(void **state)
+/* How the scorer's answers came about (compare_scorer). */
+typedef struct tally {
+    int compared, fast, mixed, irregular, oom, mismatches, timed, layouts;
+} tally;
+
+/* Score random subgraphs of nprob random problems (random_problem's
+ * `layouts`) at random configurations and contexts with the fast scorer
+ * and with the full walk; every difference is printed and counted. */
+static void compare_scorer(int nprob, int layouts, tally *tl)
 {
-    (void)state;
     int compared = 0, fast = 0, mixed = 0, irregular = 0, oom = 0, mismatches = 0, timed = 0;
-    for (int prob = 0; prob < 300; prob++) {
-        char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128);
+    memset(tl, 0, sizeof *tl);
+    for (int prob = 0; prob < nprob; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128, layouts);
         ft_problem *p;
         ft_status st;
         assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
@@ -274,6 +299,11 @@ static void test_search_score_equals_full_walk(void **state)
             double want = full_walk(&S, &X, &g, &c);
             double got = ft__score(&S, &X, &mx, &g, &c, INF);
             compared++;
+            for (int j = 0; j < n; j++)
+                if (p->ops[ops[j]].type == FT_OP_LAYOUT) {
+                    tl->layouts++;
+                    break;
+                }
             if (tiles < 0)
                 irregular++;
             else if (mx.rows || mx.cols)
@@ -303,20 +333,43 @@ static void test_search_score_equals_full_walk(void **state)
         ft_problem_free(p);
         free(json);
     }
-    print_message("compared %d subgraph walks: %d through the tile memo by classes, %d by absolute rows or columns (mixed sources), "
-                  "%d step by step, %d over capacity; %d problems with timing terms\n",
-                  compared, fast, mixed, irregular, oom, timed);
-    assert_true(timed >= 90);
-    assert_int_equal(mismatches, 0);
+    print_message("compared %d subgraph walks (%d with Layout ops): %d through the tile memo by classes, %d by absolute rows or "
+                  "columns (mixed sources), %d step by step, %d over capacity; %d problems with timing terms\n",
+                  compared, tl->layouts, fast, mixed, irregular, oom, timed);
+    tl->compared = compared, tl->fast = fast, tl->mixed = mixed, tl->irregular = irregular;
+    tl->oom = oom, tl->mismatches = mismatches, tl->timed = timed;
+}
+
+static void test_search_score_equals_full_walk(void **state)
+{
+    tally n;
+    (void)state;
+    compare_scorer(300, 0, &n);
+    assert_true(n.timed >= 90);
+    assert_int_equal(n.mismatches, 0);
     /* both paths were exercised */
-    assert_true(fast > 100);
-    assert_true(mixed > 100);
+    assert_true(n.fast > 100);
+    assert_true(n.mixed > 100);
+}
+
+/* The same with Layout ops, whose scaled axes key tiles by absolute row or
+ * column and derive every k-step (walk.c, need_layout). */
+static void test_search_score_layout_equals_full_walk(void **state)
+{
+    tally n;
+    (void)state;
+    compare_scorer(200, 1, &n);
+    assert_int_equal(n.mismatches, 0);
+    assert_true(n.layouts > 1000);
+    assert_true(n.fast > 100);
+    assert_true(n.mixed > 100);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_score_equals_full_walk),
+        cmocka_unit_test(test_search_score_layout_equals_full_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "layout_problems.h"
 #include "sim.h"
 
 /* ------------------------------------------------------------ fixtures */
@@ -416,6 +417,72 @@ static void test_sim_oom_second_subgraph(void **state)
     assert_cost(f->r.sg[1].compute_busy, 1000 / 1638.4);
 }
 
+/* ------------------------------------------------------------ Layout ops */
+
+/* The vectors with Layout ops (L-*), both compute models: the simulator,
+ * which maps a Layout op's regions with its own copy of SPEC 4's rule,
+ * gives the expected total to the last digit. */
+static void test_sim_layout_vectors_exact(void **state)
+{
+    sim_fixture *f = *state;
+    const char *dir;
+    vec_line v[128];
+    FTT_DATADIR(dir);
+    int n = read_expected(dir, v, 128), seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(v[i].name, "L-", 2) != 0)
+            continue;
+        ft_compute_model model;
+        load_line(f, dir, &v[i], &model);
+        if (run(f, model) != FT_OK)
+            fail_msg("%s (%s): %s", v[i].name, v[i].mode, ft_sim_errmsg(f->sim));
+        char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
+        ft_format_double(a, f->r.total_simulated);
+        ft_format_double(b, f->r.total_analytic);
+        ft_format_double(c, atof(v[i].want));
+        if (strcmp(a, b) != 0 || strcmp(a, c) != 0)
+            fail_msg("%s (%s): simulated %s, analytic %s, expected %s", v[i].name, v[i].mode, a, b, c);
+        assert_matches_eval(f, model, v[i].name);
+        seen++;
+    }
+    assert_true(seen >= 10);
+}
+
+/* ft_search's schedules of problems with Layout ops, both compute models,
+ * replay as ft_evaluate scores them; and a Layout op whose products of
+ * lengths pass 64 bits maps the same regions in both. */
+static void test_sim_layout_search_schedules(void **state)
+{
+    sim_fixture *f = *state;
+    static const struct {
+        const char *name, *json;
+    } probs[] = {{"im2col", IM_PROBLEM}, {"epilogue", EP_PROBLEM}, {"nondiv", ND_PROBLEM}, {"upsample", UP_PROBLEM}, {"cnn", CNN_PROBLEM}};
+    for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++)
+        for (int m = 0; m < 2; m++) {
+            ft_search_opts o;
+            ft_status st;
+            ft_schedule_free(f->s);
+            ft_problem_free(f->p);
+            f->s = NULL;
+            f->p = NULL;
+            if (ft_problem_parse(probs[i].json, probs[i].name, &f->p, &st) != FT_OK)
+                fail_msg("%s: %s", probs[i].name, st.msg);
+            ft_eval_free(&f->e);
+            ft_search_opts_init(&o);
+            o.model = m ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+            o.time_limit = 0.5;
+            if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
+                fail_msg("%s: ft_search: %s", probs[i].name, st.msg);
+            if (run(f, o.model) != FT_OK)
+                fail_msg("%s (%s): %s", probs[i].name, ft_compute_model_name(o.model), ft_sim_errmsg(f->sim));
+            assert_matches_eval(f, o.model, probs[i].name);
+        }
+    parse(f, BIG_PROBLEM, BIG_SCHEDULE);
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_OK);
+    assert_matches_eval(f, FT_COMPUTE_NATIVE, "big");
+    assert_cost(f->r.total_simulated, 3 * 2333333.334);
+}
+
 /* Structural faults come back with the validator's reasons, found by the
  * simulator's own checks. */
 static void test_sim_structural(void **state)
@@ -543,6 +610,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sim_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_trace_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_benchmark_schedules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_layout_vectors_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_layout_search_schedules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
