@@ -206,6 +206,11 @@ int cmd_schedule(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
 /* `fusetile generate`: a generated problem file (cmd_generate.c). */
 int cmd_generate(int argc, char **argv);
+/* `fusetile import`: runs the Python model importer (cmd_import.c) with the
+ * configured Python that has torch (or FUSETILE_PYTHON); returns only on
+ * failure (EXIT_USAGE after one line on stderr), else the importer's own
+ * exit status is the program's. */
+int cmd_import(int argc, char **argv);
 /* `fusetile shell`: a Tcl interpreter with the fusetile package
  * (cmd_shell.c); without Tcl at build time it prints an error and returns
  * EXIT_USAGE. */

@@ -1,0 +1,188 @@
+"""cli.py - `python3 -m fusetile.importer` (and `fusetile import`): options, the summary lines on stderr, the atomic write."""
+
+import argparse
+import os
+import sys
+import tempfile
+
+from .errors import ImportFailure
+
+PROG = "fusetile import"
+
+HELP = """\
+usage: fusetile import MODEL [--input-shape 1x3x224x224]... [--dtype bf16|fp16|fp32|int8]
+                       [--target T.cfg] [--graph-only] [--frontend auto|fx|onnx]
+                       [--batch-split N] [--group-split N] [-o OUT.json] [--quiet]
+
+Imports a PyTorch or ONNX model and writes a scheduling problem in the
+contest's format (SPEC section 1), with op_names, op_kinds and tensor_names,
+or with --graph-only the model graph (docs/MODEL_GRAPH.md).  The lowering
+rules and their approximations are in docs/LOWERING.md.
+
+MODEL is one of
+  torchvision:NAME      a torchvision.models constructor, weights=None (nothing is
+                        downloaded; weights are never read, so none are initialised)
+  FILE.py:CALLABLE      CALLABLE() returns an nn.Module (its `input_shapes`
+                        attribute, when it has one, gives the default shapes)
+  FILE.onnx             an ONNX model
+  FILE.json             a model graph written by --graph-only
+
+  --input-shape S   the shape of one model input, sizes joined by x; once per input,
+                    in order (default: 1x3x224x224 for torchvision models)
+  --dtype D         element type of the problem (default bf16): sizes are in
+                    elements of D; with a target, capacity = capacity_bytes / bytes(D),
+                    bandwidth = read_bandwidth / bytes(D), throughputs scaled by
+                    element_bytes / bytes(D)
+  --target T.cfg    machine and base costs from a target file (targets/*.cfg):
+                    base costs in cycles from matmul_macs_per_cycle and
+                    pointwise_elements_per_cycle (default: the contest-like machine
+                    of docs/LOWERING.md)
+  --graph-only      write the model graph, not the problem
+  --frontend F      auto (default): torch.fx, falling back to an ONNX export when
+                    the model cannot be traced; fx or onnx: only that one
+  --batch-split N   batched products (attention) with at most N batch elements
+                    become one MatMul per element; larger ones are folded (default 1)
+  --group-split N   grouped convolutions with at most N groups become one GEMM per
+                    group; more groups are folded into one GEMM (default 4)
+  -o, --output OUT  write there, atomically (default: stdout)
+  -q, --quiet       no summary lines on stderr
+  --help            this text
+
+On stderr: the graph's ops per canonical op, then (without --graph-only)
+the problem's ops per type and what the lowering did.  Errors are one line,
+"fusetile import: NODE (OP): MESSAGE (hint: ...)".
+Exit status: 0 written, 2 bad input, unsupported model or unwritable output.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ImportFailure("", message, "try 'fusetile import --help'")
+
+
+def _parser():
+    from .lower import BATCH_SPLIT, GROUP_SPLIT
+    from .machine import DEFAULT_DTYPE, DTYPE_BYTES
+    from .pipeline import FRONTENDS
+    p = _Parser(prog=PROG, add_help=False)
+    p.add_argument("model", nargs="?")
+    p.add_argument("--input-shape", action="append", default=[])
+    p.add_argument("--dtype", default=DEFAULT_DTYPE, choices=sorted(DTYPE_BYTES))
+    p.add_argument("--target")
+    p.add_argument("--graph-only", action="store_true")
+    p.add_argument("--frontend", default="auto", choices=FRONTENDS)
+    p.add_argument("--batch-split", type=_count, default=BATCH_SPLIT)
+    p.add_argument("--group-split", type=_count, default=GROUP_SPLIT)
+    p.add_argument("-o", "--output")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-h", "--help", action="store_true")
+    return p
+
+
+def _count(v):
+    if not v.isdigit() or int(v) < 1:
+        raise argparse.ArgumentTypeError(f"'{v}' is not a positive integer")
+    return int(v)
+
+
+def main(argv=None):
+    """Run the importer on argv (default sys.argv[1:]); returns the exit status (0 or 2)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _run(argv)
+    except ImportFailure as e:
+        _err(e.line())
+        return 2
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 2
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback, unless asked
+        if os.environ.get("FUSETILE_IMPORT_DEBUG"):
+            raise
+        msg = str(e).strip().splitlines()
+        _err(f"internal error: {type(e).__name__}: {msg[0] if msg else ''} "
+             "(hint: FUSETILE_IMPORT_DEBUG=1 shows the traceback; please report it with the model)")
+        return 2
+
+
+def _err(text):
+    sys.stderr.write(f"{PROG}: {' '.join(text.split())}\n")
+
+
+def _run(argv):
+    args = _parser().parse_args(argv)
+    if args.help:
+        sys.stdout.write(HELP)
+        return 0
+    if not args.model:
+        raise ImportFailure("", "needs MODEL", "try 'fusetile import --help'")
+    if args.output == "":
+        raise ImportFailure("-o", "needs a file name", "")
+    from . import source
+    shapes = [source.parse_shape(s) for s in args.input_shape] or None
+    from .machine import DEFAULT, load_target
+    machine = load_target(args.target) if args.target else DEFAULT
+    if args.output:
+        _check_writable(args.output)
+
+    log = (lambda text: None) if args.quiet else _err
+    from .pipeline import import_graph
+    g = import_graph(args.model, shapes, args.frontend, log)
+    counts = g.op_counts()
+    log(f"graph: {', '.join(f'{n} {op}' for op, n in counts.items())} ({len(g.nodes)} nodes, {g.frontend})")
+    if args.graph_only:
+        text = g.dumps(args.dtype)
+    else:
+        from .lower import Options, lower
+        scaled = machine.for_dtype(args.dtype)
+        p, stats = lower(g, scaled, Options(args.batch_split, args.group_split))
+        extra = {"importer": {"model": args.model, "frontend": g.frontend, "dtype": args.dtype,
+                              "element_bytes": scaled.element_bytes, "machine": machine.name}}
+        text = p.dumps(extra)
+        c = p.counts()
+        log(f"problem: {len(p.types)} ops ({c['MatMul']} MatMul, {c['Pointwise']} Pointwise, {c['Layout']} Layout), "
+            f"{len(p.rows)} tensors; {args.dtype} on {machine.name}: capacity {scaled.capacity}, "
+            f"bandwidth {scaled.bandwidth:g}, native {scaled.native_w}x{scaled.native_h}, "
+            f"base costs MatMul {scaled.base_matmul()}, Pointwise {scaled.base_pointwise()} per input")
+        if stats:
+            log("lowering: " + ", ".join(f"{n} {what}" for what, n in sorted(stats.items(), key=lambda kv: -kv[1])))
+    write_atomic(args.output, text)
+    return 0
+
+
+def _check_writable(path):
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise ImportFailure(path, "cannot write: no such directory", "create the directory first")
+    if not os.access(d, os.W_OK):
+        raise ImportFailure(path, "cannot write: the directory is not writable", "pick another -o")
+
+
+def write_atomic(path, text):
+    """Write text to path through a temporary file in the same directory and a rename (stdout when path is None).
+
+    On failure the temporary file is removed and ImportFailure raised; an
+    existing file at path is left as it was.
+    """
+    if not path:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = None, None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            fd = None
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise ImportFailure(path, f"cannot write: {e.strerror or e}", "check the path and free space") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,157 @@
+"""problem.py - the contest problem being built: 2-D tensors, MatMul / Pointwise / Layout ops, structural checks and the JSON text (SPEC section 1)."""
+
+import json
+
+from .errors import ImportFailure
+
+OP_TYPES = ("MatMul", "Pointwise", "Layout")
+
+
+class Problem:
+    """Tensors (rows x cols, a name) and ops (type, inputs, output, base cost, name, kind).
+
+    Sizes are in elements; widths are columns, heights rows.  Op and tensor
+    names fill the extra fields op_names, op_kinds and tensor_names.
+    """
+
+    def __init__(self, machine):
+        self.m = machine
+        self.rows, self.cols, self.tnames = [], [], []
+        self.types, self.inputs, self.outputs, self.costs, self.names, self.kinds = [], [], [], [], [], []
+        self.producer = {}
+
+    def tensor(self, rows, cols, name):
+        """A new tensor; returns its index.  rows and cols must be integers >= 1."""
+        rows, cols = int(rows), int(cols)
+        if rows < 1 or cols < 1:
+            raise ImportFailure(name, f"a {rows} x {cols} tensor", "every tensor needs at least one element")
+        self.rows.append(rows)
+        self.cols.append(cols)
+        self.tnames.append(name)
+        return len(self.rows) - 1
+
+    def shape(self, t):
+        return self.rows[t], self.cols[t]
+
+    def op(self, typ, inputs, output, cost, name, kind):
+        """Add an op writing tensor `output`; returns its index."""
+        assert typ in OP_TYPES
+        ins = []
+        for t in inputs:
+            if t not in ins:
+                ins.append(t)
+        self.types.append(typ)
+        self.inputs.append(ins)
+        self.outputs.append(output)
+        self.costs.append(cost)
+        self.names.append(name)
+        self.kinds.append(kind)
+        self.producer[output] = len(self.types) - 1
+        return len(self.types) - 1
+
+    def matmul(self, left, right, name, kind, out_name=None):
+        """O = left @ right: a new output tensor of left's rows and right's cols; returns it."""
+        out = self.tensor(self.rows[left], self.cols[right], out_name or name)
+        if self.cols[left] != self.rows[right]:
+            raise ImportFailure(name, f"internal error: MatMul of {self.shape(left)} by {self.shape(right)}",
+                                "report the model")
+        self.op("MatMul", [left, right], out, self.m.base_matmul(), name, kind)
+        return out
+
+    def pointwise(self, inputs, rows, cols, factor, name, kind, out_name=None):
+        """A Pointwise op of the given inputs (each rows x cols) into a new tensor; returns it."""
+        out = self.tensor(rows, cols, out_name or name)
+        for t in inputs:
+            if self.shape(t) != (rows, cols):
+                raise ImportFailure(name, f"internal error: Pointwise input {self.shape(t)} for a "
+                                    f"{rows} x {cols} output", "report the model")
+        self.op("Pointwise", inputs, out, self.m.base_pointwise(factor), name, kind)
+        return out
+
+    def layout(self, src, rows, cols, factor, name, kind, out_name=None):
+        """A Layout op from tensor src into a new rows x cols tensor; returns it."""
+        out = self.tensor(rows, cols, out_name or name)
+        self.op("Layout", [src], out, self.m.base_pointwise(factor), name, kind)
+        return out
+
+    def counts(self):
+        """Op type -> number of ops."""
+        c = {t: 0 for t in OP_TYPES}
+        for t in self.types:
+            c[t] += 1
+        return c
+
+    def check(self):
+        """Structural checks of SPEC section 1 (and Layout: one input): ImportFailure on the first violation."""
+        produced = set()
+        for o, typ in enumerate(self.types):
+            out, ins = self.outputs[o], self.inputs[o]
+            where = f"{self.names[o]} (op {o})"
+            if out in produced:
+                raise ImportFailure(where, "internal error: tensor written twice", "report the model")
+            produced.add(out)
+            if out in ins:
+                raise ImportFailure(where, "internal error: op reads its own output", "report the model")
+            if typ == "MatMul":
+                l, r = ins if len(ins) == 2 else (ins[0], ins[0])
+                if not (self.rows[l] == self.rows[out] and self.cols[r] == self.cols[out] and
+                        self.cols[l] == self.rows[r]):
+                    raise ImportFailure(where, "internal error: MatMul shapes", "report the model")
+            elif typ == "Pointwise":
+                if any(self.shape(t) != self.shape(out) for t in ins):
+                    raise ImportFailure(where, "internal error: Pointwise shapes", "report the model")
+            elif len(ins) != 1:
+                raise ImportFailure(where, "internal error: Layout with several inputs", "report the model")
+            if not self.costs[o] > 0:
+                raise ImportFailure(where, "internal error: base cost not positive", "report the model")
+
+    def prune(self):
+        """Drop tensors that no op reads or writes (never expected; kept for safety), renumbering."""
+        used = set(self.outputs)
+        for ins in self.inputs:
+            used.update(ins)
+        keep = [t for t in range(len(self.rows)) if t in used]
+        if len(keep) == len(self.rows):
+            return
+        new = {t: i for i, t in enumerate(keep)}
+        self.rows = [self.rows[t] for t in keep]
+        self.cols = [self.cols[t] for t in keep]
+        self.tnames = [self.tnames[t] for t in keep]
+        self.inputs = [[new[t] for t in ins] for ins in self.inputs]
+        self.outputs = [new[t] for t in self.outputs]
+
+    def to_json(self, extra=None):
+        """The problem as a dict in the contest's field order, then op_names, op_kinds, tensor_names and extra."""
+        d = {
+            "widths": self.cols,
+            "heights": self.rows,
+            "inputs": self.inputs,
+            "outputs": [[t] for t in self.outputs],
+            "base_costs": self.costs,
+            "op_types": self.types,
+            "fast_memory_capacity": self.m.capacity,
+            "slow_memory_bandwidth": _num(self.m.bandwidth),
+            "native_granularity": [self.m.native_w, self.m.native_h],
+            "op_names": self.names,
+            "op_kinds": self.kinds,
+            "tensor_names": self.tnames,
+        }
+        if extra:
+            d.update(extra)
+        return d
+
+    def dumps(self, extra=None):
+        """The problem as JSON text: one field a line, lists on one line."""
+        d = self.to_json(extra)
+        lines = ["{"]
+        items = list(d.items())
+        for i, (k, v) in enumerate(items):
+            lines.append(f"  {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" +
+                         ("," if i + 1 < len(items) else ""))
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def _num(x):
+    x = round(float(x), 9)
+    return int(x) if x == int(x) else x

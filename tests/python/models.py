@@ -1,0 +1,181 @@
+"""models.py - test models in plain PyTorch: a BERT-style encoder layer, a GPT-2-style decoder block, and small models for end-to-end runs."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class BertLayer(nn.Module):
+    """One BERT-base encoder layer: self-attention (separate Q, K, V), add & LayerNorm, GELU MLP, add & LayerNorm."""
+
+    def __init__(self, hidden=768, heads=12, intermediate=3072, seq=128, dropout=0.1):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.attn_out = nn.Linear(hidden, hidden)
+        self.attn_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.intermediate = nn.Linear(hidden, intermediate)
+        self.output = nn.Linear(intermediate, hidden)
+        self.out_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.dropout = nn.Dropout(dropout)
+        self.input_shapes = [(1, seq, hidden)]
+
+    def split_heads(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x, attention_mask=None):
+        q = self.split_heads(self.query(x))
+        k = self.split_heads(self.key(x))
+        v = self.split_heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        probs = self.dropout(F.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(x.shape[0], x.shape[1], -1)
+        attn = self.attn_norm(self.dropout(self.attn_out(ctx)) + x)
+        inter = F.gelu(self.intermediate(attn))
+        return self.out_norm(self.dropout(self.output(inter)) + attn)
+
+
+class GPT2Block(nn.Module):
+    """One GPT-2 decoder block: pre-LayerNorm causal self-attention (fused QKV, masked_fill), pre-LayerNorm tanh-GELU MLP."""
+
+    def __init__(self, n_embd=768, n_head=12, block_size=128, dropout=0.1):
+        super().__init__()
+        self.n_head, self.n_embd = n_head, n_embd
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.attn_proj = nn.Linear(n_embd, n_embd)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.mlp_proj = nn.Linear(4 * n_embd, n_embd)
+        self.drop = nn.Dropout(dropout)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+        self.input_shapes = [(1, block_size, n_embd)]
+
+    def attn(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = self.drop(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.drop(self.attn_proj(y))
+
+    def mlp(self, x):
+        return self.drop(self.mlp_proj(F.gelu(self.c_fc(x), approximate="tanh")))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class MLP(nn.Module):
+    """Linear - ReLU - Linear - GELU - Linear: no Layout op once lowered."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(512, 1024)
+        self.fc2 = nn.Linear(1024, 1024)
+        self.fc3 = nn.Linear(1024, 256)
+        self.input_shapes = [(256, 512)]
+
+    def forward(self, x):
+        return self.fc3(F.gelu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+class PointwiseConvNet(nn.Module):
+    """1x1 convolutions with BatchNorm, ReLU6 and a residual add: no Layout op once lowered."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Conv2d(32, 128, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(128)
+        self.project = nn.Conv2d(128, 32, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.head = nn.Conv2d(32, 64, 1)
+        self.input_shapes = [(1, 32, 16, 16)]
+
+    def forward(self, x):
+        y = self.bn2(self.project(F.relu6(self.bn1(self.expand(x)))))
+        return torch.relu(self.head(x + y))
+
+
+class DataDependent(nn.Module):
+    """Control flow on a tensor's value: torch.fx refuses it, the ONNX export traces the branch taken."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32)
+        self.input_shapes = [(8, 64)]
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:
+            return torch.relu(y)
+        return torch.sigmoid(y)
+
+
+class Unsupported(nn.Module):
+    """torch.cumsum: no canonical op (and ONNX's CumSum has none either)."""
+
+    input_shapes = [(4, 16)]
+
+    def forward(self, x):
+        return torch.relu(torch.cumsum(x, dim=1))
+
+
+class Mismatch(nn.Module):
+    """Adds tensors of shapes that do not broadcast."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8)
+        self.input_shapes = [(4, 16)]
+
+    def forward(self, x):
+        return self.fc(x) + x
+
+
+def bert_layer():
+    return BertLayer()
+
+
+def gpt2_block():
+    return GPT2Block()
+
+
+def mlp():
+    return MLP()
+
+
+def pointwise_convnet():
+    return PointwiseConvNet()
+
+
+def data_dependent():
+    return DataDependent()
+
+
+def unsupported():
+    return Unsupported()
+
+
+def mismatch():
+    return Mismatch()
+
+
+def encoder_layer():
+    """PyTorch's own nn.TransformerEncoderLayer (traced through, as nn.MultiheadAttention is)."""
+    m = nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True, activation="gelu")
+    m.input_shapes = [(1, 64, 256)]
+    return m
