@@ -24,7 +24,8 @@ int ft__read_file(const char *path, char **out, ft_status *st);
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
 
 /* Write the NUL-terminated text to path atomically: a temporary file
- * beside it, then rename.  FT_OK, FT_ENOMEM, or FT_EINPUT with the OS error
+ * beside it, then rename; a path that exists and is not a regular file
+ * (/dev/null, a FIFO) is written in place instead.  FT_OK, FT_ENOMEM, or FT_EINPUT with the OS error
  * naming the file. */
 int ft__write_atomic(const char *text, const char *path, ft_status *st);
 

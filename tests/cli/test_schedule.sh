@@ -160,4 +160,19 @@ check sched-tiny-limit-evaluates 0 out '^total ' -- "$bin" evaluate "$B17" "$tmp
 check fusetile-mlsys-help 0 out 'usage: mlsys INPUT.json OUTPUT.json' -- "$bin" mlsys --help
 check fusetile-mlsys-no-args 2 err '^fusetile: mlsys: needs INPUT.json and OUTPUT.json' -- "$bin" mlsys
 
+# -o onto something that is not a regular file (a FIFO here, /dev/null in
+# practice) writes into it: renaming a temporary file over it would replace
+# it with a regular file.
+mkfifo "$tmp/fifo"
+# the search writes each better schedule: a reader that reopens the FIFO
+# until told to stop
+( while [ ! -e "$tmp/fifo-stop" ]; do cat "$tmp/fifo" >>"$tmp/fifo-read"; done ) &
+reader=$!
+check sched-out-fifo 0 - '' -- "$bin" schedule "$B17" --time-limit 0.5 -q -o "$tmp/fifo"
+touch "$tmp/fifo-stop"
+: >"$tmp/fifo"   # releases the reader's last open
+wait "$reader"
+expect sched-out-fifo-kept "the FIFO was replaced by a regular file" test -p "$tmp/fifo"
+expect sched-out-fifo-read "the reader got no schedule" grep -q '"subgraphs"' "$tmp/fifo-read"
+
 finish cli
