@@ -88,6 +88,7 @@ def contest_time_limit(nops):
     _need()
     return _fusetile.contest_time_limit(nops)
 
+
 __all__ = [
     "Error", "InputError", "InvalidScheduleError", "UsageError",
     "Problem", "Schedule", "Target",
