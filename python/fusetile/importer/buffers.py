@@ -199,17 +199,7 @@ def fold_and_prune(g, creation_forms=CREATION_FORMS):
                 g.buffers[o].producer = None
                 g.buffers[o].kind = "weight"
     g.nodes = kept
-    need = set(g.outputs)
-    alive = []
-    for n in reversed(g.nodes):
-        if any(o in need for o in n.outputs):
-            alive.append(n)
-            need.update(n.inputs)
-        elif _in_place(n.form):
-            raise ImportFailure(node_where(n.name, n.form),
-                                "in-place update whose result is never used: the importer works on values",
-                                "write it out of place (y = x.add(z)) and use y")
-    alive.reverse()
+    alive = _live_nodes(g, check_in_place=True)
     dropped = len(g.nodes) - len(alive)
     g.nodes = alive
     used = set(g.inputs) | set(g.outputs)
@@ -227,17 +217,28 @@ def fold_and_prune(g, creation_forms=CREATION_FORMS):
 def prune_dead(g):
     """Drop nodes whose outputs no graph output needs (after canonicalisation: an operand
     read only for its shape, as by expand_as or view_as, is no operand any more)."""
+    alive = _live_nodes(g)
+    if len(alive) != len(g.nodes):
+        g.notes.append(f"dead code: {len(g.nodes) - len(alive)} nodes read only for their shapes were dropped")
+        g.nodes = alive
+        g.mark_kinds()
+
+
+def _live_nodes(g, check_in_place=False):
+    """The nodes of g some graph output needs, in order; with check_in_place, an unused
+    in-place update is an ImportFailure naming it."""
     need = set(g.outputs)
     alive = []
     for n in reversed(g.nodes):
         if any(o in need for o in n.outputs):
             alive.append(n)
             need.update(n.inputs)
+        elif check_in_place and _in_place(n.form):
+            raise ImportFailure(node_where(n.name, n.form),
+                                "in-place update whose result is never used: the importer works on values",
+                                "write it out of place (y = x.add(z)) and use y")
     alive.reverse()
-    if len(alive) != len(g.nodes):
-        g.notes.append(f"dead code: {len(g.nodes) - len(alive)} nodes read only for their shapes were dropped")
-        g.nodes = alive
-        g.mark_kinds()
+    return alive
 
 
 def _in_place(form):
