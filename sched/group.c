@@ -153,6 +153,33 @@ static int order_sensitive(search *S, const int *ops, int nops)
     return 0;
 }
 
+/* The signature of order ord[] of the ops of ops[] into sig[] (nedges
+ * entries, the group's producer-consumer pairs): for each op of ops[] in
+ * turn, its consumers in the group in the order ord[] lists them.  SPEC 4
+ * lets the order change a cost only through that order (the kinds of an
+ * upstream op's region are those of the need recorded first in the reverse
+ * walk), so two topological orders with one signature cost the same.
+ * Returns the number of entries. */
+static int order_signature(search *S, const int *ops, const int *ord, int nops, int *sig)
+{
+    const ft_problem *p = S->p;
+    int n = 0;
+    for (int j = 0; j < nops; j++) {
+        int t = p->ops[ops[j]].output;
+        for (int a = 0; a < nops; a++) {
+            const ft_op *op = &p->ops[ord[a]];
+            for (int i = 0; i < op->ninputs; i++)
+                if (op->inputs[i] == t) {
+                    if (sig)
+                        sig[n] = ord[a];
+                    n++;
+                    break;
+                }
+        }
+    }
+    return n;
+}
+
 /* A seeded random topological order of ops[] (at most
  * FT_SEARCH_OP_ORDER_OPS) into out. */
 static void random_topo(search *S, const int *ops, int nops, int *out)
@@ -200,14 +227,31 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
     g.ops = ops;
     g.nops = nops;
     cfg best = {S->p->native_w, S->p->native_h, ft_native_k(S->p), ORD_RASTER};
+    S->kinds_differ = 0;
     double lat = ft__choose_tiling(S, x, &g, &best);
-    if (nops <= FT_SEARCH_OP_ORDER_OPS && order_sensitive(S, ops, nops)) {
-        int *alt = malloc(sizeof(int) * (size_t)nops * 2);
+    /* other op orders score every configuration alike unless some walk saw
+     * needs of different kinds on one output (the first tile of every
+     * configuration scored is walked whole, and has each k-step's largest
+     * set of active ops) */
+    if (nops <= FT_SEARCH_OP_ORDER_OPS && S->kinds_differ && order_sensitive(S, ops, nops)) {
+        enum { MAX_TRIES = 12 };
+        int tries = nops <= 6 ? MAX_TRIES : 4, ne = order_signature(S, ops, ops, nops, NULL);
+        /* the orders' signatures scored so far (the first is ops[]'s): a
+         * drawn order with a signature already scored costs the same */
+        int *alt = malloc(sizeof(int) * ((size_t)nops * 2 + (size_t)ne * (MAX_TRIES + 1)));
         if (alt) {
-            int *bestord = alt + nops, tries = nops <= 6 ? 12 : 4;
+            int *bestord = alt + nops, *seen = bestord + nops, nseen = 1;
             memcpy(bestord, ops, sizeof(int) * (size_t)nops);
+            order_signature(S, ops, ops, nops, seen);
             for (int v = 0; v < tries && !ft__out_of_time(S); v++) {
                 random_topo(S, ops, nops, alt);
+                int *sig = seen + (size_t)nseen * ne, dup = 0;
+                order_signature(S, ops, alt, nops, sig);
+                for (int q = 0; q < nseen && !dup; q++)
+                    dup = memcmp(seen + (size_t)q * ne, sig, sizeof(int) * (size_t)ne) == 0;
+                if (dup)
+                    continue;
+                nseen++;
                 cfg c2 = best;
                 g.ops = alt;
                 double l2 = ft__choose_tiling(S, x, &g, &c2);

@@ -293,6 +293,7 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
     budget -= fixed;
     if (ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
         lat = ft__score_tiles(S, mx, w, g, ord, budget);
+        S->kinds_differ |= w->kinds_differ;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are
          * too many to walk */
@@ -310,13 +311,19 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
                     break;
                 }
                 sum += stp.latency;
-                if (sum > budget)
+                /* (a walk that stops inside the first tile has not seen
+                 * every need: assume the op order matters) */
+                if (sum > budget) {
+                    if (stp.index < nk - 1)
+                        S->kinds_differ = 1;
                     break;
+                }
                 if ((stp.index & 0x3fff) == 0x3fff && ft__out_of_time(S)) {
                     ok = 0;
                     break;
                 }
             }
+            S->kinds_differ |= w->kinds_differ;
             ft_walk_free(w);
             lat = ok ? sum : INF;
         }

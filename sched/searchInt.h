@@ -15,6 +15,7 @@ enum {
     FT_SEARCH_TILE_MEMO = 1024,        /* tile memo slots (a power of two); fuller: walk every step */
     FT_SEARCH_MAX_CANDIDATES = 96,     /* tile sizes per dimension (powers of two first, then divisors) */
     FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
+    FT_SEARCH_TILING_PATIENCE = 48,    /* tilings tried past the last better one when every k-step is walked */
     FT_SEARCH_WINDOW_LINKS = 16,       /* outside groups a window op may join in a re-partition */
     FINE_COUNTS_MIN = 8                /* FINE_COUNTS adds no size below this (powers of two cover them) */
 };
@@ -81,6 +82,10 @@ typedef struct search {
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
+    int kinds_differ;      /* a walk scored since this was cleared saw two
+                              needs of one upstream output with different
+                              dimension kinds (walk.h): only then can
+                              another op order change a group's cost */
     int fine;              /* tile-size candidates (tiling.c): FINE_NONE,
                               FINE_ALL (every size up to a small native one,
                               FT_SEARCH_ALL_SIZES) or FINE_COUNTS (every

@@ -169,7 +169,8 @@ static void shape_done(search *S, const ft_subgraph *g, shape *sh)
 }
 
 /* Lower bound of g's latency at tile w x h x k: the compute of its k-loop
- * and epilogue ops, which the tiling fixes, against the traffic every
+ * and epilogue ops, which the tiling fixes, and of each upstream op's
+ * whole output once, unpadded, against the traffic every
  * configuration must move (with several k-steps, a k-loop MatMul's operand
  * used by nothing else streams in once per tile column or row); INF past
  * FT_SEARCH_STEP_CAP tiles.  An epilogue Layout op pays for its output's
@@ -187,10 +188,15 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
             nk = ft__ceil_div(sh->ks[q], k);
     double extra = 0;
     for (int j = 0; j < g->nops; j++) {
-        if (roles[j] == FT_ROLE_UPSTREAM)
-            continue;
         const ft_op *op = &p->ops[g->ops[j]];
         const ft_tensor *T = &p->tensors[op->output];
+        if (roles[j] == FT_ROLE_UPSTREAM) {
+            /* the regions its consumers need cover its whole output over
+             * the subgraph's steps: at least once, unpadded */
+            comp += ft__op_compute(p, S->model, op, (double)T->height / (double)p->native_h, (double)T->width / (double)p->native_w,
+                                   (double)op->k);
+            continue;
+        }
         comp += ft__op_compute(p, S->model, op, padded_units(T->height, h, p->native_h), padded_units(T->width, w, p->native_w), (double)op->k);
         if (roles[j] != FT_ROLE_KLOOP || nk <= 1)
             continue;
@@ -261,11 +267,18 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
     mixinfo mx;
     ft__probe_mixed(S, x, g, &mx);
     double best = INF;
+    /* a walk that derives every k-step (mx.interior 2: a Layout scales a
+     * tensor made inside) costs its steps: after FT_SEARCH_TILING_PATIENCE
+     * configurations without a better one, the rest are not tried */
+    int stale = 0;
     for (int i = 0; i < nc; i++) {
         if (cs[i].lb >= best * (1 - 1e-12))
             break;
         if (best < INF && ft__out_of_time(S))
             break;
+        if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE)
+            break;
+        stale++;
         int64_t ntx = ft__ceil_div(sh.Wg, cs[i].c.w), nty = ft__ceil_div(sh.Hg, cs[i].c.h);
         int norders = ntx > 1 && nty > 1 ? ORD_COUNT : 1; /* a single row or column: every order is raster */
         for (int ok = 0; ok < norders; ok++) {
@@ -275,6 +288,7 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
             if (lat < best) {
                 best = lat;
                 *best_c = c;
+                stale = 0;
             }
         }
     }

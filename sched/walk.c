@@ -210,6 +210,8 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
             w->need_tag[t][0] = (unsigned char)g0;
             w->need_tag[t][1] = (unsigned char)g1;
         } else {
+            if (w->need_kind[t][0] != k0 || w->need_kind[t][1] != k1)
+                w->kinds_differ = 1;
             ft_region *b = &w->need[t];
             b->r0 = min64(b->r0, r.r0);
             b->r1 = max64(b->r1, r.r1);

@@ -32,6 +32,8 @@ struct ft_walk {
                                    or a Layout op scales them (walk.c, need_layout) */
     int mixed_internal;         /* ... and one of them is made inside the subgraph,
                                    or is a Layout's scaled input */
+    int kinds_differ;           /* two needs of one upstream output had different
+                                   dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
     /* per-step output */
     int cap;                    /* slice capacity */

@@ -1,4 +1,4 @@
-"""test_import_models.py - real models end to end: torchvision's, a BERT-style encoder layer and a GPT-2-style block; schedules for the problems without Layout ops."""
+"""test_import_models.py - real models end to end: torchvision's, a BERT-style encoder layer and a GPT-2-style block, imported, scheduled, evaluated and simulated."""
 
 import os
 import subprocess
@@ -49,10 +49,36 @@ def check_problem(test, d):
             test.assertEqual(len(ins), 1, name)
 
 
+def run_fusetile(test, *argv):
+    """Run ./fusetile ARGV; asserts exit 0 and returns its stdout."""
+    r = subprocess.run([support.fusetile_binary(), *argv], capture_output=True, text=True, timeout=300)
+    test.assertEqual(r.returncode, 0, f"fusetile {' '.join(argv)}: {r.stderr}")
+    return r.stdout
+
+
+def schedule_evaluate_simulate(test, prob, target=None):
+    """Schedule PROB (1 s), evaluate and simulate the schedule, on TARGET if given: the evaluated and simulated
+    totals agree, or (on a target with timing effects) every difference is accounted for by a named effect."""
+    topts = ["--target", target] if target else []
+    sched = prob + ".schedule.json"
+    run_fusetile(test, "schedule", prob, "--time-limit", "1", "--threads", "1", "-q", "-o", sched, *topts)
+    ev = support.json.loads(run_fusetile(test, "evaluate", prob, sched, "--json", *topts))
+    test.assertGreaterEqual(ev["total"], ev["lower_bound"])
+    sim = run_fusetile(test, "simulate", prob, sched, *topts)
+    if target is None:
+        test.assertRegex(sim, r"(?m)^agreement +yes")
+    else:
+        test.assertRegex(sim, r"(?m)^agreement +(yes|no \(accounted for by .*every difference accounted for: yes)")
+    return ev
+
+
 class TestRealModels(unittest.TestCase):
     def test_models(self):
+        """Each model imports to the expected graph and problem; with ./fusetile built, its problem is scheduled,
+        evaluated and simulated with agreement (resnet18 also on each bundled target)."""
+        fusetile = support.fusetile_binary()
         for spec, (nodes, nops) in EXPECTED.items():
-            with self.subTest(model=spec), warnings.catch_warnings():
+            with self.subTest(model=spec), warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
                 warnings.simplefilter("ignore")
                 t = time.time()
                 g = support.pipeline.import_graph(spec)
@@ -61,6 +87,17 @@ class TestRealModels(unittest.TestCase):
                 self.assertEqual(g.frontend, "fx")
                 self.assertEqual((len(g.nodes), len(d["op_types"])), (nodes, nops))
                 self.assertLess(time.time() - t, 20)
+                if not fusetile:
+                    continue
+                prob = os.path.join(tmp, "p.json")
+                with open(prob, "w") as f:
+                    support.json.dump(d, f)
+                ev = schedule_evaluate_simulate(self, prob)
+                self.assertGreaterEqual(len(ev["subgraphs"]), 1)
+                if spec == "torchvision:resnet18":
+                    for target in ("kpu", "gpu-h100-sm", "tpu-v5e"):
+                        with self.subTest(target=target):
+                            schedule_evaluate_simulate(self, prob, os.path.join(support.SRCDIR, "targets", target + ".cfg"))
 
     def test_resnet18_graph_only_summary(self):
         with tempfile.TemporaryDirectory() as d:
@@ -89,26 +126,6 @@ class TestRealModels(unittest.TestCase):
             self.assertEqual((rc, rc2), (0, 0))
             a, b = support.json.loads(out1), support.json.loads(out2)
             self.assertEqual(support.signature(a), support.signature(b))
-
-
-@unittest.skipUnless(support.fusetile_binary(), "no ./fusetile built")
-class TestSchedule(unittest.TestCase):
-    """Problems without Layout ops load in the C side today: schedule and evaluate them."""
-
-    def test_schedule_and_evaluate(self):
-        fusetile = support.fusetile_binary()
-        for model in ("mlp", "pointwise_convnet"):
-            with self.subTest(model=model), tempfile.TemporaryDirectory() as d:
-                prob, sched = os.path.join(d, "p.json"), os.path.join(d, "s.json")
-                rc, _, err = run_cli(f"{MODELS}:{model}", "-o", prob, "-q")
-                self.assertEqual(rc, 0, err)
-                self.assertNotIn("Layout", support.load(prob)["op_types"])
-                r = subprocess.run([fusetile, "schedule", prob, "--time-limit", "1", "-q", "-o", sched],
-                                   capture_output=True, text=True, timeout=60)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                r = subprocess.run([fusetile, "evaluate", prob, sched], capture_output=True, text=True, timeout=60)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                self.assertRegex(r.stdout, r"(?m)^total ")
 
 
 class TestCommand(unittest.TestCase):

@@ -1,4 +1,4 @@
-/* test_search_score.c - the scheduler's fast scorer (tile memo, k-step fast-forward) equals the full per-step walk. */
+/* test_search_score.c - the scheduler's fast scorer (tile memo, k-step fast-forward) equals the full per-step walk; op orders matter only where needs differ in kinds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -365,11 +365,104 @@ static void test_search_score_layout_equals_full_walk(void **state)
     assert_true(n.mixed > 100);
 }
 
+/* A random topological order of the n ops of ops[] into out. */
+static void random_order(const ft_problem *p, const int *ops, int n, int *out)
+{
+    unsigned char placed[64] = {0};
+    for (int m = 0; m < n; m++) {
+        int ready[64], nr = 0;
+        for (int j = 0; j < n; j++) {
+            int ok = !placed[j];
+            for (int i = 0; ok && i < p->ops[ops[j]].ninputs; i++)
+                for (int a = 0; ok && a < n; a++)
+                    ok = placed[a] || a == j || p->ops[ops[a]].output != p->ops[ops[j]].inputs[i];
+            if (ok)
+                ready[nr++] = j;
+        }
+        int pick1 = ready[rnd() % (uint64_t)nr];
+        placed[pick1] = 1;
+        out[m] = ops[pick1];
+    }
+}
+
+/* ft__group_cost tries other op orders only when a walk saw needs of
+ * different dimension kinds on one output (S.kinds_differ): where none did,
+ * every topological order must choose the same latency. */
+static void test_search_score_op_order_needs_kinds(void **state)
+{
+    (void)state;
+    int checked = 0, differ = 0, orders = 0;
+    for (int prob = 0; prob < 120; prob++) {
+        char *json = random_problem(4 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_problem *p;
+        ft_status st;
+        assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
+        ft_search_opts o;
+        ft_search_opts_init(&o);
+        search S;
+        memset(&S, 0, sizeof S);
+        S.p = p;
+        S.o = &o;
+        S.model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        S.deadline = 1e18;
+        S.tm = ft__tmemo_new();
+        S.produced = calloc((size_t)p->ntensors + 1, 1);
+        S.uses = calloc((size_t)p->ntensors + 1, 1);
+        sctx X;
+        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
+        for (int trial = 0; trial < 6; trial++) {
+            int ops[64], alt[64];
+            int n = random_group(p, ops, 6);
+            memset(X.written, 0, (size_t)p->ntensors);
+            memset(X.retained, 0, (size_t)p->ntensors);
+            memset(X.resident, 0, (size_t)p->ntensors);
+            for (int j = 0; j < n; j++) {
+                int t = p->ops[ops[j]].output;
+                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+            }
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            cfg c;
+            S.kinds_differ = 0;
+            double first = ft__choose_tiling(&S, &X, &g, &c);
+            if (S.kinds_differ) {
+                differ++;
+                continue;
+            }
+            checked++;
+            for (int v = 0; v < 4; v++) {
+                random_order(p, ops, n, alt);
+                g.ops = alt;
+                double other = ft__choose_tiling(&S, &X, &g, &c);
+                g.ops = ops;
+                orders++;
+                if (!(other == first || fabs(other - first) <= 1e-9 * fmax(1, fabs(first))))
+                    print_error("problem %d trial %d: order changes %.17g to %.17g without needs of different kinds\n  %s\n", prob,
+                                trial, first, other, json);
+                assert_true(other == first || fabs(other - first) <= 1e-9 * fmax(1, fabs(first)));
+            }
+        }
+        free(S.tm);
+        free(S.produced);
+        free(S.uses);
+        ft__sctx_free(&X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("%d groups without needs of different kinds (%d other orders, each the same latency), %d with\n", checked, orders,
+                  differ);
+    assert_true(checked > 200);
+    assert_true(differ > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_score_equals_full_walk),
         cmocka_unit_test(test_search_score_layout_equals_full_walk),
+        cmocka_unit_test(test_search_score_op_order_needs_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
