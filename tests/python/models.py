@@ -93,23 +93,6 @@ class MLP(nn.Module):
         return self.fc3(F.gelu(self.fc2(torch.relu(self.fc1(x)))))
 
 
-class PointwiseConvNet(nn.Module):
-    """1x1 convolutions with BatchNorm, ReLU6 and a residual add: no Layout op once lowered."""
-
-    def __init__(self):
-        super().__init__()
-        self.expand = nn.Conv2d(32, 128, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(128)
-        self.project = nn.Conv2d(128, 32, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(32)
-        self.head = nn.Conv2d(32, 64, 1)
-        self.input_shapes = [(1, 32, 16, 16)]
-
-    def forward(self, x):
-        y = self.bn2(self.project(F.relu6(self.bn1(self.expand(x)))))
-        return torch.relu(self.head(x + y))
-
-
 class DataDependent(nn.Module):
     """Control flow on a tensor's value: torch.fx refuses it, the ONNX export traces the branch taken."""
 
@@ -156,10 +139,6 @@ def gpt2_block():
 
 def mlp():
     return MLP()
-
-
-def pointwise_convnet():
-    return PointwiseConvNet()
 
 
 def data_dependent():

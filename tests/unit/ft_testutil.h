@@ -20,6 +20,17 @@
 
 #include "fusetile.h"
 
+/* ------------------------------------------------------------ run speed */
+
+/* 1 when the test runs under valgrind (make check-valgrind's FT_RUNNER, or
+ * valgrind's preload library): the code runs tens of times slower there,
+ * so tests with a fixed amount of heavy work do a smaller share of it. */
+static inline int ftt_valgrind(void)
+{
+    const char *runner = getenv("FT_RUNNER"), *pre = getenv("LD_PRELOAD");
+    return (runner && strstr(runner, "valgrind")) || (pre && strstr(pre, "vgpreload"));
+}
+
 /* ------------------------------------------------------------ test data */
 
 static inline int ftt_has_vectors(const char *dir)

@@ -43,10 +43,8 @@
  * make check-valgrind's FT_RUNNER) or a sanitizer build. */
 static int slow_run(void)
 {
-    const char *slow = getenv("FT_SLOW"), *pre = getenv("LD_PRELOAD");
-    const char *runner = getenv("FT_RUNNER");
-    return (slow && strcmp(slow, "1") == 0) || (pre && strstr(pre, "vgpreload")) ||
-           (runner && strstr(runner, "valgrind")) || SANITIZED;
+    const char *slow = getenv("FT_SLOW");
+    return (slow && strcmp(slow, "1") == 0) || ftt_valgrind() || SANITIZED;
 }
 
 /* Integer from environment variable `name` (> 0), else `dflt`. */

@@ -22,7 +22,7 @@ static void test_deterministic(void **state)
 {
     (void)state;
     for (int f = 0; f < 3; f++)
-        for (uint64_t seed = 1; seed <= 5; seed++) {
+        for (uint64_t seed = 1; seed <= (ftt_valgrind() ? 2u : 5u); seed++) {
             ft_problem *a = gen((ft_gen_family)f, f == 2 ? 300 : 0, seed), *b = gen((ft_gen_family)f, f == 2 ? 300 : 0, seed);
             char *ta = ft_problem_to_json(a), *tb = ft_problem_to_json(b);
             assert_non_null(ta);
@@ -75,7 +75,8 @@ static void test_contest_family(void **state)
 {
     (void)state;
     int odd = 0, mm = 0, pw3 = 0, shared = 0;
-    for (uint64_t seed = 1; seed <= 10; seed++) {
+    /* (three seeds under valgrind, where each takes seconds) */
+    for (uint64_t seed = 1; seed <= (ftt_valgrind() ? 3u : 10u); seed++) {
         ft_problem *p = gen(FT_GEN_CONTEST, 0, seed);
         assert_in_range(p->nops, 10, 150);
         assert_int_equal(p->native_w, 128);
