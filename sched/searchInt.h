@@ -82,6 +82,8 @@ typedef struct search {
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
+    int tiling_all;        /* 1: ft__choose_tiling scores every candidate
+                              (no bound or patience cut; tests compare) */
     int kinds_differ;      /* a walk scored since this was cleared saw two
                               needs of one upstream output with different
                               dimension kinds (walk.h): only then can

@@ -272,11 +272,11 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
      * configurations without a better one, the rest are not tried */
     int stale = 0;
     for (int i = 0; i < nc; i++) {
-        if (cs[i].lb >= best * (1 - 1e-12))
+        if (cs[i].lb >= best * (1 - 1e-12) && !S->tiling_all)
             break;
         if (best < INF && ft__out_of_time(S))
             break;
-        if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE)
+        if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE && !S->tiling_all)
             break;
         stale++;
         int64_t ntx = ft__ceil_div(sh.Wg, cs[i].c.w), nty = ft__ceil_div(sh.Hg, cs[i].c.h);

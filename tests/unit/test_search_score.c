@@ -365,6 +365,51 @@ static void test_search_score_layout_equals_full_walk(void **state)
     assert_true(n.mixed > 100);
 }
 
+/* The problem of `json` (caller frees), and search state S (options *o,
+ * context *X) for calling ft__choose_tiling directly on it under `model`,
+ * with no deadline. */
+static ft_problem *tiling_search(const char *json, ft_compute_model model, ft_search_opts *o, search *S, sctx *X)
+{
+    ft_problem *p;
+    ft_status st;
+    assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
+    ft_search_opts_init(o);
+    memset(S, 0, sizeof *S);
+    S->p = p;
+    S->o = o;
+    S->model = model;
+    S->deadline = 1e18;
+    S->tm = ft__tmemo_new();
+    S->produced = calloc((size_t)p->ntensors + 1, 1);
+    S->uses = calloc((size_t)p->ntensors + 1, 1);
+    assert_non_null(S->tm);
+    assert_non_null(S->produced);
+    assert_non_null(S->uses);
+    assert_int_equal(ft__sctx_alloc(X, p->ntensors), 0);
+    return p;
+}
+
+static void tiling_search_free(search *S, sctx *X)
+{
+    free(S->tm);
+    free(S->produced);
+    free(S->uses);
+    ft__sctx_free(X);
+}
+
+/* Context for group ops[0..n): outputs consumed by nothing are written,
+ * the others at random; nothing retained or resident. */
+static void written_context(const ft_problem *p, const int *ops, int n, sctx *X)
+{
+    memset(X->written, 0, (size_t)p->ntensors);
+    memset(X->retained, 0, (size_t)p->ntensors);
+    memset(X->resident, 0, (size_t)p->ntensors);
+    for (int j = 0; j < n; j++) {
+        int t = p->ops[ops[j]].output;
+        X->written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+    }
+}
+
 /* A random topological order of the n ops of ops[] into out. */
 static void random_order(const ft_problem *p, const int *ops, int n, int *out)
 {
@@ -394,32 +439,14 @@ static void test_search_score_op_order_needs_kinds(void **state)
     int checked = 0, differ = 0, orders = 0;
     for (int prob = 0; prob < 120; prob++) {
         char *json = random_problem(4 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
-        ft_problem *p;
-        ft_status st;
-        assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
         ft_search_opts o;
-        ft_search_opts_init(&o);
         search S;
-        memset(&S, 0, sizeof S);
-        S.p = p;
-        S.o = &o;
-        S.model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
-        S.deadline = 1e18;
-        S.tm = ft__tmemo_new();
-        S.produced = calloc((size_t)p->ntensors + 1, 1);
-        S.uses = calloc((size_t)p->ntensors + 1, 1);
         sctx X;
-        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
+        ft_problem *p = tiling_search(json, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE, &o, &S, &X);
         for (int trial = 0; trial < 6; trial++) {
             int ops[64], alt[64];
             int n = random_group(p, ops, 6);
-            memset(X.written, 0, (size_t)p->ntensors);
-            memset(X.retained, 0, (size_t)p->ntensors);
-            memset(X.resident, 0, (size_t)p->ntensors);
-            for (int j = 0; j < n; j++) {
-                int t = p->ops[ops[j]].output;
-                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
-            }
+            written_context(p, ops, n, &X);
             ft_subgraph g;
             memset(&g, 0, sizeof g);
             g.ops = ops;
@@ -444,10 +471,7 @@ static void test_search_score_op_order_needs_kinds(void **state)
                 assert_true(other == first || fabs(other - first) <= 1e-9 * fmax(1, fabs(first)));
             }
         }
-        free(S.tm);
-        free(S.produced);
-        free(S.uses);
-        ft__sctx_free(&X);
+        tiling_search_free(&S, &X);
         ft_problem_free(p);
         free(json);
     }
@@ -457,12 +481,64 @@ static void test_search_score_op_order_needs_kinds(void **state)
     assert_true(differ > 10);
 }
 
+/* ft__choose_tiling stops at the first candidate whose lower bound
+ * (config_bound: k-loop and epilogue compute, upstream ops' whole outputs,
+ * the traffic every tiling moves) reaches the best latency: on groups
+ * without walks that derive every k-step (where FT_SEARCH_TILING_PATIENCE
+ * cuts too), that must find what scoring every candidate finds. */
+static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
+{
+    (void)state;
+    int checked = 0, pruned = 0;
+    for (int prob = 0; prob < 80; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_problem *p = tiling_search(json, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE, &o, &S, &X);
+        for (int trial = 0; trial < 4; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 4);
+            written_context(p, ops, n, &X);
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            mixinfo mx;
+            ft__probe_mixed(&S, &X, &g, &mx);
+            if (mx.interior == 2)
+                continue;
+            cfg c1, c2;
+            int64_t evals = S.evals;
+            S.tiling_all = 0;
+            double cut = ft__choose_tiling(&S, &X, &g, &c1);
+            int64_t cut_evals = S.evals - evals;
+            evals = S.evals;
+            S.tiling_all = 1;
+            double all = ft__choose_tiling(&S, &X, &g, &c2);
+            checked++;
+            pruned += S.evals - evals > cut_evals;
+            if (!(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all))))
+                print_error("problem %d trial %d: with the bound %.17g, every candidate %.17g\n  %s\n", prob, trial, cut, all, json);
+            assert_true(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all)));
+        }
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("%d groups: the bound's choice equals the best of every candidate (%d where the bound cut candidates)\n", checked,
+                  pruned);
+    assert_true(checked > 100);
+    assert_true(pruned > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_score_equals_full_walk),
         cmocka_unit_test(test_search_score_layout_equals_full_walk),
         cmocka_unit_test(test_search_score_op_order_needs_kinds),
+        cmocka_unit_test(test_search_score_tiling_bound_prunes_nothing_better),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
