@@ -100,6 +100,17 @@ static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const f
     return d;
 }
 
+/* d with its "subgraphs" list sgs put in (both references stolen), or
+ * NULL with both released and the Python error set. */
+static PyObject *with_subgraphs(PyObject *d, PyObject *sgs)
+{
+    if (ftpy_put(d, "subgraphs", sgs) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* The evaluation e of schedule s of p, as `fusetile evaluate --json`. */
 static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
 {
@@ -126,11 +137,7 @@ static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_e
         ftpy_put(d, "capacity_ratio", PyFloat_FromDouble(e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0)) < 0 ||
         ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0)
         goto fail;
-    int rc = ftpy_put(d, "subgraphs", sgs);
-    sgs = NULL;
-    if (rc < 0)
-        goto fail;
-    return d;
+    return with_subgraphs(d, sgs);
 fail:
     Py_XDECREF(d);
     Py_XDECREF(sgs);
@@ -186,11 +193,7 @@ static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_si
         ftpy_put(d, "agree", PyBool_FromLong(agree)) < 0 || ftpy_put(d, "steps", PyLong_FromLongLong((long long)r->steps)) < 0 ||
         ftpy_put(d, "analytic_reason", ftpy_str_or_none(r->analytic_reason ? ft_reason_name(r->analytic_reason) : NULL)) < 0)
         goto fail;
-    int rc = ftpy_put(d, "subgraphs", sgs);
-    sgs = NULL;
-    if (rc < 0)
-        goto fail;
-    return d;
+    return with_subgraphs(d, sgs);
 fail:
     Py_XDECREF(d);
     Py_XDECREF(sgs);

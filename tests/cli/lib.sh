@@ -41,6 +41,20 @@ expect() {
     fi
 }
 
+# json_check NAME PYTHON_EXPR: evaluate EXPR with d = the JSON that the last
+# check left in $tmp/out.
+json_check() {
+    local name=$1 expr=$2
+    if python3 -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$tmp/out" 2>"$tmp/pyerr"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $expr"
+        head -c 600 "$tmp/out" | sed 's/^/    out: /'
+        sed 's/^/    py: /' "$tmp/pyerr" | tail -2
+    fi
+}
+
 # finish LABEL: print "LABEL: N passed, M failed" and exit 0 only if none failed.
 finish() {
     echo "$1: $pass passed, $fail failed"
