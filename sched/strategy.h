@@ -30,8 +30,19 @@ typedef struct ft_partition {
     char **label;   /* ngroups entries, each NULL or malloc'd; or NULL */
 } ft_partition;
 
-/* Release what a partition owns (not *part itself). */
+/* Release what a partition owns (not *part itself) and zero it. */
 void ft_partition_free(ft_partition *part);
+
+/* Whether the quotient graph of the partition gid (ng groups, every
+ * gid[o] in 0..ng-1, empty groups allowed) is acyclic: 1, 0 when it has a
+ * cycle, -1 on OOM. */
+int ft__partition_acyclic(const ft_problem *p, const int *gid, int ng);
+
+/* FT_OK when part is a partition of p's ops that a schedule can follow:
+ * every gid in range, no group empty, every group connected (SPEC 2) and
+ * the quotient graph acyclic.  Otherwise FT_EINVALID with st naming the
+ * first fault (or FT_ENOMEM). */
+int ft__partition_check(const ft_problem *p, const ft_partition *part, ft_status *st);
 
 /* Each strategy: FT_OK and *out filled, or an FT_E* code with st set (a
  * bad pattern file names the file and line; FT_ENOMEM).  None keeps

@@ -1,0 +1,107 @@
+/* patternsInt.h - the pattern library shared by its reader (pattern_file.c) and the pattern-library tiler (patterns.c); not installed. */
+#ifndef FT_PATTERNSINT_H
+#define FT_PATTERNSINT_H
+
+#include "strategy.h"
+
+#include <stdint.h>
+
+/* Named limits of the pattern-library tiler.  Each is checked where it
+ * applies; reaching one never makes a partition invalid, it only narrows
+ * what is tried. */
+enum {
+    FT_PATTERNS_MAX_NODES = 16,       /* nodes in one pattern (the reader rejects more) */
+    FT_PATTERNS_MAX_SLOT = 63,        /* highest input slot an edge may name */
+    FT_PATTERNS_MAX_MATCHES = 100000, /* matches kept over all patterns; enumeration stops there */
+    FT_PATTERNS_MAX_TRIES = 4000000,  /* partial matches extended over all patterns; then it stops */
+    FT_PATTERNS_MAX_STATES = 20000    /* set-cover states one block may branch in; past it the
+                                         cover goes greedy (largest tile of the most constrained
+                                         node, no backtracking) */
+};
+
+/* A pattern node: its name in the file and the kinds it matches (one or
+ * more alternatives, written `relu|relu6`; a kind is an op kind, an op
+ * type of a problem without kinds, or an alias: see patterns/README.md). */
+typedef struct ft_pat_node {
+    char *name;
+    int nalt;
+    char **alt;
+} ft_pat_node;
+
+/* An edge of a pattern.  A flow edge `edge FROM TO SLOT`: TO's input slot
+ * SLOT is FROM's output.  A share edge `share A B` (from = A, to = B,
+ * slot = -1): A and B read one tensor (horizontal fusion). */
+typedef struct ft_pat_edge {
+    int from, to, slot;
+} ft_pat_edge;
+
+typedef struct ft_pattern {
+    char *name;
+    char *file;           /* where it was read, for messages */
+    int line;             /* its `pattern` line */
+    int nnodes;
+    ft_pat_node node[FT_PATTERNS_MAX_NODES];
+    int nedges;
+    ft_pat_edge *edge;
+    uint32_t outputs;     /* bit i: node i is a declared output */
+} ft_pattern;
+
+/* A library: the patterns of one or more files, in reading order (the
+ * first of two patterns that cover the same ops names the tile). */
+typedef struct ft_patlib {
+    int npatterns;
+    ft_pattern *pat;
+} ft_patlib;
+
+/* ------------------------------------------------------------ pattern_file.c */
+
+/* Append the patterns of `text` (a pattern file's contents, NUL-terminated;
+ * `name` is used in messages) to *lib.  FT_OK; FT_EINPUT with one line
+ * "NAME:LINE: what is wrong" in st; or FT_ENOMEM.  On failure *lib may
+ * hold a partial pattern: the caller still releases it with
+ * ft__patlib_free, which frees everything. */
+int ft__patlib_parse(ft_patlib *lib, const char *text, const char *name, ft_status *st);
+
+/* ft__patlib_parse of the file at `path` (FT_EINPUT "PATH: cannot open:
+ * ..." when it cannot be read). */
+int ft__patlib_load(ft_patlib *lib, const char *path, ft_status *st);
+
+/* Release what *lib owns and zero it; a zeroed lib is a no-op. */
+void ft__patlib_free(ft_patlib *lib);
+
+/* ------------------------------------------------------------ pattern_cover.c */
+
+/* What a tiling did, for tests and reports. */
+typedef struct ft_pat_stats {
+    int nodes;     /* source nodes (ops collapsed by layer) */
+    int matches;   /* matches kept after deduplication */
+    int blocks;    /* blocks (components of overlapping matches) */
+    int solved;    /* blocks solved; the others reused a solved block's answer */
+    int greedy;    /* blocks that reached FT_PATTERNS_MAX_STATES */
+    long states;   /* cover states visited, over all blocks solved */
+    int tiles;     /* matches chosen */
+    int undone;    /* chosen matches undone because they closed a cycle */
+} ft_pat_stats;
+
+/* Cover of nodes 0..nnodes-1 by a subset of nmatches disjoint matches:
+ * match k covers mnodes[moff[k] .. moff[k+1]) (ascending), comes from
+ * pattern mpat[k]; matches are sorted largest first.  Sets chosen[k] (1:
+ * match k is a tile; nmatches bytes).  Most covered nodes first, then
+ * fewest tiles, per block (patterns.c's top comment); fills the cover
+ * fields of *stats when not NULL.  0, or -1 on OOM. */
+int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnodes, const int *mpat,
+                      unsigned char *chosen, ft_pat_stats *stats);
+
+/* ------------------------------------------------------------ patterns.c */
+
+/* Matches of lib in p (no undeclared escaping value, convex), after
+ * deduplication by covered nodes; -1 on OOM.  For tests. */
+int ft__patterns_count_matches(const ft_problem *p, const ft_patlib *lib);
+
+/* The tiler with an already-read library (ft__strategy_patterns reads the
+ * files, then calls this); stats (may be NULL) gets what it did.  Same
+ * contract as ft__strategy_patterns. */
+int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partition *out, ft_pat_stats *stats,
+                           ft_status *st);
+
+#endif
