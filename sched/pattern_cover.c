@@ -10,6 +10,7 @@
 typedef struct block {
     int cn, cm;
     int *moff, *mnodes, *nm, *noff;
+    int largest;         /* nodes in its largest match */
 } block;
 
 /* A memoised state: the free set (keys[key .. key + words)) and its best
@@ -191,7 +192,9 @@ static void solve(solver *S, int *cov, int *tiles)
         while (S->ndropped > base)
             give(S, S->dropped[--S->ndropped]);
     } else {
-        int bound = S->rcount; /* every free node has a live match */
+        /* every free node has a live match: all of R may be covered, by
+         * no fewer tiles than R's size over the largest match's */
+        int bound = S->rcount, fewest = (S->rcount + B->largest - 1) / B->largest;
         for (int j = B->noff[v]; j < B->noff[v + 1]; j++) {
             int m = B->nm[j];
             if (S->dead[m])
@@ -208,7 +211,7 @@ static void solve(solver *S, int *cov, int *tiles)
                 bt = t;
                 choice = m;
             }
-            if (bc == bound || S->greedy)
+            if ((bc == bound && bt <= fewest) || S->greedy)
                 break;
         }
         if (bc < bound && !S->greedy) { /* leave v uncovered */
@@ -391,6 +394,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
         B.cn = cnt[b + 1];
         B.cm = mstart[b + 1] - mstart[b];
         B.moff[0] = 0;
+        B.largest = 1;
         sig.n = 0;
         if (ivec_reserve(&sig, 2 + 2 * B.cm + moff[nmatches]))
             goto out;
@@ -408,6 +412,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
                 B.noff[v + 2]++;
             }
             B.moff[j + 1] = B.moff[j] + len;
+            B.largest = len > B.largest ? len : B.largest;
         }
         for (int v = 0; v < B.cn; v++)
             B.noff[v + 2] += B.noff[v + 1];

@@ -44,9 +44,12 @@
  *    transformer layers).  A block is solved by memoised backtracking over
  *    the set R of nodes still free: take the most constrained node v (the
  *    fewest live matches; 0: no tile can take it, drop it), try its live
- *    matches largest first, then leaving v uncovered; keep the most covered
- *    nodes, then the fewest tiles; stop at full coverage of R; memoise by
- *    R.  Past FT_PATTERNS_MAX_STATES states a block is finished greedily.
+ *    matches largest first, then leaving v uncovered (only when R cannot
+ *    be covered whole); keep the most covered nodes, then the fewest
+ *    tiles; stop at full coverage of R by as few tiles as any cover could
+ *    use (|R| over the block's largest match); memoise by R.  The search is
+ *    exact; past FT_PATTERNS_MAX_STATES states a block is finished
+ *    greedily (the first live match of each most constrained node).
  * 4. Output: one group per chosen match, labelled "pattern NAME", every
  *    uncovered op a group of its own ("unmatched").  If the groups'
  *    quotient graph has a cycle, matches are added one at a time in
@@ -71,6 +74,7 @@ typedef struct graph {
     int *node_ops, *of;  /* of[op]: its node */
     int *in_t, *in_src, *succ;
     int *rank;           /* node -> position in a topological order of the nodes */
+    int *pos;            /* op -> position in p->topo */
 } graph;
 
 /* Kind of op o: its canonical kind, or its type name when it has none. */
@@ -178,6 +182,7 @@ static void graph_free(graph *G)
     free(G->in_src);
     free(G->succ);
     free(G->rank);
+    free(G->pos);
     memset(G, 0, sizeof *G);
 }
 
@@ -229,9 +234,12 @@ static int graph_build(graph *G, const ft_problem *p, int merge)
     G->succ = malloc(sizeof(int) * ((size_t)nsucc + 1));
     G->v = calloc((size_t)n + 1, sizeof *G->v);
     G->rank = malloc(sizeof(int) * ((size_t)n + 1));
+    G->pos = malloc(sizeof(int) * ((size_t)n + 1));
     if (!par || !first || !stamp || !done || !G->of || !G->node_ops || !G->in_t || !G->in_src || !G->succ || !G->v ||
-        !G->rank)
+        !G->rank || !G->pos)
         goto out;
+    for (int i = 0; i < n; i++)
+        G->pos[p->topo[i]] = i;
     for (int o = 0; o < n; o++)
         par[o] = o;
     for (int o = 0; o < n && merge; o++)
@@ -428,6 +436,8 @@ typedef struct matcher {
     unsigned char *used;    /* n: node taken by the partial match */
     int *cand, *seen;       /* FT_PATTERNS_MAX_NODES x n: candidate lists, their stamps */
     int *mark, gen;         /* n: escape and convexity stamps */
+    int *opmark, opgen;     /* per op: in the tile (opgen) */
+    int *tile, *feeds;      /* per op: the tile's ops by topological position; feeds a MatMul in the tile */
     int *stack;             /* n */
     matches *out;
     long tries;             /* partial matches extended, against FT_PATTERNS_MAX_TRIES */
@@ -541,6 +551,43 @@ static int convex(matcher *X, const int *nodes, int n)
     return 1;
 }
 
+/* Whether a value of the tile nodes[0..n) that leaves it (read outside,
+ * or a graph output) also feeds a MatMul inside it (SPEC 2 and 3: such a
+ * tile is invalid, fused-operand-escapes; only slices of a fused operand
+ * ever exist).  Walks the tile's ops in reverse topological order. */
+static int fused_operand_escapes(matcher *X, const int *nodes, int n)
+{
+    const graph *G = X->G;
+    const ft_problem *p = G->p;
+    int m = 0, gen = ++X->opgen;
+    for (int i = 0; i < n; i++) {
+        const snode *V = &G->v[nodes[i]];
+        for (int k = 0; k < V->nops; k++) {
+            int o = G->node_ops[V->op0 + k], j = m++;
+            X->opmark[o] = gen;
+            for (; j > 0 && G->pos[X->tile[j - 1]] > G->pos[o]; j--)
+                X->tile[j] = X->tile[j - 1];
+            X->tile[j] = o;
+        }
+    }
+    for (int j = m - 1; j >= 0; j--) {
+        int o = X->tile[j], leaves = 0, feeds = 0;
+        const ft_tensor *T = &p->tensors[p->ops[o].output];
+        leaves = T->nconsumers == 0;
+        for (int c = 0; c < T->nconsumers; c++) {
+            int q = T->consumers[c];
+            if (X->opmark[q] != gen)
+                leaves = 1;
+            else
+                feeds |= p->ops[q].type == FT_OP_MATMUL || X->feeds[q];
+        }
+        X->feeds[o] = feeds;
+        if (feeds && leaves)
+            return 1;
+    }
+    return 0;
+}
+
 /* A complete assignment: keep it when no undeclared value escapes and the
  * tile is convex. */
 static void finish(matcher *X)
@@ -566,7 +613,7 @@ static void finish(matcher *X)
             nodes[j] = nodes[j - 1];
         nodes[j] = v;
     }
-    if (!convex(X, nodes, k))
+    if (!convex(X, nodes, k) || fused_operand_escapes(X, nodes, k))
         return;
     if (matches_add(X->out, X->pid, nodes, k))
         X->oom = 1;
@@ -695,9 +742,12 @@ static int match_all(const graph *G, const ft_patlib *lib, matches *M)
     X.cand = malloc(sizeof(int) * FT_PATTERNS_MAX_NODES * n);
     X.seen = calloc(FT_PATTERNS_MAX_NODES * n, sizeof(int));
     X.mark = calloc(n, sizeof(int));
+    X.opmark = calloc((size_t)G->p->nops + 1, sizeof(int));
+    X.tile = malloc(sizeof(int) * ((size_t)G->p->nops + 1));
+    X.feeds = malloc(sizeof(int) * ((size_t)G->p->nops + 1));
     X.stack = malloc(sizeof(int) * n);
     int rc = -1;
-    if (X.fit && X.used && X.cand && X.seen && X.mark && X.stack) {
+    if (X.fit && X.used && X.cand && X.seen && X.mark && X.stack && X.opmark && X.tile && X.feeds) {
         for (int pid = 0; pid < lib->npatterns && !X.oom; pid++)
             match_pattern(&X, lib, pid);
         rc = X.oom ? -1 : 0;
@@ -707,6 +757,9 @@ static int match_all(const graph *G, const ft_patlib *lib, matches *M)
     free(X.cand);
     free(X.seen);
     free(X.mark);
+    free(X.opmark);
+    free(X.tile);
+    free(X.feeds);
     free(X.stack);
     return rc;
 }

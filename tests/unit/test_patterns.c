@@ -388,6 +388,126 @@ static void test_patterns_resnet18(void **state)
     ft_problem_free(p);
 }
 
+/* A problem built op by op (JSON text, then ft_problem_parse). */
+typedef struct builder {
+    char t[64][40], ins[64][24], types[64][16], kinds[64][24], names[64][48];
+    int nt, no, outs[64];
+} builder;
+
+/* A new graph input of w columns and h rows; returns its tensor. */
+static int tensor(builder *b, int w, int h)
+{
+    snprintf(b->t[b->nt], sizeof b->t[0], "%d %d", w, h);
+    return b->nt++;
+}
+
+/* A new op (type "MatMul", "Pointwise" or "Layout") reading i0 (and i1
+ * when >= 0) into a new w x h tensor; returns that tensor. */
+static int op(builder *b, const char *type, const char *kind, const char *name, int w, int h, int i0, int i1)
+{
+    int o = b->no++;
+    snprintf(b->types[o], sizeof b->types[0], "%s", type);
+    snprintf(b->kinds[o], sizeof b->kinds[0], "%s", kind);
+    snprintf(b->names[o], sizeof b->names[0], "%s", name);
+    if (i1 >= 0)
+        snprintf(b->ins[o], sizeof b->ins[0], "[%d, %d]", i0, i1);
+    else
+        snprintf(b->ins[o], sizeof b->ins[0], "[%d]", i0);
+    return b->outs[o] = tensor(b, w, h);
+}
+
+/* The builder's problem. */
+static ft_problem *built(const builder *b)
+{
+    static char json[32768];
+    size_t n = 0;
+#define FTT_LIST(field, count, fmt, ...)                                                                               \
+    do {                                                                                                               \
+        n += (size_t)snprintf(json + n, sizeof json - n, "%s\"" field "\": [", n ? ", " : "{");                     \
+        for (int i_ = 0; i_ < (count); i_++)                                                                           \
+            n += (size_t)snprintf(json + n, sizeof json - n, "%s" fmt, i_ ? ", " : "", __VA_ARGS__);                  \
+        n += (size_t)snprintf(json + n, sizeof json - n, "]");                                                         \
+    } while (0)
+    FTT_LIST("widths", b->nt, "%d", atoi(b->t[i_]));
+    FTT_LIST("heights", b->nt, "%d", atoi(strchr(b->t[i_], ' ') + 1));
+    FTT_LIST("inputs", b->no, "%s", b->ins[i_]);
+    FTT_LIST("outputs", b->no, "[%d]", b->outs[i_]);
+    FTT_LIST("base_costs", b->no, "%d", b->types[i_][0] == 'M' ? 4096 : 128);
+    FTT_LIST("op_types", b->no, "\"%s\"", b->types[i_]);
+    FTT_LIST("op_kinds", b->no, "\"%s\"", b->kinds[i_]);
+    FTT_LIST("op_names", b->no, "\"%s\"", b->names[i_]);
+#undef FTT_LIST
+    snprintf(json + n, sizeof json - n,
+             ", \"fast_memory_capacity\": 600000, \"slow_memory_bandwidth\": 50, \"native_granularity\": [128, 128]}");
+    return problem(json);
+}
+
+/* One BERT-style encoder layer as the importer lowers it (docs/LOWERING.md:
+ * a batched matmul's right operand through a Layout named NAME/rhs);
+ * returns the layer's output tensor. */
+static int bert_layer(builder *b, int x, int layer)
+{
+    char n[17][48];
+    static const char *const what[] = {"query", "key", "value", "/matmul/rhs", "/matmul", "/truediv", "/softmax",
+                                       "/matmul_1/rhs", "/matmul_1", "attn_out", "/add", "attn_norm", "intermediate",
+                                       "/gelu", "output", "/add_1", "out_norm"};
+    for (int i = 0; i < 17; i++)
+        snprintf(n[i], sizeof n[0], "l%d%s%s", layer, what[i][0] == '/' ? "" : ".", what[i]);
+    int E = 256, F = 1024, S = 128;
+    int q = op(b, "MatMul", "linear", n[0], E, S, x, tensor(b, E, E));
+    int k = op(b, "MatMul", "linear", n[1], E, S, x, tensor(b, E, E));
+    int v = op(b, "MatMul", "linear", n[2], E, S, x, tensor(b, E, E));
+    int kt = op(b, "Layout", "matmul", n[3], S, E, k, -1);
+    int sc = op(b, "MatMul", "matmul", n[4], S, S, q, kt);
+    int dv = op(b, "Pointwise", "div", n[5], S, S, sc, -1);
+    int pr = op(b, "Pointwise", "softmax", n[6], S, S, dv, -1);
+    int vr = op(b, "Layout", "matmul", n[7], E, S, v, -1);
+    int cx = op(b, "MatMul", "matmul", n[8], E, S, pr, vr);
+    int ao = op(b, "MatMul", "linear", n[9], E, S, cx, tensor(b, E, E));
+    int a1 = op(b, "Pointwise", "add", n[10], E, S, ao, x);
+    int l1 = op(b, "Pointwise", "layer_norm", n[11], E, S, a1, -1);
+    int up = op(b, "MatMul", "linear", n[12], F, S, l1, tensor(b, F, E));
+    int ge = op(b, "Pointwise", "gelu", n[13], F, S, up, -1);
+    int dn = op(b, "MatMul", "linear", n[14], E, S, ge, tensor(b, E, F));
+    int a2 = op(b, "Pointwise", "add", n[15], E, S, dn, l1);
+    return op(b, "Pointwise", "layer_norm", n[16], E, S, a2, -1);
+}
+
+/* Two identical BERT-style layers with the transformer library: per
+ * layer the Q/K/V projections, the attention core, two linear + add +
+ * LayerNorm tiles and linear + GELU; the second layer reuses the first
+ * one's blocks. */
+static void test_patterns_transformer_layers(void **state)
+{
+    (void)state;
+    builder b;
+    memset(&b, 0, sizeof b);
+    int x = tensor(&b, 256, 128);
+    for (int l = 0; l < 2; l++)
+        x = bert_layer(&b, x, l);
+    ft_problem *p = built(&b);
+    ft_patlib lib = bundled("transformer.patterns");
+    ft_pat_stats stats;
+    ft_partition part = tile(p, &lib, &stats);
+    print_message("two BERT layers: %d ops, %d source nodes, %d matches, %d blocks (%d solved), %d groups:\n", p->nops,
+                  stats.nodes, stats.matches, stats.blocks, stats.solved, part.ngroups);
+    for (int g = 0; g < part.ngroups; g++)
+        print_message("  %s\n", part.label[g]);
+    assert_int_equal(p->nops, 34);
+    assert_int_equal(stats.nodes, 30); /* the two matmuls' /rhs Layouts joined them */
+    assert_int_equal(part.ngroups, 10);
+    static const char *const want[5] = {"pattern qkv_projection", "pattern attention_scale",
+                                        "pattern linear_add_layernorm", "pattern linear_act",
+                                        "pattern linear_add_layernorm"};
+    for (int g = 0; g < part.ngroups; g++)
+        assert_string_equal(part.label[g], want[g % 5]);
+    assert_int_equal(stats.blocks, 10);
+    assert_int_equal(stats.solved, 4); /* the two linear + add + LayerNorm blocks are alike too */
+    ft_partition_free(&part);
+    ft__patlib_free(&lib);
+    ft_problem_free(p);
+}
+
 /* A generated 1 000-op problem (family scale) with the bundled libraries:
  * valid, and fast (the time is printed, not asserted). */
 static void test_patterns_scale_1000(void **state)
@@ -440,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_patterns_file_errors),
         cmocka_unit_test(test_patterns_bundled_libraries),
         cmocka_unit_test(test_patterns_resnet18),
+        cmocka_unit_test(test_patterns_transformer_layers),
         cmocka_unit_test(test_patterns_scale_1000),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
