@@ -39,6 +39,7 @@ typedef struct solver {
     int greedy, oom;
 } solver;
 
+/* Hash of the bitset words w[0..n). */
 static uint64_t hash_words(const uint64_t *w, int n)
 {
     uint64_t h = 0x243f6a8885a308d3ULL;
@@ -299,14 +300,7 @@ typedef struct solved {
     int sol, nsol;       /* chosen local matches, in the solution arena */
 } solved;
 
-/* Growable int arena. */
-typedef struct ivec {
-    int *v;
-    int n, cap;
-} ivec;
-
-/* Room for `more` ints at the end of a; -1 on OOM. */
-static int ivec_reserve(ivec *a, int more)
+int ft__ivec_reserve(ft_ivec *a, int more)
 {
     if (a->n + more <= a->cap)
         return 0;
@@ -319,13 +313,6 @@ static int ivec_reserve(ivec *a, int more)
     a->v = nv;
     a->cap = cap;
     return 0;
-}
-
-static int uf_root(int *par, int x)
-{
-    while (par[x] != x)
-        x = par[x] = par[par[x]];
-    return x;
 }
 
 int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnodes, const int *mpat,
@@ -343,7 +330,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
     B.nm = malloc(sizeof(int) * ((size_t)moff[nmatches] + 1));
     B.noff = malloc(sizeof(int) * ((size_t)n + 2));
     int *sol = malloc(sizeof(int) * ((size_t)nmatches + 1));
-    ivec sigs = {0}, sols = {0}, sig = {0};
+    ft_ivec sigs = {0}, sols = {0}, sig = {0};
     solved *done = NULL;
     int ndone = 0;
     if (!par || !blk || !loc || !cnt || !mblk || !mstart || !morder || !B.moff || !B.mnodes || !B.nm || !B.noff ||
@@ -355,23 +342,20 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
         blk[v] = -1;
     }
     for (int k = 0; k < nmatches; k++)
-        for (int i = moff[k] + 1; i < moff[k + 1]; i++) {
-            int a = uf_root(par, mnodes[moff[k]]), b = uf_root(par, mnodes[i]);
-            if (a != b)
-                par[a > b ? a : b] = a < b ? a : b;
-        }
+        for (int i = moff[k] + 1; i < moff[k + 1]; i++)
+            ft__uf_union(par, mnodes[moff[k]], mnodes[i]);
     for (int k = 0; k < nmatches; k++)
         for (int i = moff[k]; i < moff[k + 1]; i++)
             blk[mnodes[i]] = 0; /* in some match */
     for (int v = 0; v < n; v++)
         if (blk[v] == 0 || blk[v] > 0) {
-            int r = uf_root(par, v);
+            int r = ft__uf_find(par, v);
             if (r == v)
                 blk[v] = ++nb; /* ids from 1 while numbering */
         }
     for (int v = 0; v < n; v++)
         if (blk[v] >= 0)
-            blk[v] = blk[uf_root(par, v)];
+            blk[v] = blk[ft__uf_find(par, v)];
     for (int v = 0; v < n; v++)
         if (blk[v] > 0)
             loc[v] = cnt[--blk[v] + 1]++ ; /* blk now 0-based */
@@ -396,7 +380,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
         B.moff[0] = 0;
         B.largest = 1;
         sig.n = 0;
-        if (ivec_reserve(&sig, 2 + 2 * B.cm + moff[nmatches]))
+        if (ft__ivec_reserve(&sig, 2 + 2 * B.cm + moff[nmatches]))
             goto out;
         sig.v[sig.n++] = B.cn;
         sig.v[sig.n++] = B.cm;
@@ -419,9 +403,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
         for (int j = 0; j < B.cm; j++)
             for (int i = B.moff[j]; i < B.moff[j + 1]; i++)
                 B.nm[B.noff[B.mnodes[i] + 1]++] = j;
-        uint64_t h = 1469598103934665603ULL;
-        for (int i = 0; i < sig.n; i++)
-            h = (h ^ (uint64_t)(uint32_t)sig.v[i]) * 1099511628211ULL;
+        uint64_t h = ft__hash_ints(sig.v, sig.n, 0);
         int found = -1, nsol = 0;
         for (int d = 0; d < ndone && found < 0; d++) /* linear: few distinct blocks */
             if (done[d].hash == h && done[d].nsig == sig.n &&
@@ -431,7 +413,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
             nsol = done[found].nsol;
             memcpy(sol, sols.v + done[found].sol, sizeof(int) * (size_t)nsol);
         } else {
-            if (solve_block(&B, sol, &nsol, stats) || ivec_reserve(&sigs, sig.n) || ivec_reserve(&sols, nsol))
+            if (solve_block(&B, sol, &nsol, stats) || ft__ivec_reserve(&sigs, sig.n) || ft__ivec_reserve(&sols, nsol))
                 goto out;
             done[ndone++] = (solved){h, sigs.n, sig.n, sols.n, nsol};
             memcpy(sigs.v + sigs.n, sig.v, sizeof(int) * (size_t)sig.n);

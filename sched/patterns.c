@@ -134,21 +134,6 @@ static int same_layer(const ft_op *a, const ft_op *b)
     return la == lb && memcmp(a->name, b->name, la) == 0;
 }
 
-static int uf_find(int *par, int x)
-{
-    while (par[x] != x)
-        x = par[x] = par[par[x]];
-    return x;
-}
-
-static void uf_union(int *par, int a, int b)
-{
-    a = uf_find(par, a);
-    b = uf_find(par, b);
-    if (a != b)
-        par[a > b ? a : b] = a < b ? a : b;
-}
-
 /* Append op `o`'s outside operands to node v's input slots, an inner
  * producer's operands in place of the tensor it makes (depth first). */
 static void collect_inputs(graph *G, int v, int o, unsigned char *done, int *nin)
@@ -173,6 +158,7 @@ static void collect_inputs(graph *G, int v, int o, unsigned char *done, int *nin
     }
 }
 
+/* Release what G owns and zero it. */
 static void graph_free(graph *G)
 {
     free(G->v);
@@ -246,14 +232,14 @@ static int graph_build(graph *G, const ft_problem *p, int merge)
         for (int k = 0; k < p->ops[o].ninputs; k++) {
             int pr = p->tensors[p->ops[o].inputs[k]].producer;
             if (pr >= 0 && same_layer(&p->ops[pr], &p->ops[o]))
-                uf_union(par, pr, o);
+                ft__uf_union(par, pr, o);
         }
     /* nodes numbered by their first op in p->topo; ops listed in that order */
     for (int o = 0; o < n; o++)
         first[o] = -1;
     G->n = 0;
     for (int i = 0; i < n; i++) {
-        int r = uf_find(par, p->topo[i]);
+        int r = ft__uf_find(par, p->topo[i]);
         if (first[r] < 0)
             first[r] = G->n++;
         G->of[p->topo[i]] = first[r];
@@ -312,33 +298,24 @@ out:
 
 /* ------------------------------------------------------------ matching */
 
-/* The matches found: match k covers nodes mnodes[moff[k] .. moff[k+1])
+/* The matches found: match k covers nodes nodes.v[moff[k] .. moff[k+1])
  * (ascending) and comes from pattern mpat[k]. */
 typedef struct matches {
     int n, cap;
     int *mpat, *moff;
-    int *mnodes;
-    int nnodes, nodecap;
+    ft_ivec nodes;       /* the matches' nodes, one after another */
     int *hash;           /* open addressing over match indices (-1: empty) */
     int hashcap;
 } matches;
 
+/* Release what M owns and zero it. */
 static void matches_free(matches *M)
 {
     free(M->mpat);
     free(M->moff);
-    free(M->mnodes);
+    free(M->nodes.v);
     free(M->hash);
     memset(M, 0, sizeof *M);
-}
-
-static uint64_t hash_ints(const int *a, int n, uint64_t h)
-{
-    for (int i = 0; i < n; i++) {
-        h ^= (uint64_t)(uint32_t)a[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-        h *= 0xbf58476d1ce4e5b9ULL;
-    }
-    return h ^ (h >> 31);
 }
 
 /* Index of the match covering exactly nodes[0..n) (ascending), or -1. */
@@ -350,7 +327,7 @@ static int matches_find(const matches *M, const int *nodes, int n, uint64_t h)
         int k = M->hash[i];
         if (k < 0)
             return -1;
-        if (M->moff[k + 1] - M->moff[k] == n && memcmp(M->mnodes + M->moff[k], nodes, sizeof(int) * (size_t)n) == 0)
+        if (M->moff[k + 1] - M->moff[k] == n && memcmp(M->nodes.v + M->moff[k], nodes, sizeof(int) * (size_t)n) == 0)
             return k;
     }
 }
@@ -365,7 +342,7 @@ static int matches_rehash(matches *M)
     for (int i = 0; i < cap; i++)
         h[i] = -1;
     for (int k = 0; k < M->n; k++) {
-        uint64_t hv = hash_ints(M->mnodes + M->moff[k], M->moff[k + 1] - M->moff[k], 0);
+        uint64_t hv = ft__hash_ints(M->nodes.v + M->moff[k], M->moff[k + 1] - M->moff[k], 0);
         size_t i = (size_t)hv & (size_t)(cap - 1);
         while (h[i] >= 0)
             i = (i + 1) & (size_t)(cap - 1);
@@ -381,7 +358,7 @@ static int matches_rehash(matches *M)
  * covers the same nodes.  0, or -1 on OOM. */
 static int matches_add(matches *M, int pid, const int *nodes, int n)
 {
-    uint64_t h = hash_ints(nodes, n, 0);
+    uint64_t h = ft__hash_ints(nodes, n, 0);
     if (matches_find(M, nodes, n, h) >= 0)
         return 0;
     if (M->n + 1 >= M->cap) {
@@ -396,22 +373,14 @@ static int matches_add(matches *M, int pid, const int *nodes, int n)
             return -1;
         M->cap = cap;
     }
-    if (M->nnodes + n > M->nodecap) {
-        int cap = M->nodecap ? 2 * M->nodecap : 1024;
-        while (cap < M->nnodes + n)
-            cap *= 2;
-        int *nn = realloc(M->mnodes, sizeof(int) * (size_t)cap);
-        if (!nn)
-            return -1;
-        M->mnodes = nn;
-        M->nodecap = cap;
-    }
+    if (ft__ivec_reserve(&M->nodes, n))
+        return -1;
     if (M->n == 0)
         M->moff[0] = 0;
-    memcpy(M->mnodes + M->nnodes, nodes, sizeof(int) * (size_t)n);
-    M->nnodes += n;
+    memcpy(M->nodes.v + M->nodes.n, nodes, sizeof(int) * (size_t)n);
+    M->nodes.n += n;
     M->mpat[M->n] = pid;
-    M->moff[++M->n] = M->nnodes;
+    M->moff[++M->n] = M->nodes.n;
     if (2 * M->n >= M->hashcap)
         return matches_rehash(M);
     size_t i = (size_t)h & (size_t)(M->hashcap - 1);
@@ -779,6 +748,7 @@ typedef struct mref {
     const int *nodes;
 } mref;
 
+/* qsort order of mrefs: larger first, then pattern order, then nodes. */
 static int cmp_match(const void *pa, const void *pb)
 {
     const mref *a = pa, *b = pb;
@@ -792,6 +762,7 @@ static int cmp_match(const void *pa, const void *pb)
     return 0;
 }
 
+/* Release what S owns and zero it. */
 static void sorted_free(sorted *S)
 {
     free(S->moff);
@@ -806,7 +777,7 @@ static int sort_matches(const matches *M, sorted *S)
     memset(S, 0, sizeof *S);
     mref *idx = malloc(sizeof *idx * ((size_t)M->n + 1));
     S->moff = malloc(sizeof(int) * ((size_t)M->n + 1));
-    S->mnodes = malloc(sizeof(int) * ((size_t)M->nnodes + 1));
+    S->mnodes = malloc(sizeof(int) * ((size_t)M->nodes.n + 1));
     S->mpat = malloc(sizeof(int) * ((size_t)M->n + 1));
     if (!idx || !S->moff || !S->mnodes || !S->mpat) {
         free(idx);
@@ -814,7 +785,7 @@ static int sort_matches(const matches *M, sorted *S)
         return -1;
     }
     for (int k = 0; k < M->n; k++)
-        idx[k] = (mref){M->moff[k + 1] - M->moff[k], M->mpat[k], M->mnodes + M->moff[k]};
+        idx[k] = (mref){M->moff[k + 1] - M->moff[k], M->mpat[k], M->nodes.v + M->moff[k]};
     qsort(idx, (size_t)M->n, sizeof *idx, cmp_match);
     S->n = M->n;
     S->moff[0] = 0;

@@ -53,6 +53,45 @@ typedef struct ft_patlib {
     ft_pattern *pat;
 } ft_patlib;
 
+/* ------------------------------------------------------------ shared helpers */
+
+/* Root of x in the union-find forest par (with path halving). */
+static inline int ft__uf_find(int *par, int x)
+{
+    while (par[x] != x)
+        x = par[x] = par[par[x]];
+    return x;
+}
+
+/* Join the sets of a and b; the smaller root stays the root. */
+static inline void ft__uf_union(int *par, int a, int b)
+{
+    a = ft__uf_find(par, a);
+    b = ft__uf_find(par, b);
+    if (a != b)
+        par[a > b ? a : b] = a < b ? a : b;
+}
+
+/* Hash of the ints a[0..n), chained from h. */
+static inline uint64_t ft__hash_ints(const int *a, int n, uint64_t h)
+{
+    for (int i = 0; i < n; i++) {
+        h ^= (uint64_t)(uint32_t)a[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return h ^ (h >> 31);
+}
+
+/* A growable array of ints (zero-initialised: empty). */
+typedef struct ft_ivec {
+    int *v;
+    int n, cap;
+} ft_ivec;
+
+/* Room for `more` ints after a->n (pattern_cover.c); 0, or -1 on OOM
+ * (a unchanged). */
+int ft__ivec_reserve(ft_ivec *a, int more);
+
 /* ------------------------------------------------------------ pattern_file.c */
 
 /* Append the patterns of `text` (a pattern file's contents, NUL-terminated;

@@ -336,6 +336,17 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* tile() of p by the bundled library `name`, its wall time in *ms. */
+static ft_partition timed_tile(const ft_problem *p, const char *name, ft_pat_stats *stats, double *ms)
+{
+    ft_patlib lib = bundled(name);
+    double t0 = seconds();
+    ft_partition part = tile(p, &lib, stats);
+    *ms = 1e3 * (seconds() - t0);
+    ft__patlib_free(&lib);
+    return part;
+}
+
 /* ResNet-18 (imported) with the CNN library: the stem, two tiles per
  * basic block, the head; connected groups, acyclic quotient; the eight
  * blocks are solved as few distinct blocks. */
@@ -346,15 +357,13 @@ static void test_patterns_resnet18(void **state)
     ft_status st;
     if (ft_problem_load(src_path("examples/resnet18.problem.json"), &p, &st) != FT_OK)
         fail_msg("%s", st.msg);
-    ft_patlib lib = bundled("cnn.patterns");
     ft_pat_stats stats;
-    double t0 = seconds();
-    ft_partition part = tile(p, &lib, &stats);
-    double t = seconds() - t0;
+    double ms;
+    ft_partition part = timed_tile(p, "cnn.patterns", &stats, &ms);
     print_message("resnet18: %d ops, %d source nodes, %d matches, %d blocks (%d solved, %d reused), %ld states, "
                   "%d groups in %.2f ms\n",
                   p->nops, stats.nodes, stats.matches, stats.blocks, stats.solved, stats.blocks - stats.solved,
-                  stats.states, part.ngroups, 1e3 * t);
+                  stats.states, part.ngroups, ms);
     int per[16] = {0};
     const char *names[16] = {0};
     int nn = 0;
@@ -377,7 +386,6 @@ static void test_patterns_resnet18(void **state)
         assert_true(strncmp(part.label[g], "pattern ", 8) == 0);
     assert_true(stats.solved < stats.blocks);
     ft_partition_free(&part);
-    ft__patlib_free(&lib);
 
     /* all bundled libraries together give the same groups */
     if (ft__strategy_patterns(p, NULL, &part, &st) != FT_OK)
@@ -486,11 +494,11 @@ static void test_patterns_transformer_layers(void **state)
     for (int l = 0; l < 2; l++)
         x = bert_layer(&b, x, l);
     ft_problem *p = built(&b);
-    ft_patlib lib = bundled("transformer.patterns");
     ft_pat_stats stats;
-    ft_partition part = tile(p, &lib, &stats);
-    print_message("two BERT layers: %d ops, %d source nodes, %d matches, %d blocks (%d solved), %d groups:\n", p->nops,
-                  stats.nodes, stats.matches, stats.blocks, stats.solved, part.ngroups);
+    double ms;
+    ft_partition part = timed_tile(p, "transformer.patterns", &stats, &ms);
+    print_message("two BERT layers: %d ops, %d source nodes, %d matches, %d blocks (%d solved), %d groups in %.2f ms:\n",
+                  p->nops, stats.nodes, stats.matches, stats.blocks, stats.solved, part.ngroups, ms);
     for (int g = 0; g < part.ngroups; g++)
         print_message("  %s\n", part.label[g]);
     assert_int_equal(p->nops, 34);
@@ -504,7 +512,6 @@ static void test_patterns_transformer_layers(void **state)
     assert_int_equal(stats.blocks, 10);
     assert_int_equal(stats.solved, 4); /* the two linear + add + LayerNorm blocks are alike too */
     ft_partition_free(&part);
-    ft__patlib_free(&lib);
     ft_problem_free(p);
 }
 
@@ -522,23 +529,20 @@ static void test_patterns_scale_1000(void **state)
     o.seed = 1;
     if (ft_generate(&o, &p, &st) != FT_OK)
         fail_msg("%s", st.msg);
-    ft_patlib lib = bundled("contest.patterns");
     ft_pat_stats stats;
-    double t0 = seconds();
-    ft_partition part = tile(p, &lib, &stats);
-    double t = seconds() - t0;
+    double ms;
+    ft_partition part = timed_tile(p, "contest.patterns", &stats, &ms);
     int single = 0;
     for (int g = 0; g < part.ngroups; g++)
         single += strcmp(part.label[g], "unmatched") == 0;
     print_message("scale 1000: %d matches, %d blocks (%d solved, %d greedy), %ld states, %d tiles (%d undone), "
                   "%d groups (%d unmatched ops) in %.1f ms\n",
                   stats.matches, stats.blocks, stats.solved, stats.greedy, stats.states, stats.tiles, stats.undone,
-                  part.ngroups, single, 1e3 * t);
+                  part.ngroups, single, ms);
     assert_true(part.ngroups < p->nops);
     ft_partition_free(&part);
-    ft__patlib_free(&lib);
     /* the whole strategy, files read included */
-    t0 = seconds();
+    double t0 = seconds();
     if (ft__strategy_patterns(p, NULL, &part, &st) != FT_OK)
         fail_msg("%s", st.msg);
     print_message("scale 1000, bundled libraries, strategy call: %d groups in %.1f ms\n", part.ngroups,
