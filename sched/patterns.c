@@ -34,9 +34,11 @@
  *    non-commutative kind and as a multiset for a commutative one (see
  *    is_commutative); a share edge needs a tensor both read.  A complete
  *    match is kept when no value escapes the tile (is read outside it or
- *    is a graph output) unless its node is a declared output, when the
- *    tile is convex (no path leaves it and comes back: such a tile could
- *    never be scheduled), and when no earlier match covers the same nodes.
+ *    is a graph output) unless its node is a declared output, when no
+ *    escaping value feeds a MatMul inside the tile (SPEC 2,
+ *    fused-operand-escapes), when the tile is convex (no path leaves it
+ *    and comes back: such a tile could never be scheduled), and when no
+ *    earlier match covers the same nodes.
  * 3. Cover: matches are linked into blocks (connected components of the
  *    nodes that matches share); a block's structure signature (its matches
  *    as pattern and local node lists) is solved once and the answer reused
@@ -44,8 +46,8 @@
  *    transformer layers).  A block is solved by memoised backtracking over
  *    the set R of nodes still free: take the most constrained node v (the
  *    fewest live matches; 0: no tile can take it, drop it), try its live
- *    matches largest first, then leaving v uncovered (only when R cannot
- *    be covered whole); keep the most covered nodes, then the fewest
+ *    matches largest first, then leaving v uncovered (unless a match
+ *    already covered R whole); keep the most covered nodes, then the fewest
  *    tiles; stop at full coverage of R by as few tiles as any cover could
  *    use (|R| over the block's largest match); memoise by R.  The search is
  *    exact; past FT_PATTERNS_MAX_STATES states a block is finished

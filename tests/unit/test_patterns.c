@@ -227,6 +227,29 @@ static void test_patterns_cycle_undone(void **state)
     ft_problem_free(p);
 }
 
+/* A layer whose ops would not be convex: conv c's im2col feeds a relu
+ * that feeds c's MatMul.  Collapsing c would make a cycle, so every op is
+ * its own node. */
+static void test_patterns_layer_not_convex(void **state)
+{
+    (void)state;
+    ft_problem *p = problem(PK("[64, 64, 64, 64]", "[64, 64, 64, 64]", "[[0], [1], [1, 2]]", "[[1], [2], [3]]",
+                               "[100, 100, 1000]", "[\"Layout\", " PW ", " MM "]",
+                               "[\"conv2d\", \"relu\", \"conv2d\"]"));
+    for (int o = 0; o < 3; o++) {
+        free(p->ops[o].name);
+        p->ops[o].name = ft__strdup(o == 0 ? "c/im2col" : o == 1 ? "r" : "c");
+    }
+    ft_patlib lib = library(worked_lib);
+    ft_pat_stats stats;
+    ft_partition part = tile(p, &lib, &stats);
+    print_message("non-convex layer: %d source nodes for %d ops, %d groups\n", stats.nodes, p->nops, part.ngroups);
+    assert_int_equal(stats.nodes, 3);
+    ft_partition_free(&part);
+    ft__patlib_free(&lib);
+    ft_problem_free(p);
+}
+
 /* ------------------------------------------------------------ pattern files */
 
 /* Each bad text gives FT_EINPUT with "bad.patterns:LINE: ..." and leaks
@@ -561,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_patterns_positional),
         cmocka_unit_test(test_patterns_dedup),
         cmocka_unit_test(test_patterns_cycle_undone),
+        cmocka_unit_test(test_patterns_layer_not_convex),
         cmocka_unit_test(test_patterns_file_errors),
         cmocka_unit_test(test_patterns_bundled_libraries),
         cmocka_unit_test(test_patterns_resnet18),
