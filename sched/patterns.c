@@ -1,302 +1,65 @@
 /* patterns.c - the pattern-library tiler (strategy "patterns"): groups a problem's ops into tiles that match the patterns of a library (the files under patterns/) by subgraph isomorphism, chosen by a memoised set cover. */
 #include "patternsInt.h"
-#include "searchInt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /*
- * Algorithm (issue 12, "pattern-library tiler"; the matcher extends a
- * partial match from matched neighbours as VF2 does (Cordella et al.,
- * "A (sub)graph isomorphism algorithm for matching large graphs", 2004),
- * the cover keeps per-node counts of live candidate sets as Knuth's
- * Dancing Links does for exact cover (2000)):
+ * Algorithm (issue 12, "pattern-library tiler"; the pattern files are
+ * read by pattern_file.c, patterns/README.md gives their format).  The
+ * matcher extends a partial match from matched neighbours as VF2 does
+ * (Cordella et al., "A (sub)graph isomorphism algorithm for matching
+ * large graphs", 2004); the cover keeps per-node counts of live
+ * candidate sets as Knuth's Dancing Links does for exact cover (2000).
  *
- * 1. Source nodes.  The ops that lowering made from one source layer (a
- *    conv2d's im2col Layout and its MatMul, a folded matmul's right-operand
- *    Layout) are collapsed into one node: op a joins op b when b reads a's
- *    output, both have the same kind, and both names have the same layer
- *    (the name less a trailing lowering suffix such as "/im2col", "/rhs",
- *    "/layout", "/group2").  A node's kind is its ops' kind, or for a
- *    problem without kinds its op type ("matmul", "pointwise", "layout").
- *    A node's input slots are the tensors it reads from outside, in the
- *    operand order of its last op, an inner producer's operands in place
- *    of the tensor it makes (so a conv2d is [x, weight] with or without
- *    its im2col).  If the collapsed graph has a cycle, every op is its own
- *    node.
- * 2. Matching, per pattern: the pattern's nodes in BFS order from the one
- *    whose kind is rarest in the problem; the root tried on every node of
- *    its kind, every later pattern node only on neighbours of the node its
- *    BFS parent matched (consumers, producers, or readers of a shared
- *    input).  Each placement checks every pattern edge whose two ends are
- *    placed: a flow edge names TO's input slot, matched by position for a
- *    non-commutative kind and as a multiset for a commutative one (see
- *    is_commutative); a share edge needs a tensor both read.  A complete
- *    match is kept when no value escapes the tile (is read outside it or
- *    is a graph output) unless its node is a declared output, when no
- *    escaping value feeds a MatMul inside the tile (SPEC 2,
- *    fused-operand-escapes), when the tile is convex (no path leaves it
- *    and comes back: such a tile could never be scheduled), and when no
- *    earlier match covers the same nodes.
- * 3. Cover: matches are linked into blocks (connected components of the
- *    nodes that matches share); a block's structure signature (its matches
- *    as pattern and local node lists) is solved once and the answer reused
- *    for every block with the same signature (identical residual blocks,
- *    transformer layers).  A block is solved by memoised backtracking over
- *    the set R of nodes still free: take the most constrained node v (the
- *    fewest live matches; 0: no tile can take it, drop it), try its live
- *    matches largest first, then leaving v uncovered (unless a match
- *    already covered R whole); keep the most covered nodes, then the fewest
- *    tiles; stop at full coverage of R by as few tiles as any cover could
- *    use (|R| over the block's largest match); memoise by R.  The search is
- *    exact; past FT_PATTERNS_MAX_STATES states a block is finished
- *    greedily (the first live match of each most constrained node).
+ * 1. Source nodes (pattern_graph.c).  The ops that lowering made from
+ *    one source layer (a conv2d's im2col Layout and its MatMul, a folded
+ *    matmul's right-operand Layout) are collapsed into one node: op a
+ *    joins op b when b reads a's output, both have the same kind, and
+ *    both names have the same layer (the name less a trailing lowering
+ *    suffix such as "/im2col", "/rhs", "/layout", "/group2").  A node's
+ *    kind is its ops' kind, or for a problem without kinds its op type
+ *    ("matmul", "pointwise", "layout").  A node's input slots are the
+ *    tensors it reads from outside, in the operand order of its last op,
+ *    an inner producer's operands in place of the tensor it makes (so a
+ *    conv2d is [x, weight] with or without its im2col).  If the
+ *    collapsed graph has a cycle, every op is its own node.
+ * 2. Matching, per pattern: the pattern's nodes in BFS order from the
+ *    one whose kind is rarest in the problem; the root tried on every
+ *    node of its kind, every later pattern node only on neighbours of
+ *    the node its BFS parent matched (consumers, producers, or readers
+ *    of a shared input).  Each placement checks every pattern edge whose
+ *    two ends are placed: a flow edge names TO's input slot, matched by
+ *    position for a non-commutative kind and as a multiset for a
+ *    commutative one (is_commutative in pattern_graph.c); a share edge
+ *    needs a tensor both read.  A complete match is kept when no value
+ *    escapes the tile (is read outside it or is a graph output) unless
+ *    its node is a declared output, when no escaping value feeds a
+ *    MatMul inside the tile (SPEC 2, fused-operand-escapes), when the
+ *    tile is convex (no path leaves it and comes back: such a tile could
+ *    never be scheduled), and when no earlier match covers the same
+ *    nodes.
+ * 3. Cover (pattern_cover.c): matches are linked into blocks (connected
+ *    components of the nodes that matches share); a block's structure
+ *    signature (its matches as pattern and local node lists) is solved
+ *    once and the answer reused for every block with the same signature
+ *    (identical residual blocks, transformer layers).  A block is solved
+ *    by memoised backtracking over the set R of nodes still free: take
+ *    the most constrained node v (the fewest live matches; 0: no tile
+ *    can take it, drop it), try its live matches largest first, then
+ *    leaving v uncovered (unless a match already covered R whole); keep
+ *    the most covered nodes, then the fewest tiles; stop at full
+ *    coverage of R by as few tiles as any cover could use (|R| over the
+ *    block's largest match); memoise by R.  The search is exact; past
+ *    FT_PATTERNS_MAX_STATES states a block is finished greedily (the
+ *    first live match of each most constrained node).
  * 4. Output: one group per chosen match, labelled "pattern NAME", every
  *    uncovered op a group of its own ("unmatched").  If the groups'
  *    quotient graph has a cycle, matches are added one at a time in
  *    topological order and each one that would close a cycle is undone
  *    (its ops go back to singleton groups).
  */
-
-/* ------------------------------------------------------------ source nodes */
-
-typedef struct snode {
-    int op0, nops;      /* its ops: G->node_ops[op0 .. op0 + nops), topological order */
-    const char *kind;
-    unsigned char has_mm, all_pw, all_layout, comm, gout;
-    int in0, nin;       /* input slots: G->in_t[in0 ..] tensors, G->in_src[in0 ..] producer nodes or -1 */
-    int succ0, nsucc;   /* consumer nodes: G->succ[succ0 ..] */
-} snode;
-
-typedef struct graph {
-    const ft_problem *p;
-    int n;
-    snode *v;
-    int *node_ops, *of;  /* of[op]: its node */
-    int *in_t, *in_src, *succ;
-    int *rank;           /* node -> position in a topological order of the nodes */
-    int *pos;            /* op -> position in p->topo */
-} graph;
-
-/* Kind of op o: its canonical kind, or its type name when it has none. */
-static const char *op_kind(const ft_op *op)
-{
-    if (op->kind && op->kind[0])
-        return op->kind;
-    return op->type == FT_OP_MATMUL ? "matmul" : op->type == FT_OP_POINTWISE ? "pointwise" : "layout";
-}
-
-/* Whether ops of `kind` are commutative in their inputs (slots matched as
- * a multiset).  "pointwise" is a Pointwise op of a problem without kinds:
- * its cost does not depend on the order of its inputs. */
-static int is_commutative(const char *kind)
-{
-    static const char *const comm[] = {"add", "mul", "maximum", "minimum", "max", "min", "eq", "ne",
-                                       "logical_and", "logical_or", "logical_xor", "bitwise_and",
-                                       "bitwise_or", "bitwise_xor", "pointwise"};
-    for (size_t i = 0; i < sizeof comm / sizeof *comm; i++)
-        if (strcmp(kind, comm[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Length of the layer part of an op name: the name less every trailing
- * "/SUFFIX" that lowering adds (docs/LOWERING.md: im2col, window, groupK,
- * weights, groups, placeK, batchK, lhsK, rhs, broadcast, layout). */
-static size_t layer_len(const char *name)
-{
-    static const char *const suffix[] = {"im2col", "window", "group", "weights", "groups", "place",
-                                         "batch",  "lhs",    "rhs",   "broadcast", "layout"};
-    size_t len = strlen(name);
-    for (;;) {
-        size_t slash = len;
-        while (slash > 0 && name[slash - 1] != '/')
-            slash--;
-        if (slash == 0)
-            return len;
-        size_t end = len;
-        while (end > slash && name[end - 1] >= '0' && name[end - 1] <= '9')
-            end--;
-        int known = 0;
-        for (size_t i = 0; i < sizeof suffix / sizeof *suffix && !known; i++)
-            known = strlen(suffix[i]) == end - slash && memcmp(name + slash, suffix[i], end - slash) == 0;
-        if (!known)
-            return len;
-        len = slash - 1;
-    }
-}
-
-/* Whether ops a and b come from one source layer (same kind, same layer). */
-static int same_layer(const ft_op *a, const ft_op *b)
-{
-    if (!a->name || !b->name || !a->name[0] || !b->name[0] || strcmp(op_kind(a), op_kind(b)) != 0)
-        return 0;
-    size_t la = layer_len(a->name), lb = layer_len(b->name);
-    return la == lb && memcmp(a->name, b->name, la) == 0;
-}
-
-/* Append op `o`'s outside operands to node v's input slots, an inner
- * producer's operands in place of the tensor it makes (depth first). */
-static void collect_inputs(graph *G, int v, int o, unsigned char *done, int *nin)
-{
-    const ft_op *op = &G->p->ops[o];
-    done[o] = 1;
-    for (int k = 0; k < op->ninputs; k++) {
-        int t = op->inputs[k], pr = G->p->tensors[t].producer;
-        if (pr >= 0 && G->of[pr] == v) {
-            if (!done[pr])
-                collect_inputs(G, v, pr, done, nin);
-            continue;
-        }
-        int dup = 0;
-        for (int s = G->v[v].in0; s < G->v[v].in0 + *nin && !dup; s++)
-            dup = G->in_t[s] == t;
-        if (!dup) {
-            G->in_t[G->v[v].in0 + *nin] = t;
-            G->in_src[G->v[v].in0 + *nin] = pr >= 0 ? G->of[pr] : -1;
-            (*nin)++;
-        }
-    }
-}
-
-/* Release what G owns and zero it. */
-static void graph_free(graph *G)
-{
-    free(G->v);
-    free(G->node_ops);
-    free(G->of);
-    free(G->in_t);
-    free(G->in_src);
-    free(G->succ);
-    free(G->rank);
-    free(G->pos);
-    memset(G, 0, sizeof *G);
-}
-
-/* Ranks of G's nodes in a topological order (Kahn); -1 if the node graph
- * has a cycle.  deg is scratch of G->n ints. */
-static int graph_rank(graph *G, int *deg)
-{
-    int n = G->n, head = 0, tail = 0;
-    memset(deg, 0, sizeof(int) * (size_t)n);
-    for (int v = 0; v < n; v++)
-        for (int s = 0; s < G->v[v].nsucc; s++)
-            deg[G->succ[G->v[v].succ0 + s]]++;
-    int *queue = G->rank; /* filled as a queue, then turned into ranks */
-    for (int v = 0; v < n; v++)
-        if (!deg[v])
-            queue[tail++] = v;
-    while (head < tail) {
-        int v = queue[head++];
-        for (int s = 0; s < G->v[v].nsucc; s++)
-            if (--deg[G->succ[G->v[v].succ0 + s]] == 0)
-                queue[tail++] = G->succ[G->v[v].succ0 + s];
-    }
-    if (tail < n)
-        return -1;
-    for (int i = 0; i < n; i++)
-        deg[queue[i]] = i;
-    memcpy(G->rank, deg, sizeof(int) * (size_t)n);
-    return 0;
-}
-
-/* Build G from p: one node per source layer (merge = 1) or per op (merge
- * = 0).  0, 1 when the merged graph has a cycle (G freed), -1 on OOM. */
-static int graph_build(graph *G, const ft_problem *p, int merge)
-{
-    int n = p->nops, nslots = 0, nsucc = 0, rc = -1;
-    memset(G, 0, sizeof *G);
-    G->p = p;
-    int *par = malloc(sizeof(int) * ((size_t)n + 1)), *first = malloc(sizeof(int) * ((size_t)n + 1));
-    int *stamp = malloc(sizeof(int) * ((size_t)n + 1));
-    unsigned char *done = calloc((size_t)n + 1, 1);
-    G->of = malloc(sizeof(int) * ((size_t)n + 1));
-    G->node_ops = malloc(sizeof(int) * ((size_t)n + 1));
-    for (int o = 0; o < n; o++)
-        nslots += p->ops[o].ninputs;
-    G->in_t = malloc(sizeof(int) * ((size_t)nslots + 1));
-    G->in_src = malloc(sizeof(int) * ((size_t)nslots + 1));
-    for (int t = 0; t < p->ntensors; t++)
-        nsucc += p->tensors[t].nconsumers;
-    G->succ = malloc(sizeof(int) * ((size_t)nsucc + 1));
-    G->v = calloc((size_t)n + 1, sizeof *G->v);
-    G->rank = malloc(sizeof(int) * ((size_t)n + 1));
-    G->pos = malloc(sizeof(int) * ((size_t)n + 1));
-    if (!par || !first || !stamp || !done || !G->of || !G->node_ops || !G->in_t || !G->in_src || !G->succ || !G->v ||
-        !G->rank || !G->pos)
-        goto out;
-    for (int i = 0; i < n; i++)
-        G->pos[p->topo[i]] = i;
-    for (int o = 0; o < n; o++)
-        par[o] = o;
-    for (int o = 0; o < n && merge; o++)
-        for (int k = 0; k < p->ops[o].ninputs; k++) {
-            int pr = p->tensors[p->ops[o].inputs[k]].producer;
-            if (pr >= 0 && same_layer(&p->ops[pr], &p->ops[o]))
-                ft__uf_union(par, pr, o);
-        }
-    /* nodes numbered by their first op in p->topo; ops listed in that order */
-    for (int o = 0; o < n; o++)
-        first[o] = -1;
-    G->n = 0;
-    for (int i = 0; i < n; i++) {
-        int r = ft__uf_find(par, p->topo[i]);
-        if (first[r] < 0)
-            first[r] = G->n++;
-        G->of[p->topo[i]] = first[r];
-        G->v[first[r]].nops++;
-    }
-    for (int v = 1; v < G->n; v++)
-        G->v[v].op0 = G->v[v - 1].op0 + G->v[v - 1].nops;
-    for (int v = 0; v < G->n; v++)
-        G->v[v].nops = 0;
-    for (int i = 0; i < n; i++) {
-        snode *V = &G->v[G->of[p->topo[i]]];
-        G->node_ops[V->op0 + V->nops++] = p->topo[i];
-    }
-    /* kinds, flags, input slots, consumers */
-    nslots = nsucc = 0;
-    for (int o = 0; o < n; o++)
-        stamp[o] = -1;
-    for (int v = 0; v < G->n; v++) {
-        snode *V = &G->v[v];
-        const int *ops = G->node_ops + V->op0;
-        V->kind = op_kind(&p->ops[ops[0]]);
-        V->comm = (unsigned char)is_commutative(V->kind);
-        V->all_pw = V->all_layout = 1;
-        V->in0 = nslots;
-        V->succ0 = nsucc;
-        for (int j = V->nops - 1; j >= 0; j--) {
-            const ft_op *op = &p->ops[ops[j]];
-            V->has_mm |= op->type == FT_OP_MATMUL;
-            V->all_pw &= op->type == FT_OP_POINTWISE;
-            V->all_layout &= op->type == FT_OP_LAYOUT;
-            if (!done[ops[j]])
-                collect_inputs(G, v, ops[j], done, &V->nin);
-            const ft_tensor *T = &p->tensors[op->output];
-            V->gout |= T->nconsumers == 0;
-            for (int c = 0; c < T->nconsumers; c++) {
-                int w = G->of[T->consumers[c]];
-                if (w != v && stamp[w] != v) {
-                    stamp[w] = v;
-                    G->succ[nsucc++] = w;
-                }
-            }
-        }
-        nslots += V->nin;
-        V->nsucc = nsucc - V->succ0;
-    }
-    rc = graph_rank(G, stamp) ? 1 : 0;
-out:
-    free(par);
-    free(first);
-    free(stamp);
-    free(done);
-    if (rc)
-        graph_free(G);
-    return rc;
-}
 
 /* ------------------------------------------------------------ matching */
 
@@ -398,7 +161,7 @@ enum { REL_CONSUMER, REL_PRODUCER, REL_SHARE };
 
 /* The state of matching one pattern. */
 typedef struct matcher {
-    const graph *G;
+    const ft_pgraph *G;
     const ft_pattern *P;
     int pid;
     unsigned char *fit;     /* fit[u * n + v]: pattern node u may match node v */
@@ -416,7 +179,7 @@ typedef struct matcher {
 } matcher;
 
 /* Whether pattern-node kind alternative `alt` accepts node V. */
-static int alt_fits(const snode *V, const char *alt)
+static int alt_fits(const ft_snode *V, const char *alt)
 {
     if (strcmp(alt, "any") == 0)
         return 1;
@@ -434,8 +197,8 @@ static int alt_fits(const snode *V, const char *alt)
  * match's kind is commutative. */
 static int inputs_ok(const matcher *X, int b)
 {
-    const graph *G = X->G;
-    const snode *B = &G->v[X->assign[b]];
+    const ft_pgraph *G = X->G;
+    const ft_snode *B = &G->v[X->assign[b]];
     const int *src = G->in_src + B->in0;
     for (int e = 0; e < X->P->nedges; e++) {
         const ft_pat_edge *E = &X->P->edge[e];
@@ -461,9 +224,9 @@ static int inputs_ok(const matcher *X, int b)
 }
 
 /* Whether nodes a and b read a common tensor. */
-static int shares_input(const graph *G, int a, int b)
+static int shares_input(const ft_pgraph *G, int a, int b)
 {
-    const snode *A = &G->v[a], *B = &G->v[b];
+    const ft_snode *A = &G->v[a], *B = &G->v[b];
     for (int i = 0; i < A->nin; i++)
         for (int j = 0; j < B->nin; j++)
             if (G->in_t[A->in0 + i] == G->in_t[B->in0 + j])
@@ -492,13 +255,13 @@ static int edges_ok(const matcher *X, int u)
  * highest-ranked member can lead back. */
 static int convex(matcher *X, const int *nodes, int n)
 {
-    const graph *G = X->G;
+    const ft_pgraph *G = X->G;
     int top = 0, maxrank = 0, gen = X->gen;
     for (int i = 0; i < n; i++)
         if (G->rank[nodes[i]] > maxrank)
             maxrank = G->rank[nodes[i]];
     for (int i = 0; i < n; i++) {
-        const snode *V = &G->v[nodes[i]];
+        const ft_snode *V = &G->v[nodes[i]];
         for (int s = 0; s < V->nsucc; s++) {
             int w = G->succ[V->succ0 + s];
             if (X->mark[w] != gen && X->mark[w] != -gen && G->rank[w] < maxrank) {
@@ -508,7 +271,7 @@ static int convex(matcher *X, const int *nodes, int n)
         }
     }
     while (top) {
-        const snode *V = &G->v[X->stack[--top]];
+        const ft_snode *V = &G->v[X->stack[--top]];
         for (int s = 0; s < V->nsucc; s++) {
             int w = G->succ[V->succ0 + s];
             if (X->mark[w] == gen)
@@ -528,11 +291,11 @@ static int convex(matcher *X, const int *nodes, int n)
  * ever exist).  Walks the tile's ops in reverse topological order. */
 static int fused_operand_escapes(matcher *X, const int *nodes, int n)
 {
-    const graph *G = X->G;
+    const ft_pgraph *G = X->G;
     const ft_problem *p = G->p;
     int m = 0, gen = ++X->opgen;
     for (int i = 0; i < n; i++) {
-        const snode *V = &G->v[nodes[i]];
+        const ft_snode *V = &G->v[nodes[i]];
         for (int k = 0; k < V->nops; k++) {
             int o = G->node_ops[V->op0 + k], j = m++;
             X->opmark[o] = gen;
@@ -563,7 +326,7 @@ static int fused_operand_escapes(matcher *X, const int *nodes, int n)
  * tile is convex. */
 static void finish(matcher *X)
 {
-    const graph *G = X->G;
+    const ft_pgraph *G = X->G;
     int k = X->P->nnodes, nodes[FT_PATTERNS_MAX_NODES];
     X->gen++;
     for (int i = 0; i < k; i++)
@@ -571,7 +334,7 @@ static void finish(matcher *X)
     for (int i = 0; i < k; i++) {
         if (X->P->outputs & (1u << i))
             continue;
-        const snode *V = &G->v[X->assign[i]];
+        const ft_snode *V = &G->v[X->assign[i]];
         if (V->gout)
             return;
         for (int s = 0; s < V->nsucc; s++)
@@ -594,9 +357,9 @@ static void finish(matcher *X)
  * parent matched; returns their count (in X->cand[d * n ..]). */
 static int candidates(matcher *X, int d)
 {
-    const graph *G = X->G;
+    const ft_pgraph *G = X->G;
     int n = G->n, *c = X->cand + (size_t)d * (size_t)n, *seen = X->seen + (size_t)d * (size_t)n, nc = 0;
-    const snode *W = &G->v[X->assign[X->via[d]]];
+    const ft_snode *W = &G->v[X->assign[X->via[d]]];
     int stamp = ++X->gen;
 #define FT_CAND(node)                                                                                                  \
     do {                                                                                                               \
@@ -651,7 +414,7 @@ static void extend(matcher *X, int d)
 static void match_pattern(matcher *X, const ft_patlib *lib, int pid)
 {
     const ft_pattern *P = &lib->pat[pid];
-    const graph *G = X->G;
+    const ft_pgraph *G = X->G;
     int n = G->n, k = P->nnodes, count[FT_PATTERNS_MAX_NODES] = {0};
     X->P = P;
     X->pid = pid;
@@ -700,7 +463,7 @@ static void match_pattern(matcher *X, const ft_patlib *lib, int pid)
 }
 
 /* Every match of lib in G into *M (deduplicated); 0 or -1 on OOM. */
-static int match_all(const graph *G, const ft_patlib *lib, matches *M)
+static int match_all(const ft_pgraph *G, const ft_patlib *lib, matches *M)
 {
     matcher X;
     memset(&X, 0, sizeof X);
@@ -803,10 +566,10 @@ static int sort_matches(const matches *M, sorted *S)
 /* ------------------------------------------------------------ partition */
 
 /* Give every op of match j (sorted S) group id g. */
-static void set_tile(const graph *G, const sorted *S, int j, int g, int *gid)
+static void set_tile(const ft_pgraph *G, const sorted *S, int j, int g, int *gid)
 {
     for (int i = S->moff[j]; i < S->moff[j + 1]; i++) {
-        const snode *V = &G->v[S->mnodes[i]];
+        const ft_snode *V = &G->v[S->mnodes[i]];
         for (int k = 0; k < V->nops; k++)
             gid[G->node_ops[V->op0 + k]] = g;
     }
@@ -816,7 +579,7 @@ static void set_tile(const graph *G, const sorted *S, int j, int g, int *gid)
  * other op o group ntiles + o), keeping a tile only while the quotient
  * graph stays acyclic; keep[t] says which stayed.  Returns the groups
  * (ntiles + nops, some empty), or -1 on OOM. */
-static int place_tiles(const graph *G, const sorted *S, const int *tile, int ntiles, int *gid, unsigned char *keep)
+static int place_tiles(const ft_pgraph *G, const sorted *S, const int *tile, int ntiles, int *gid, unsigned char *keep)
 {
     const ft_problem *p = G->p;
     int ng = ntiles + p->nops;
@@ -839,7 +602,7 @@ static int place_tiles(const graph *G, const sorted *S, const int *tile, int nti
             return -1;
         if (!a) {
             for (int i = S->moff[tile[t]]; i < S->moff[tile[t] + 1]; i++) {
-                const snode *V = &G->v[S->mnodes[i]];
+                const ft_snode *V = &G->v[S->mnodes[i]];
                 for (int k = 0; k < V->nops; k++)
                     gid[G->node_ops[V->op0 + k]] = ntiles + G->node_ops[V->op0 + k];
             }
@@ -898,7 +661,7 @@ oom:
 int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partition *out, ft_pat_stats *stats,
                            ft_status *st)
 {
-    graph G;
+    ft_pgraph G;
     matches M;
     sorted S = {0};
     ft_pat_stats local;
@@ -909,11 +672,8 @@ int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partiti
     if (!stats)
         stats = &local;
     memset(stats, 0, sizeof *stats);
-    int b = graph_build(&G, p, 1);
-    if (b > 0) /* merged layers form a cycle: one node per op */
-        b = graph_build(&G, p, 0);
-    if (b)
-        return ft__fail(st, b < 0 ? FT_ENOMEM : FT_EINPUT, 0, b < 0 ? "patterns: out of memory" : "patterns: %s: the graph has a cycle", p->name ? p->name : "problem");
+    if (ft__pgraph_build(&G, p))
+        return ft__fail(st, FT_ENOMEM, 0, "patterns: out of memory");
     stats->nodes = G.n;
     if (match_all(&G, lib, &M) || sort_matches(&M, &S))
         goto done;
@@ -954,7 +714,7 @@ int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partiti
 done:
     if (rc == FT_ENOMEM && !out->gid)
         ft__fail(st, FT_ENOMEM, 0, "patterns: out of memory");
-    graph_free(&G);
+    ft__pgraph_free(&G);
     matches_free(&M);
     sorted_free(&S);
     free(chosen);
@@ -968,15 +728,12 @@ done:
 
 int ft__patterns_count_matches(const ft_problem *p, const ft_patlib *lib)
 {
-    graph G;
+    ft_pgraph G;
     matches M;
-    int b = graph_build(&G, p, 1);
-    if (b > 0)
-        b = graph_build(&G, p, 0);
-    if (b)
+    if (ft__pgraph_build(&G, p))
         return -1;
     int n = match_all(&G, lib, &M) ? -1 : M.n;
-    graph_free(&G);
+    ft__pgraph_free(&G);
     matches_free(&M);
     return n;
 }

@@ -108,6 +108,40 @@ int ft__patlib_load(ft_patlib *lib, const char *path, ft_status *st);
 /* Release what *lib owns and zero it; a zeroed lib is a no-op. */
 void ft__patlib_free(ft_patlib *lib);
 
+/* ------------------------------------------------------------ pattern_graph.c */
+
+/* A source node: the ops lowering made from one source layer (patterns.c,
+ * step 1), or one op. */
+typedef struct ft_snode {
+    int op0, nops;      /* its ops: G->node_ops[op0 .. op0 + nops), topological order */
+    const char *kind;   /* its ops' kind, or their type ("matmul", ...) without one */
+    unsigned char has_mm, all_pw, all_layout; /* a MatMul op; Pointwise ops only; Layout ops only */
+    unsigned char comm; /* its kind is commutative */
+    unsigned char gout; /* it makes a graph output */
+    int in0, nin;       /* input slots: G->in_t[in0 ..] tensors, G->in_src[in0 ..] producer nodes or -1 */
+    int succ0, nsucc;   /* consumer nodes: G->succ[succ0 ..] */
+} ft_snode;
+
+/* The source nodes of a problem and their links; nodes are numbered by
+ * their first op in p->topo. */
+typedef struct ft_pgraph {
+    const ft_problem *p;
+    int n;
+    ft_snode *v;
+    int *node_ops, *of;  /* of[op]: its node */
+    int *in_t, *in_src, *succ;
+    int *rank;           /* node -> position in a topological order of the nodes */
+    int *pos;            /* op -> position in p->topo */
+} ft_pgraph;
+
+/* Build the source nodes of p into *G (free with ft__pgraph_free): ops
+ * collapsed by layer, or one node per op when that collapse would make a
+ * cycle.  0, or -1 on OOM (G left zeroed). */
+int ft__pgraph_build(ft_pgraph *G, const ft_problem *p);
+
+/* Release what G owns and zero it. */
+void ft__pgraph_free(ft_pgraph *G);
+
 /* ------------------------------------------------------------ pattern_cover.c */
 
 /* What a tiling did, for tests and reports. */
