@@ -38,7 +38,7 @@
  *  5. Each group is checked over every step at its tile (ft__score, as
  *     ft_evaluate walks it: a Layout's rounding can make a later tile larger
  *     than the first), refined further while it does not fit, and broken
- *     into its ops if no tile fits.
+ *     into its ops if no tile fits (test_supertile_exact_check).
  *
  * The two known flaws of that design, fixed here:
  *
@@ -153,6 +153,13 @@ static void relabel(const st_state *s, int *grp, int from, int to)
             grp[o] = to;
 }
 
+/* The error of an op of p that fits no tile: FT_EINVALID, FT_R_OOM. */
+static int op_fits_no_tile(const ft_problem *p, int o, ft_status *st)
+{
+    return ft__fail(st, FT_EINVALID, FT_R_OOM, "%s: supertile: op %d%s%s does not fit fast_memory_capacity %.17g at any tile",
+                    p->name ? p->name : "problem", o, p->ops[o].name ? " " : "", p->ops[o].name ? p->ops[o].name : "", p->capacity);
+}
+
 /* Step 1: fuse groups into s->fg, each checked to fit its smallest tile
  * (broken into its ops if not).  FT_OK, FT_EINVALID (an op fits no tile)
  * or FT_ENOMEM. */
@@ -181,8 +188,7 @@ static int fuse_groups(st_state *s, ft_status *st)
             if (fp != FT_SUPERTILE_ESCAPES && (double)fp <= p->capacity)
                 continue;
             if (n == 1)
-                return ft__fail(st, FT_EINVALID, FT_R_OOM, "%s: supertile: op %d%s%s does not fit fast_memory_capacity %.17g at any tile",
-                                p->name ? p->name : "problem", f, p->ops[f].name ? " " : "", p->ops[f].name ? p->ops[f].name : "", p->capacity);
+                return op_fits_no_tile(p, f, st);
             for (int j = 0; j < n; j++)
                 s->fg[s->list[j]] = s->list[j];
         }
@@ -250,30 +256,36 @@ static int fuse_producers(st_state *s, int g)
     }
 }
 
-/* Step 3: visit fuse group f (its loop is still f).  0, or -1 on OOM. */
-static int visit(st_state *s, int f)
+/* Step 3's tile of ops[] (a fuse group, or an op of a group broken up):
+ * the largest granularity the model allows when its whole footprint fits
+ * (tiled 0), else that refined until the footprint fits (tiled 1; every
+ * fuse group and op fits its smallest tile, step 1).  0, or -1 on OOM. */
+static int start_tile(st_state *s, const int *ops, int n, ft_supertile_tile *t)
 {
     const ft_problem *p = s->p;
-    int n = members(s, s->fg, f, f, s->list);
-    ft_supertile_tile whole, t;
-    ft__st_whole(p, s->list, n, &whole);
-    t = whole;
-    t.k = t.k > 0 ? t.k : 1;
-    int64_t fp = ft__st_footprint(p, &s->sc, s->list, n, &t);
+    ft_supertile_tile whole;
+    ft__st_whole(p, ops, n, &whole);
+    *t = whole;
+    t->k = t->k > 0 ? t->k : 1;
+    int64_t fp = ft__st_footprint(p, &s->sc, ops, n, t);
+    *t = whole;
+    ft__st_clip(p, t);
     if (fp < 0)
         return -1;
-    t = whole;
-    ft__st_clip(p, &t);
-    if (fp != FT_SUPERTILE_ESCAPES && (double)fp <= p->capacity) {
-        s->tile[f] = t;
+    if (fp != FT_SUPERTILE_ESCAPES && (double)fp <= p->capacity)
         return 0;
-    }
-    if (ft__st_refine(p, &s->sc, s->list, n, &t) < 0)
+    t->tiled = 1;
+    return ft__st_refine(p, &s->sc, ops, n, t) < 0 ? -1 : 0;
+}
+
+/* Step 3: visit fuse group f (its loop is still f): its tile, then, when
+ * tiled, step 4.  0, or -1 on OOM. */
+static int visit(st_state *s, int f)
+{
+    int n = members(s, s->fg, f, f, s->list);
+    if (start_tile(s, s->list, n, &s->tile[f]))
         return -1;
-    /* it fits: step 1 checked the smallest tile */
-    t.tiled = 1;
-    s->tile[f] = t;
-    return fuse_producers(s, f);
+    return s->tile[f].tiled ? fuse_producers(s, f) : 0;
 }
 
 /* Step 2: post-order DFS over the fuse groups from the graph outputs,
@@ -352,19 +364,12 @@ static int settle_all(st_state *s, ft_status *st)
             continue;
         for (int j = 0; j < n && rc == FT_OK; j++) {
             int o = s->list[j];
-            ft_supertile_tile t;
             s->gid[o] = o;
             done[o] = 1;
-            ft__st_whole(p, &o, 1, &t);
-            ft__st_clip(p, &t);
-            t.tiled = 1;
-            int r = ft__st_refine(p, &s->sc, &o, 1, &t);
-            if (r < 0)
+            if (start_tile(s, &o, 1, &s->tile[o]))
                 rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
-            else if (!settle(s, &o, 1, &t))
-                rc = ft__fail(st, FT_EINVALID, FT_R_OOM, "%s: supertile: op %d does not fit fast_memory_capacity %.17g at any tile",
-                              p->name ? p->name : "problem", o, p->capacity);
-            s->tile[o] = t;
+            else if (!settle(s, &o, 1, &s->tile[o]))
+                rc = op_fits_no_tile(p, o, st);
         }
     }
     free(done);
@@ -434,6 +439,7 @@ oom:
     return ft__fail(st, FT_ENOMEM, 0, "out of memory");
 }
 
+/* Release what a run's state owns (not s itself). */
 static void state_free(st_state *s)
 {
     ft__st_search_free(&s->S);
@@ -488,9 +494,11 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
     return rc;
 }
 
+/* The strategy of the pass table (strategy.h): ft__supertile_run without
+ * the tiles; super tiling takes no options. */
 int ft__strategy_supertile(const ft_problem *p, const ft_strategy_opts *o, ft_partition *out, ft_status *st)
 {
-    (void)o; /* super tiling takes no options */
+    (void)o;
     return ft__supertile_run(p, out, NULL, st);
 }
 

@@ -44,6 +44,7 @@ static void set_context(const ft_problem *p, ft_st_scratch *sc, const int *ops, 
     }
 }
 
+/* Undo set_context for ops[]. */
 static void clear_context(const ft_problem *p, ft_st_scratch *sc, const int *ops, int n)
 {
     for (int j = 0; j < n; j++) {
@@ -140,6 +141,7 @@ void ft__st_clip(const ft_problem *p, ft_supertile_tile *t)
     t->k = t->k < nk ? t->k : nk;
 }
 
+/* Half of a tile length, rounded up (1 stays 1). */
 static int64_t half(int64_t v) { return (v + 1) / 2; }
 
 int ft__st_halve(ft_supertile_tile *t, int64_t K)

@@ -68,6 +68,15 @@ static double schedule_ok(const ft_problem *p, const ft_partition *part, const f
     return total;
 }
 
+/* schedule_ok, then release the partition, its tiles and the problem. */
+static void schedule_ok_free(ft_problem *p, ft_partition *part, ft_supertile_tile *tiles)
+{
+    schedule_ok(p, part, tiles);
+    partition_release(part);
+    free(tiles);
+    ft_problem_free(p);
+}
+
 /* Evaluate a hand-made one-line schedule: the reason it is invalid
  * (FT_R_NONE when it is valid). */
 static int hand_schedule_reason(const ft_problem *p, const char *json)
@@ -140,10 +149,7 @@ static void test_supertile_shared_producer(void **state)
         assert_false(tiles[part.gid[C]].tiled);
     print_message("[a] -> [b], [c]: %d groups: %s | %s | %s\n", part.ngroups, part.label[part.gid[A]], part.label[part.gid[B]],
                   part.label[part.gid[C]]);
-    schedule_ok(p, &part, tiles);
-    partition_release(&part);
-    free(tiles);
-    ft_problem_free(p);
+    schedule_ok_free(p, &part, tiles);
 
     /* b Pointwise: a may be tiled for c inside b's loop, which writes it */
     p = parse(SHARED_PW);
@@ -200,11 +206,8 @@ static void test_supertile_footprint_nesting(void **state)
     ft_supertile_tile *tiles;
     run(p, &part, &tiles);
     if (part.gid[0] == part.gid[1]) /* fused only at a smaller tile */
-        assert_true(tiles[0].w * tiles[0].h < 128 * 128);
-    schedule_ok(p, &part, tiles);
-    partition_release(&part);
-    free(tiles);
-    ft_problem_free(p);
+        assert_true(tiles[part.gid[0]].w * tiles[part.gid[0]].h < 128 * 128);
+    schedule_ok_free(p, &part, tiles);
 
     p = parse(NEST_UNDER);
     run(p, &part, &tiles);
@@ -217,10 +220,7 @@ static void test_supertile_footprint_nesting(void **state)
     print_message("under: tile %lldx%lldx%lld: max over ops %lld, nest %lld, capacity %.0f\n", (long long)t->w, (long long)t->h,
                   (long long)t->k, (long long)maxop, (long long)nest, p->capacity);
     assert_true((double)maxop > p->capacity && (double)nest <= p->capacity);
-    schedule_ok(p, &part, tiles);
-    partition_release(&part);
-    free(tiles);
-    ft_problem_free(p);
+    schedule_ok_free(p, &part, tiles);
 }
 
 /* ------------------------------------------------------------ models */
@@ -410,6 +410,39 @@ static void test_supertile_scale(void **state)
     ft_problem_free(p);
 }
 
+/* Generated problems of every family: valid partitions and schedules. */
+static void test_supertile_generated(void **state)
+{
+    (void)state;
+    int seeds = ftt_valgrind() ? 3 : 25, groups = 0, ops = 0;
+    for (int f = 0; f < 3; f++)
+        for (int seed = 1; seed <= seeds; seed++) {
+            ft_gen_opts o;
+            ft_status st;
+            ft_problem *p;
+            ft_gen_opts_init(&o);
+            o.family = (ft_gen_family)f;
+            o.seed = (uint64_t)seed;
+            o.nops = f == FT_GEN_SCALE ? 100 : 0;
+            assert_int_equal(ft_generate(&o, &p, &st), FT_OK);
+            ft_partition part;
+            ft_supertile_tile *tiles;
+            run(p, &part, &tiles);
+            for (int g = 0; g < part.ngroups; g++) {
+                int n = 0, *members = malloc(sizeof(int) * (size_t)p->nops);
+                for (int i = 0; i < p->nops; i++)
+                    if (part.gid[p->topo[i]] == g)
+                        members[n++] = p->topo[i];
+                assert_true(n > 0 && ft__connected(p, members, n));
+                free(members);
+            }
+            groups += part.ngroups;
+            ops += p->nops;
+            schedule_ok_free(p, &part, tiles);
+        }
+    print_message("%d generated problems: %d ops in %d groups, every schedule valid\n", 3 * seeds, ops, groups);
+}
+
 /* An op that fits no tile: FT_EINVALID naming it. */
 static void test_supertile_op_too_big(void **state)
 {
@@ -424,6 +457,35 @@ static void test_supertile_op_too_big(void **state)
     ft_problem_free(p);
 }
 
+/* A Layout's rounding: 4 rows to 5 rows.  At a 1 x 2 tile the first tile
+ * needs input rows 0..1 (4 elements with its output tile, the capacity),
+ * the second rows 1..3 (5): step 5's exact check refines the tile to
+ * 1 x 1.  5 rows to 3, capacity 3: the first 1 x 1 tile fits, the second
+ * does not, no tile does: FT_EINVALID. */
+#define LAYOUT_ROWS(hin, hout, cap) PJ("[1, 1]", "[" hin ", " hout "]", "[[0]]", "[[1]]", "[100]", "[\"Layout\"]", cap, "10", "[8, 8]")
+
+static void test_supertile_exact_check(void **state)
+{
+    (void)state;
+    ft_problem *p = parse(LAYOUT_ROWS("4", "5", "4"));
+    int op = 0;
+    assert_int_equal(footprint(p, &op, 1, 1, 2, 1), 4);
+    assert_int_equal(hand_schedule_reason(p, SJ("[[0]]", "[[1, 2, 1]]", "[[]]")), FT_R_OOM);
+    ft_partition part;
+    ft_supertile_tile *tiles;
+    run(p, &part, &tiles);
+    assert_true(tiles[0].tiled);
+    assert_int_equal(tiles[0].h, 1);
+    schedule_ok_free(p, &part, tiles);
+
+    p = parse(LAYOUT_ROWS("5", "3", "3"));
+    assert_int_equal(footprint(p, &op, 1, 1, 1, 1), 3);
+    ft_status st;
+    assert_int_equal(ft__supertile_run(p, &part, &tiles, &st), FT_EINVALID);
+    assert_msg_has(st.msg, "op 0");
+    ft_problem_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,7 +494,9 @@ int main(void)
         cmocka_unit_test(test_supertile_benchmarks),
         cmocka_unit_test(test_supertile_resnet18),
         cmocka_unit_test(test_supertile_scale),
+        cmocka_unit_test(test_supertile_generated),
         cmocka_unit_test(test_supertile_op_too_big),
+        cmocka_unit_test(test_supertile_exact_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
