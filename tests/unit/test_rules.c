@@ -8,19 +8,6 @@
 #include "../../sched/rules.h"
 #include "../../sched/searchInt.h"
 
-/* Release what a partition owns: the same as ft_partition_free, which
- * sched/strategy.c (another branch) defines; until it is merged this test
- * keeps its own. */
-static void part_free(ft_partition *part)
-{
-    if (part->label)
-        for (int g = 0; g < part->ngroups; g++)
-            free(part->label[g]);
-    free(part->label);
-    free(part->gid);
-    memset(part, 0, sizeof *part);
-}
-
 /* ------------------------------------------------------------ helpers */
 
 /* examples/NAME from the source tree ($FT_SRCDIR, else the build's). */
@@ -82,7 +69,7 @@ static void fx_parse(fx *f, const char *json)
 
 static void fx_free(fx *f)
 {
-    part_free(&f->fused);
+    ft_partition_free(&f->fused);
     ft_problem_free(f->p);
     f->p = NULL;
 }
@@ -297,14 +284,14 @@ static void test_rules_resnet18_layers(void **state)
     assert_int_equal(group_size(&part, group_of(&part, "block layer2.0")), 9); /* + the downsample conv */
     assert_int_equal(part.gid[0], 0);                                          /* groups numbered in order */
     assert_int_equal(part.gid[p->nops - 1], 9);
-    part_free(&part);
+    ft_partition_free(&part);
     /* the partition strategy picks this partition for a model with blocks */
     ft_strategy_opts o;
     memset(&o, 0, sizeof o);
     assert_int_equal(ft__strategy_partition(p, &o, &part, &st), FT_OK);
     assert_int_equal(part.ngroups, 10);
     assert_valid(p, &part);
-    part_free(&part);
+    ft_partition_free(&part);
 }
 
 /* METIS partitions of the fused ResNet-18 into 2 to 16 parts: repaired
@@ -332,7 +319,7 @@ static void test_rules_resnet18_metis(void **state)
                 if (fused->gid[o] == fused->gid[u])
                     assert_int_equal(part.gid[o], part.gid[u]);
         print_labels("metis", &part);
-        part_free(&part);
+        ft_partition_free(&part);
     }
     ft_strategy_opts o;
     memset(&o, 0, sizeof o);
@@ -342,7 +329,7 @@ static void test_rules_resnet18_metis(void **state)
     printf("  resnet18: partition strategy, 6 parts: %d groups\n", part.ngroups);
     assert_true(part.ngroups >= 2); /* METIS may leave a part empty: a group outweighs a sixth */
     assert_true(strncmp(part.label[0], "part ", 5) == 0);
-    part_free(&part);
+    ft_partition_free(&part);
     o.parts = -1;
     assert_int_equal(ft__strategy_partition(p, &o, &part, &st), FT_EINPUT);
     assert_non_null(strstr(st.msg, "parts is -1"));
@@ -373,7 +360,7 @@ static void test_rules_metis_silent(void **state)
             for (size_t i = 0; i < sizeof share / sizeof share[0]; i++) {
                 assert_int_equal(ft__partition_metis(f.p, &f.fused, (int)(share[i] * f.fused.ngroups), &part, &st), FT_OK);
                 assert_valid(f.p, &part);
-                part_free(&part);
+                ft_partition_free(&part);
                 runs++;
             }
             fx_free(&f);
@@ -422,7 +409,7 @@ static void test_rules_resnet18_fit(void **state)
     free(ops);
     free(in);
     free(best);
-    part_free(&part);
+    ft_partition_free(&part);
 }
 
 /* ------------------------------------------------------------ inline problems */
@@ -472,10 +459,10 @@ static void test_rules_qkv(void **state)
     /* both strategies keep it valid (no block names: METIS) */
     assert_int_equal(ft__strategy_partition(f.p, NULL, &part, &st), FT_OK);
     assert_valid(f.p, &part);
-    part_free(&part);
+    ft_partition_free(&part);
     assert_int_equal(ft__strategy_rules(f.p, NULL, &part, &st), FT_OK);
     assert_valid(f.p, &part);
-    part_free(&part);
+    ft_partition_free(&part);
     fx_free(&f);
 }
 
@@ -548,7 +535,7 @@ static void test_rules_repair_cycle(void **state)
     assert_string_equal(part.label[part.gid[0]], "ac");
     assert_string_equal(part.label[part.gid[2]], "ac");
     assert_string_equal(part.label[part.gid[3]], "bd");
-    part_free(&part);
+    ft_partition_free(&part);
     ft_problem_free(p);
 }
 
@@ -600,15 +587,15 @@ static void test_rules_repair_random(void **state)
         assert_int_equal(ft__grouping_repair(f.p, &part, NULL, &st), FT_OK);
         assert_valid(f.p, &part);
         assert_refines(&part, &old);
-        part_free(&part);
+        ft_partition_free(&part);
         /* random unions of fused groups, repaired with the fused groups as
          * units: valid, and no fused group split */
         part = random_part(&rng, n, k, &f.fused, "units");
         assert_int_equal(ft__grouping_repair(f.p, &part, &f.fused, &st), FT_OK);
         assert_valid(f.p, &part);
         assert_refines(&f.fused, &part);
-        part_free(&part);
-        part_free(&old);
+        ft_partition_free(&part);
+        ft_partition_free(&old);
         fx_free(&f);
     }
 }
@@ -642,7 +629,7 @@ static void test_rules_scale_1000(void **state)
         printf("  1000 ops: %s: %d groups in %.4f s\n", what[i], part.ngroups, t1 - t0);
         if (!ftt_valgrind())
             assert_true(t1 - t0 < 5.0); /* well under 1 s; loose for busy machines */
-        part_free(&part);
+        ft_partition_free(&part);
     }
     fx_free(&f);
 }

@@ -7,17 +7,6 @@
  * functions come from libfusetile.a. */
 #include "../../sched/supertile.h"
 
-/* ft_partition_free lives in sched/strategy.c, not on this branch yet:
- * the same release, kept here until it lands. */
-static void partition_release(ft_partition *part)
-{
-    for (int g = 0; part->label && g < part->ngroups; g++)
-        free(part->label[g]);
-    free(part->label);
-    free(part->gid);
-    memset(part, 0, sizeof *part);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -72,7 +61,7 @@ static double schedule_ok(const ft_problem *p, const ft_partition *part, const f
 static void schedule_ok_free(ft_problem *p, ft_partition *part, ft_supertile_tile *tiles)
 {
     schedule_ok(p, part, tiles);
-    partition_release(part);
+    ft_partition_free(part);
     free(tiles);
     ft_problem_free(p);
 }
@@ -168,7 +157,7 @@ static void test_supertile_shared_producer(void **state)
     print_message("b Pointwise: a in \"%s\" (%lldx%lldx%lld), its output written for c\n", part.label[part.gid[A]],
                   (long long)tiles[part.gid[A]].w, (long long)tiles[part.gid[A]].h, (long long)tiles[part.gid[A]].k);
     ft_schedule_free(s);
-    partition_release(&part);
+    ft_partition_free(&part);
     free(tiles);
     ft_problem_free(p);
 }
@@ -338,7 +327,7 @@ static void check_file(const char *rel, int pass_table)
     check_partition(p, &part, tiles, now_s() - t0);
     if (pass_table)
         check_pass_table_route(p, &part);
-    partition_release(&part);
+    ft_partition_free(&part);
     free(tiles);
     ft_problem_free(p);
 }
@@ -383,7 +372,7 @@ static void test_supertile_resnet18(void **state)
     print_message("resnet18: %d im2col+conv fuse groups kept whole; first groups: %s | %s | %s\n", pairs, part.label[0],
                   part.ngroups > 1 ? part.label[1] : "", part.ngroups > 2 ? part.label[2] : "");
     assert_true(pairs >= 17);
-    partition_release(&part);
+    ft_partition_free(&part);
     ft_problem_free(p);
 }
 
@@ -405,7 +394,7 @@ static void test_supertile_scale(void **state)
     double secs = now_s() - t0;
     check_partition(p, &part, tiles, secs);
     print_message("supertile on %d generated ops: %.3f s\n", p->nops, secs);
-    partition_release(&part);
+    ft_partition_free(&part);
     free(tiles);
     ft_problem_free(p);
 }
