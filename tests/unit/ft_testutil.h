@@ -17,8 +17,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "fusetile.h"
+
+/* Seconds on the monotonic clock (for tests that report their speed). */
+static inline double ftt_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The problem in the JSON text `json` (`name` in messages); fails the test
+ * when it does not parse.  The caller frees it (ft_problem_free). */
+static inline ft_problem *ftt_parse(const char *json, const char *name)
+{
+    ft_problem *p = NULL;
+    ft_status st;
+    if (ft_problem_parse(json, name, &p, &st) != FT_OK)
+        fail_msg("%s: %s", name, st.msg);
+    return p;
+}
 
 /* ------------------------------------------------------------ run speed */
 

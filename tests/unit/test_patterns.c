@@ -352,20 +352,13 @@ static ft_patlib bundled(const char *name)
     return lib;
 }
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* tile() of p by the bundled library `name`, its wall time in *ms. */
 static ft_partition timed_tile(const ft_problem *p, const char *name, ft_pat_stats *stats, double *ms)
 {
     ft_patlib lib = bundled(name);
-    double t0 = seconds();
+    double t0 = ftt_seconds();
     ft_partition part = tile(p, &lib, stats);
-    *ms = 1e3 * (seconds() - t0);
+    *ms = 1e3 * (ftt_seconds() - t0);
     ft__patlib_free(&lib);
     return part;
 }
@@ -565,11 +558,11 @@ static void test_patterns_scale_1000(void **state)
     assert_true(part.ngroups < p->nops);
     ft_partition_free(&part);
     /* the whole strategy, files read included */
-    double t0 = seconds();
+    double t0 = ftt_seconds();
     if (ft__strategy_patterns(p, NULL, &part, &st) != FT_OK)
         fail_msg("%s", st.msg);
     print_message("scale 1000, bundled libraries, strategy call: %d groups in %.1f ms\n", part.ngroups,
-                  1e3 * (seconds() - t0));
+                  1e3 * (ftt_seconds() - t0));
     assert_int_equal(ft__partition_check(p, &part, &st), FT_OK);
     ft_partition_free(&part);
     ft_problem_free(p);

@@ -23,15 +23,6 @@ static ft_problem *load_example(const char *name)
     return p;
 }
 
-static ft_problem *parse(const char *json)
-{
-    ft_problem *p = NULL;
-    ft_status st;
-    if (ft_problem_parse(json, "inline", &p, &st) != FT_OK)
-        fail_msg("%s", st.msg);
-    return p;
-}
-
 /* A problem and its rule-based fusion: the fixture of most tests. */
 typedef struct fx {
     ft_problem *p;
@@ -63,7 +54,7 @@ static void fx_generate(fx *f, ft_gen_family family, int nops, uint64_t seed)
 /* An inline problem (JSON) and its fusion. */
 static void fx_parse(fx *f, const char *json)
 {
-    f->p = parse(json);
+    f->p = ftt_parse(json, "inline");
     fx_fuse(f);
 }
 
@@ -184,13 +175,6 @@ static void print_labels(const char *what, const ft_partition *part)
         return;
     for (int g = 0; g < part->ngroups; g++)
         printf("  %s %d (%d ops): %s\n", what, g, group_size(part, g), part->label[g]);
-}
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------ names */
@@ -520,9 +504,9 @@ static void test_rules_dw_pw(void **state)
 static void test_rules_repair_cycle(void **state)
 {
     (void)state;
-    ft_problem *p = parse(PJ("[128, 128, 128, 128, 128, 128]", "[128, 128, 128, 128, 128, 128]",
+    ft_problem *p = ftt_parse(PJ("[128, 128, 128, 128, 128, 128]", "[128, 128, 128, 128, 128, 128]",
                              "[[0], [2, 1], [3, 0], [4, 1]]", "[[2], [3], [4], [5]]", "[128, 128, 128, 128]",
-                             "[" PW ", " PW ", " PW ", " PW "]", "600000", "50", N128));
+                             "[" PW ", " PW ", " PW ", " PW "]", "600000", "50", N128), "inline");
     int gid[] = {0, 1, 0, 1};
     char *label[] = {ft__strdup("ac"), ft__strdup("bd")};
     ft_partition part = {4, malloc(sizeof gid), 2, malloc(sizeof label)};
@@ -618,12 +602,12 @@ static void test_rules_scale_1000(void **state)
                                  "METIS into 64 parts", "layer-based (no names: one group, repaired)"};
     for (int i = 0; i < 5; i++) {
         o.parts = i == 3 ? 64 : 0;
-        double t0 = seconds();
+        double t0 = ftt_seconds();
         int rc = i == 0   ? ft__rules_fuse(f.p, &part, &st)
                  : i == 1 ? ft__strategy_rules(f.p, &o, &part, &st)
                  : i == 4 ? ft__partition_layers(f.p, &f.fused, &part, NULL, &st)
                           : ft__strategy_partition(f.p, &o, &part, &st);
-        double t1 = seconds();
+        double t1 = ftt_seconds();
         assert_int_equal(rc, FT_OK);
         assert_valid(f.p, &part);
         printf("  1000 ops: %s: %d groups in %.4f s\n", what[i], part.ngroups, t1 - t0);

@@ -7,22 +7,6 @@
  * functions come from libfusetile.a. */
 #include "../../sched/supertile.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static ft_problem *parse(const char *json)
-{
-    ft_problem *p = NULL;
-    ft_status st;
-    if (ft_problem_parse(json, "supertile.problem.json", &p, &st) != FT_OK)
-        fail_msg("problem: %s", st.msg);
-    return p;
-}
-
 /* Super tiling of p, failing the test on an error. */
 static void run(const ft_problem *p, ft_partition *part, ft_supertile_tile **tiles)
 {
@@ -110,7 +94,7 @@ static void test_supertile_shared_producer(void **state)
 {
     (void)state;
     enum { A = 0, B = 1, C = 2 };
-    ft_problem *p = parse(SHARED_MM);
+    ft_problem *p = ftt_parse(SHARED_MM, "supertile.problem.json");
     int a = A, b = B, c = C;
     /* a and b need tiling, c does not: whole footprints */
     assert_true((double)footprint(p, &a, 1, 128, 2048, 2048) > p->capacity);
@@ -141,7 +125,7 @@ static void test_supertile_shared_producer(void **state)
     schedule_ok_free(p, &part, tiles);
 
     /* b Pointwise: a may be tiled for c inside b's loop, which writes it */
-    p = parse(SHARED_PW);
+    p = ftt_parse(SHARED_PW, "supertile.problem.json");
     run(p, &part, &tiles);
     ft_schedule *s;
     ft_status st;
@@ -180,7 +164,7 @@ static const char *const NEST_UNDER = PJ("[1024, 1024, 128, 128]", "[128, 128, 1
 static void test_supertile_footprint_nesting(void **state)
 {
     (void)state;
-    ft_problem *p = parse(NEST_OVER);
+    ft_problem *p = ftt_parse(NEST_OVER, "supertile.problem.json");
     int one[1] = {0}, two[1] = {1}, both[2] = {0, 1};
     int64_t f1 = footprint(p, one, 1, 128, 128, 128), f2 = footprint(p, two, 1, 128, 128, 128);
     int64_t nest = footprint(p, both, 2, 128, 128, 128);
@@ -198,7 +182,7 @@ static void test_supertile_footprint_nesting(void **state)
         assert_true(tiles[part.gid[0]].w * tiles[part.gid[0]].h < 128 * 128);
     schedule_ok_free(p, &part, tiles);
 
-    p = parse(NEST_UNDER);
+    p = ftt_parse(NEST_UNDER, "supertile.problem.json");
     run(p, &part, &tiles);
     assert_int_equal(part.ngroups, 1);
     const ft_supertile_tile *t = &tiles[0];
@@ -322,9 +306,9 @@ static void check_file(const char *rel, int pass_table)
         fail_msg("%s", st.msg);
     ft_partition part;
     ft_supertile_tile *tiles;
-    double t0 = now_s();
+    double t0 = ftt_seconds();
     run(p, &part, &tiles);
-    check_partition(p, &part, tiles, now_s() - t0);
+    check_partition(p, &part, tiles, ftt_seconds() - t0);
     if (pass_table)
         check_pass_table_route(p, &part);
     ft_partition_free(&part);
@@ -389,9 +373,9 @@ static void test_supertile_scale(void **state)
     assert_int_equal(ft_generate(&o, &p, &st), FT_OK);
     ft_partition part;
     ft_supertile_tile *tiles;
-    double t0 = now_s();
+    double t0 = ftt_seconds();
     run(p, &part, &tiles);
-    double secs = now_s() - t0;
+    double secs = ftt_seconds() - t0;
     check_partition(p, &part, tiles, secs);
     print_message("supertile on %d generated ops: %.3f s\n", p->nops, secs);
     ft_partition_free(&part);
@@ -436,7 +420,7 @@ static void test_supertile_generated(void **state)
 static void test_supertile_op_too_big(void **state)
 {
     (void)state;
-    ft_problem *p = parse(PJ("[128, 128]", "[128, 128]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "1", "10", N128));
+    ft_problem *p = ftt_parse(PJ("[128, 128]", "[128, 128]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "1", "10", N128), "supertile.problem.json");
     ft_partition part;
     ft_status st;
     assert_int_equal(ft__supertile_run(p, &part, NULL, &st), FT_EINVALID);
@@ -456,7 +440,7 @@ static void test_supertile_op_too_big(void **state)
 static void test_supertile_exact_check(void **state)
 {
     (void)state;
-    ft_problem *p = parse(LAYOUT_ROWS("4", "5", "4"));
+    ft_problem *p = ftt_parse(LAYOUT_ROWS("4", "5", "4"), "supertile.problem.json");
     int op = 0;
     assert_int_equal(footprint(p, &op, 1, 1, 2, 1), 4);
     assert_int_equal(hand_schedule_reason(p, SJ("[[0]]", "[[1, 2, 1]]", "[[]]")), FT_R_OOM);
@@ -467,7 +451,7 @@ static void test_supertile_exact_check(void **state)
     assert_int_equal(tiles[0].h, 1);
     schedule_ok_free(p, &part, tiles);
 
-    p = parse(LAYOUT_ROWS("5", "3", "3"));
+    p = ftt_parse(LAYOUT_ROWS("5", "3", "3"), "supertile.problem.json");
     assert_int_equal(footprint(p, &op, 1, 1, 1, 1), 3);
     ft_status st;
     assert_int_equal(ft__supertile_run(p, &part, &tiles, &st), FT_EINVALID);
