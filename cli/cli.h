@@ -90,6 +90,9 @@ void cli_json_number(FILE *f, double x);
 
 /* One scheduling run, shared by `fusetile schedule` and the contest entry
  * `mlsys` (cmd_schedule.c). */
+/* Most --patterns files one schedule command takes. */
+#define CLI_MAX_PATTERN_FILES 16
+
 typedef struct cli_sched_job {
     const char *cmd;          /* command name for messages: "schedule", "mlsys" */
     const char *problem;      /* problem file */
@@ -107,6 +110,12 @@ typedef struct cli_sched_job {
     int quiet;                /* 1: no progress lines and no summary, errors only */
     int verbose;              /* 1: the search's own progress lines too */
     double start;             /* cli_now() when the command started */
+    ft_strategy strategy;     /* --strategy (default FT_STRATEGY_SEARCH) */
+    unsigned start_from;      /* --start-from: ft_search_opts.start_from */
+    const char *patterns[CLI_MAX_PATTERN_FILES]; /* --patterns FILE, in order */
+    int npatterns;
+    int parts;                /* --parts (0: the strategy's choice) */
+    ft_partition_method partition; /* --partition (default FT_PARTITION_AUTO) */
 } cli_sched_job;
 
 /* Load job->problem, run ft_search with an on_improve callback that writes

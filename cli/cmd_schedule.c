@@ -14,10 +14,15 @@ static const char schedule_help[] =
     "usage: fusetile schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op]\n"
     "                         [--time-limit SECONDS] [--seed N] [--threads N] [--quiet] [--verbose]\n"
     "                         [--target TARGET.cfg [--keep-costs] [--no-target-timing]]\n"
+    "                         [--strategy NAME] [--start-from LIST] [--patterns FILE]...\n"
+    "                         [--partition auto|fit|layers|metis] [--parts N]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
     "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
-    "retention and subgraph order, every candidate evaluated exactly.\n"
+    "retention and subgraph order, every candidate evaluated exactly.  Or\n"
+    "group the ops by one of the classic strategies instead (--strategy),\n"
+    "each group then at its best granularity and traversal with optimal\n"
+    "retention (docs/STRATEGIES.md).\n"
     "\n"
     "  -o, --output FILE     write the schedule to FILE (default: stdout); each\n"
     "                        better schedule found replaces it atomically, so\n"
@@ -48,6 +53,32 @@ static const char schedule_help[] =
     "                        bandwidth, granularity and costs still come from\n"
     "                        the target.  For comparisons: evaluate the result\n"
     "                        with --target to see what the terms are worth\n"
+    "  --strategy NAME       search (default): fusetile's search; patterns:\n"
+    "                        pattern-library tiling (patterns/*.patterns);\n"
+    "                        rules: rule-based fusion (Conv+BN+ReLU, QKV, ...)\n"
+    "                        then groups that fit the fast memory; partition:\n"
+    "                        rule-based fusion then a residual block or layer\n"
+    "                        per group, or METIS parts; supertile: super\n"
+    "                        tiling (tile-and-fuse from each op that does not\n"
+    "                        fit).  A strategy runs once (no time limit but the\n"
+    "                        final evaluation's) and its groups are listed on\n"
+    "                        stderr by the model's source layer names\n"
+    "  --start-from LIST     search: the strategies whose groupings it also\n"
+    "                        starts from, comma-separated, 'all' (default) or\n"
+    "                        'none'; with all, its result is never worse than\n"
+    "                        theirs when the time limit lets it cost them\n"
+    "  --patterns FILE       patterns: a pattern library (patterns/README.md),\n"
+    "                        repeatable (at most 16), instead of the bundled\n"
+    "                        cnn, transformer and contest libraries\n"
+    "  --partition METHOD    partition: fit (fused groups merged while their\n"
+    "                        working set fits the fast memory), layers (a\n"
+    "                        residual block or transformer layer per group),\n"
+    "                        metis (edge-cut minimisation into --parts parts)\n"
+    "                        or auto (default: metis with --parts, else\n"
+    "                        layers when the model has them, else metis)\n"
+    "  --parts N             partition: METIS parts (a target's SMs, tiles or\n"
+    "                        cores), a positive integer; default: one per\n"
+    "                        group of the fit method\n"
     "  -q, --quiet           print nothing on stderr but errors (no progress)\n"
     "  -v, --verbose         also print the search's own progress lines\n"
     "  -h, --help            show this help\n"
@@ -59,7 +90,8 @@ static const char schedule_help[] =
     "pass running): one line kept up to date on a terminal, a plain line a\n"
     "second otherwise; then a summary (compute model, total, lower bound,\n"
     "ratio, subgraphs, wall time, when the last improvement was found, the\n"
-    "capacity bound and the ratio to it).\n"
+    "capacity bound and the ratio to it, the strategy), and with a grouping\n"
+    "strategy a line per subgraph: its group's label and source layers.\n"
     "\n"
     "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
     "tile does not fit in fast memory), 2 bad input or usage.\n";
@@ -277,6 +309,12 @@ int cli_schedule_run(const cli_sched_job *job)
     o.seed = job->seed;
     o.verbose = job->verbose && !job->quiet;
     o.threads = job->threads;
+    o.strategy = job->strategy;
+    o.start_from = job->start_from;
+    o.pattern_files = job->npatterns ? job->patterns : NULL;
+    o.npattern_files = job->npatterns;
+    o.parts = job->parts;
+    o.partition = job->partition;
     o.on_improve = on_improve;
     o.on_progress = on_progress;
     o.ctx = &r;
@@ -324,8 +362,11 @@ int cli_schedule_run(const cli_sched_job *job)
             fprintf(stderr, " (written in %.3f s)", r.write_seconds);
         /* last, so that the fields before keep their places (tests and
          * scripts parse them) */
-        fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f", d, cb > 0 ? ev.total / cb : 0.0);
+        fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f, strategy %s", d, cb > 0 ? ev.total / cb : 0.0,
+                ft_strategy_name(job->strategy));
         fputc('\n', stderr);
+        for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)
+            fprintf(stderr, "%s: %ssubgraph %d: %s\n", cli_progname, pfx(job->cmd), i, s->sg[i].label ? s->sg[i].label : "-");
     }
     ft_eval_free(&ev);
     ft_schedule_free(s);
@@ -345,6 +386,79 @@ static int parse_seconds(const char *v, double *out)
     return 0;
 }
 
+/* --start-from LIST into *mask: 0, or -1 after a message. */
+static int parse_starts(const char *v, unsigned *mask)
+{
+    char buf[256];
+    if (strcmp(v, "all") == 0 || strcmp(v, "none") == 0) {
+        *mask = v[0] == 'a' ? FT_STRATEGY_ALL_STARTS : 0;
+        return 0;
+    }
+    if (strlen(v) >= sizeof buf || !*v) {
+        cli_error("schedule: --start-from is '%s', must be strategies separated by commas, all or none", v);
+        return -1;
+    }
+    strcpy(buf, v);
+    *mask = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        ft_strategy k;
+        ft_status st;
+        if (ft_strategy_parse(tok, &k, &st) != FT_OK || k == FT_STRATEGY_SEARCH) {
+            cli_error("schedule: --start-from: '%s' is not a grouping strategy (patterns, rules, partition, supertile)", tok);
+            return -1;
+        }
+        *mask |= 1u << k;
+    }
+    return 0;
+}
+
+/* The strategy options (--strategy, --start-from, --patterns, --partition,
+ * --parts) of
+ * `fusetile schedule`: 1 taken, 0 not one of them, -1 after a message. */
+static int strategy_option(cli_opts *o, const char *arg, cli_sched_job *job)
+{
+    const char *v;
+    ft_status st;
+    if (cli_opt_is(o, arg, "--strategy")) {
+        if (!(v = cli_opt_value(o, "--strategy")))
+            return -1;
+        if (ft_strategy_parse(v, &job->strategy, &st) != FT_OK) {
+            cli_error("schedule: --strategy: %s", st.msg);
+            return -1;
+        }
+    } else if (cli_opt_is(o, arg, "--start-from")) {
+        if (!(v = cli_opt_value(o, "--start-from")) || parse_starts(v, &job->start_from))
+            return -1;
+    } else if (cli_opt_is(o, arg, "--patterns")) {
+        if (!(v = cli_opt_file(o, "--patterns")))
+            return -1;
+        if (job->npatterns >= CLI_MAX_PATTERN_FILES) {
+            cli_error("schedule: more than %d --patterns files", CLI_MAX_PATTERN_FILES);
+            return -1;
+        }
+        job->patterns[job->npatterns++] = v;
+    } else if (cli_opt_is(o, arg, "--partition")) {
+        if (!(v = cli_opt_value(o, "--partition")))
+            return -1;
+        if (ft_partition_method_parse(v, &job->partition, &st) != FT_OK) {
+            cli_error("schedule: --partition: %s", st.msg);
+            return -1;
+        }
+    } else if (cli_opt_is(o, arg, "--parts")) {
+        uint64_t n;
+        if (!(v = cli_opt_value(o, "--parts")))
+            return -1;
+        if (cli_parse_u64(v, &n) || n < 1 || n > INT32_MAX) {
+            cli_error("schedule: --parts is '%s', must be a positive integer", v);
+            return -1;
+        }
+        job->parts = (int)n;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int cmd_schedule(int argc, char **argv)
 {
     cli_opts o;
@@ -356,6 +470,8 @@ int cmd_schedule(int argc, char **argv)
     job.cmd = "schedule";
     job.model = FT_COMPUTE_NATIVE;
     job.seed = 1;
+    job.strategy = FT_STRATEGY_SEARCH;
+    job.start_from = FT_STRATEGY_ALL_STARTS;
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
         if (!is_opt) {
@@ -398,6 +514,9 @@ int cmd_schedule(int argc, char **argv)
                 return EXIT_USAGE;
             }
             job.threads = (int)n;
+        } else if ((r = strategy_option(&o, arg, &job)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--seed")) {
             const char *v = cli_opt_value(&o, "--seed");
             if (!v)

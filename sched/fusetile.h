@@ -262,6 +262,9 @@ typedef struct ft_subgraph {
     int64_t norder;       /* entries in order */
     int has_reported;     /* subgraph_latencies entry present */
     double reported;      /* the producer's own latency figure */
+    char *label;          /* what made the subgraph ("conv+bn+relu layer1.0.conv1",
+                             a strategy's group); NULL: none.  JSON:
+                             subgraph_labels; owned by the schedule */
 } ft_subgraph;
 
 typedef struct ft_schedule {
@@ -513,6 +516,50 @@ typedef struct ft_search_progress {
     int threads;
 } ft_search_progress;
 
+/* How ft_search groups ops (ft_search_opts.strategy).  FT_STRATEGY_SEARCH
+ * is fusetile's own search; the others are the classic groupings users
+ * compare it with, each run alone: the strategy's groups, each at its best
+ * granularity and traversal, with optimal retention (sched/strategy.h). */
+typedef enum ft_strategy {
+    FT_STRATEGY_SEARCH = 0,    /* "search": the pass table of sched/search.c */
+    FT_STRATEGY_PATTERNS = 1,  /* "patterns": pattern-library tiling (patterns.c) */
+    FT_STRATEGY_RULES = 2,     /* "rules": rule-based fusion (rules.c) */
+    FT_STRATEGY_PARTITION = 3, /* "partition": rule-based fusion, then the
+                                  fused graph partitioned (partition_strategy.c) */
+    FT_STRATEGY_SUPERTILE = 4  /* "supertile": super tiling (supertile.c) */
+} ft_strategy;
+#define FT_STRATEGY_COUNT 5
+/* How the partition strategy cuts the fused graph (ft_search_opts.partition). */
+typedef enum ft_partition_method {
+    FT_PARTITION_AUTO = 0,   /* METIS when parts is set; else layer-based when
+                                the model has two residual blocks or layers
+                                or more; else METIS, a part per fit group */
+    FT_PARTITION_FIT = 1,    /* resource-constrained: fused groups merged
+                                while the working set fits the fast memory */
+    FT_PARTITION_LAYERS = 2, /* layer-based: a residual block or a
+                                transformer layer per group, stem and head */
+    FT_PARTITION_METIS = 3   /* edge-cut minimisation with METIS into parts */
+} ft_partition_method;
+
+/* The name of method m ("auto", "fit", "layers", "metis"); NULL when m is
+ * not one. */
+const char *ft_partition_method_name(ft_partition_method m);
+
+/* The method named `name` into *m: FT_OK, or FT_EINPUT with st naming the
+ * valid names. */
+int ft_partition_method_parse(const char *name, ft_partition_method *m, ft_status *st);
+
+/* ft_search_opts.start_from: every grouping strategy */
+#define FT_STRATEGY_ALL_STARTS ((1u << FT_STRATEGY_COUNT) - 2u)
+
+/* The name of strategy s ("search", "patterns", ...); NULL when s is not
+ * an ft_strategy. */
+const char *ft_strategy_name(ft_strategy s);
+
+/* The strategy named `name` into *s: FT_OK, or FT_EINPUT with st naming
+ * the valid names. */
+int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st);
+
 /* Most search threads ft_search runs (ft_search_opts.threads). */
 #define FT_SEARCH_MAX_THREADS 256
 
@@ -529,6 +576,23 @@ typedef struct ft_search_opts {
     int64_t max_restarts;    /* restarts of the improvement pass per thread;
                                 0 (default): until the deadline or the bound */
     int verbose;             /* 1: progress lines on stderr, default 0 */
+    ft_strategy strategy;    /* default FT_STRATEGY_SEARCH; another runs that
+                                strategy alone (the time limit then only
+                                bounds the final evaluation) */
+    unsigned start_from;     /* FT_STRATEGY_SEARCH: the strategies whose
+                                groupings the search also starts from, a bit
+                                (1u << s) each; default FT_STRATEGY_ALL_STARTS,
+                                0: none.  The search's result is then never
+                                worse than theirs (time permitting) */
+    const char *const *pattern_files; /* patterns: the pattern libraries
+                                (patterns/README.md); NULL or none: the
+                                bundled ones (FT_PATTERNS_DIR) */
+    int npattern_files;
+    ft_partition_method partition; /* partition: how it cuts (default
+                                FT_PARTITION_AUTO) */
+    int parts;               /* partition: parts for METIS (a target's SMs,
+                                tiles or cores); 0 (default): one part per
+                                resource-constrained group */
     /* Called about every 0.25 s (at least once a second) while the search
      * runs, from the thread that calls ft_search or one of its threads,
      * never two at once (may be NULL). */

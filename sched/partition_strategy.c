@@ -1,4 +1,4 @@
-/* partition_strategy.c - partitioning of a fused graph (the partition strategy, and the rules strategy's second step): resource-constrained merging, layer-based blocks, and edge-cut minimisation with METIS. */
+/* partition_strategy.c - partitioning of a fused graph (the partition strategy): resource-constrained merging, layer-based blocks, and edge-cut minimisation with METIS. */
 /*
  * Each partitioner takes the groups of rule-based fusion (rules.c) as its
  * vertices and returns a coarser partition of the ops; each result goes
@@ -555,7 +555,14 @@ int ft__strategy_partition(const ft_problem *p, const ft_strategy_opts *o, ft_pa
     int rc = ft__rules_fuse(p, &fused, st);
     if (rc != FT_OK)
         return rc;
-    if (parts == 0) {
+    ft_partition_method m = o ? o->method : FT_PARTITION_AUTO;
+    if (m == FT_PARTITION_FIT) {
+        rc = ft__partition_fit(p, &fused, out, st);
+        parts = 0;
+    } else if (m == FT_PARTITION_LAYERS) {
+        rc = ft__partition_layers(p, &fused, out, &nblocks, st);
+        parts = 0;
+    } else if (m == FT_PARTITION_AUTO && parts == 0) {
         rc = ft__partition_layers(p, &fused, &alt, &nblocks, st);
         if (rc == FT_OK && nblocks < 2) {
             free(alt.gid);
@@ -567,6 +574,11 @@ int ft__strategy_partition(const ft_problem *p, const ft_strategy_opts *o, ft_pa
             }
         } else if (rc == FT_OK)
             *out = alt;
+    }
+    if (rc == FT_OK && m == FT_PARTITION_METIS && parts == 0 && (rc = ft__partition_fit(p, &fused, &alt, st)) == FT_OK) {
+        parts = alt.ngroups;
+        free(alt.gid);
+        ft__labels_free(alt.label, alt.ngroups);
     }
     if (rc == FT_OK && parts > 0)
         rc = ft__partition_metis(p, &fused, parts, out, st);

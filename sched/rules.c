@@ -1,4 +1,4 @@
-/* rules.c - rule-based fusion (the rules strategy): source layers, a table of vertical fusion rules (conv+bn+relu, residual add chains, linear+gelu, dw+pw), horizontal fusion of projections that read one tensor, then resource-constrained partitioning. */
+/* rules.c - rule-based fusion (the rules strategy): source layers, a table of vertical fusion rules (conv+bn+relu, residual add chains, linear+gelu, dw+pw), horizontal fusion of projections that read one tensor. */
 /*
  * The algorithm, after TensorRT's layer fusion (NVIDIA TensorRT Developer
  * Guide, "Types of Fusions": vertical conv/bias/activation fusion,
@@ -544,12 +544,5 @@ int ft__rules_fuse(const ft_problem *p, ft_partition *out, ft_status *st)
 int ft__strategy_rules(const ft_problem *p, const ft_strategy_opts *o, ft_partition *out, ft_status *st)
 {
     (void)o;
-    ft_partition fused;
-    int rc = ft__rules_fuse(p, &fused, st);
-    if (rc != FT_OK)
-        return rc;
-    rc = ft__partition_fit(p, &fused, out, st);
-    free(fused.gid);
-    ft__labels_free(fused.label, fused.ngroups);
-    return rc;
+    return ft__rules_fuse(p, out, st);
 }

@@ -37,6 +37,7 @@ void ft_schedule_free(ft_schedule *s)
         free(s->sg[i].ops);
         free(s->sg[i].retain);
         free(s->sg[i].order);
+        free(s->sg[i].label);
     }
     free(s->sg);
     free(s->name);
@@ -122,15 +123,16 @@ static int top_list(json_t *root, const char *n, const char *field, int required
 static int from_json(json_t *root, ft_schedule *s, ft_status *st)
 {
     const char *n = SNAME(s);
-    json_t *subgraphs, *gran, *retain, *orders, *lat;
-    int nsg, rc;
+    json_t *subgraphs, *gran, *retain, *orders, *lat, *labels;
+    int nsg, rc, nlabels;
     if (!json_is_object(root))
         return ft__fail(st, FT_EINPUT, 0, "%s: top level must be an object", n);
     if ((rc = top_list(root, n, "subgraphs", 1, &subgraphs, &nsg, st)) ||
         (rc = top_list(root, n, "granularities", 1, &gran, &s->len_granularities, st)) ||
         (rc = top_list(root, n, "tensors_to_retain", 1, &retain, &s->len_retain, st)) ||
         (rc = top_list(root, n, "traversal_orders", 0, &orders, &s->len_orders, st)) ||
-        (rc = top_list(root, n, "subgraph_latencies", 0, &lat, &s->len_latencies, st)))
+        (rc = top_list(root, n, "subgraph_latencies", 0, &lat, &s->len_latencies, st)) ||
+        (rc = top_list(root, n, "subgraph_labels", 0, &labels, &nlabels, st)))
         return rc;
     s->sg = calloc((size_t)(nsg ? nsg : 1), sizeof(ft_subgraph));
     if (!s->sg)
@@ -178,6 +180,14 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
                     g->order[j] = json_integer_value(x);
                 }
             }
+        }
+        if (i < nlabels) {
+            json_t *e = json_array_get(labels, i);
+            if (json_is_string(e)) {
+                if (!(g->label = ft__strdup(json_string_value(e))))
+                    return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+            } else if (!json_is_null(e))
+                return ft__fail(st, FT_EINPUT, 0, "%s: subgraph_labels[%d] must be a string or null", n, i);
         }
         if (i < s->len_latencies) {
             json_t *e = json_array_get(lat, i);
@@ -312,7 +322,24 @@ char *ft_schedule_to_json(const ft_schedule *s, const double *latencies)
             sb_add(&b, "%s%s", i ? ", " : "", ft_format_double(num, v));
         }
     }
-    sb_add(&b, "]\n}\n");
+    sb_add(&b, "]");
+    int labelled = 0;
+    for (int i = 0; i < n; i++)
+        labelled |= s->sg[i].label != NULL;
+    if (labelled) {
+        sb_add(&b, ",\n  \"subgraph_labels\": [");
+        for (int i = 0; i < n; i++) {
+            json_t *str = s->sg[i].label ? json_string(s->sg[i].label) : NULL;
+            char *text = str ? json_dumps(str, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+            if (s->sg[i].label && !text)
+                b.bad = 1;
+            sb_add(&b, "%s%s", i ? ", " : "", text ? text : "null");
+            free(text);
+            json_decref(str);
+        }
+        sb_add(&b, "]");
+    }
+    sb_add(&b, "\n}\n");
     if (b.bad) {
         free(b.p);
         return NULL;

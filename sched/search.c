@@ -67,7 +67,22 @@ struct shared {
     int threads;
     double bound;
     long improvements;
+    ft_partition part;        /* a strategy run alone: its groups and labels */
+    int strategy_rc;          /* a strategy's error (FT_OK: none) ... */
+    ft_status strategy_st;    /* ... and its message */
 };
+
+/* Label each subgraph of s by the group of the strategy run alone that
+ * holds its first op (none when the search ran).  Returns 0, -1 on OOM. */
+static int label_schedule(const shared *sh, ft_schedule *s)
+{
+    for (int i = 0; sh->part.label && i < s->nsubgraphs; i++) {
+        const char *l = s->sg[i].nops ? sh->part.label[sh->part.gid[s->sg[i].ops[0]]] : NULL;
+        if (l && !(s->sg[i].label = ft__strdup(l)))
+            return -1;
+    }
+    return 0;
+}
 
 /* Seconds the passes leave for the final evaluation and the caller's write:
  * 4% of the limit, at least 20 ms and at most 1 s. */
@@ -207,6 +222,8 @@ static void publish(search *S, const plan *P, double total)
         ft_schedule *s = ft__plan_schedule(S->p, P);
         ft_eval e;
         ft_status st;
+        if (s && label_schedule(sh, s))
+            ft_schedule_free(s), s = NULL;
         if (s && figures(S->p, s, S->model, sh->hard - reserve(sh->limit), &e, &st) == FT_OK) {
             if (getenv("FT_SEARCH_CHECK"))
                 for (int i = 0; i < e.nsubgraphs; i++)
@@ -289,13 +306,13 @@ static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
     return t;
 }
 
-static int always(const search *S)
-{
-    (void)S;
-    return 1;
-}
-
-static int small_problem(const search *S) { return S->p->nops <= FT_SEARCH_EXHAUSTIVE_OPS; }
+/* The search runs (not a strategy alone). */
+static int searching(const search *S) { return S->o->strategy == FT_STRATEGY_SEARCH; }
+/* A grouping strategy runs alone. */
+static int strategy_alone(const search *S) { return !searching(S); }
+/* The search starts from some strategies' groupings too. */
+static int has_starts(const search *S) { return searching(S) && (S->o->start_from & FT_STRATEGY_ALL_STARTS); }
+static int small_problem(const search *S) { return searching(S) && S->p->nops <= FT_SEARCH_EXHAUSTIVE_OPS; }
 /* A small native tile: every tile size can be tried. */
 static int small_native(const search *S)
 {
@@ -304,7 +321,7 @@ static int small_native(const search *S)
 /* The finer candidate set: every size for a small native tile, else the
  * sizes that set a tile count. */
 static int fine_mode(const search *S) { return small_native(S) ? FINE_ALL : FINE_COUNTS; }
-static int large_problem(const search *S) { return S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS; }
+static int large_problem(const search *S) { return searching(S) && S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS; }
 
 static void run_one_op(search *S, sctx *x, int *gid)
 {
@@ -321,8 +338,56 @@ static void run_one_op(search *S, sctx *x, int *gid)
     S->first = 0;
 }
 
+/* The grouping strategy o->strategy alone (strategy_pass.c), costed in
+ * full whatever the deadline (like one-op); its groups and labels are kept
+ * for the schedule, its error for ft_search's answer. */
+static void run_strategy(search *S, sctx *x, int *gid)
+{
+    shared *sh = S->sh;
+    S->first = 1;
+    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, gid, &sh->part, &sh->strategy_st);
+    if (sh->strategy_rc == FT_OK)
+        offer_partition(S, x, gid, 0);
+    S->first = 0;
+}
+
+/* Each strategy of o->start_from, its groups offered; the best becomes
+ * the partition the later passes start from (S->start_gid).  A strategy
+ * that fails is skipped, except on pattern files the user named (their
+ * error is ft_search's answer). */
+static void run_starts(search *S, sctx *x, int *gid)
+{
+    int n = S->p->nops;
+    S->start_t = INF;
+    S->start_gid = malloc(sizeof(int) * ((size_t)n + 1));
+    int *g2 = malloc(sizeof(int) * ((size_t)n + 1));
+    for (int k = 1; S->start_gid && g2 && k < FT_STRATEGY_COUNT && !ft__out_of_time(S); k++) {
+        if (!(S->o->start_from & (1u << k)))
+            continue;
+        ft_partition part;
+        ft_status st;
+        int rc = ft__strategy_groups(S, x, (ft_strategy)k, g2, &part, &st);
+        ft_partition_free(&part);
+        if (rc != FT_OK) {
+            if (k == FT_STRATEGY_PATTERNS && S->o->npattern_files > 0 && S->sh->strategy_rc == FT_OK) {
+                S->sh->strategy_rc = rc;
+                S->sh->strategy_st = st;
+            }
+            continue;
+        }
+        double t = offer_partition(S, x, g2, 0);
+        if (t < S->start_t) {
+            S->start_t = t;
+            memcpy(S->start_gid, g2, sizeof(int) * (size_t)n);
+        }
+    }
+    free(g2);
+    (void)gid;
+}
+
 /* Greedy fusion within 60% of the time left, so that its partition can
- * still be costed with retention and offered before the deadline. */
+ * still be costed with retention and offered before the deadline; the
+ * later passes start from the better of it and the starts' best. */
 static void run_greedy(search *S, sctx *x, int *gid)
 {
     double deadline = S->deadline, t = now_s();
@@ -330,7 +395,9 @@ static void run_greedy(search *S, sctx *x, int *gid)
     ft__greedy_fusion(S, x, gid);
     S->deadline = deadline;
     S->timed_out = 0;
-    offer_partition(S, x, gid, 0);
+    double tg = offer_partition(S, x, gid, 0);
+    if (S->start_gid && S->start_t < tg)
+        memcpy(gid, S->start_gid, sizeof(int) * (size_t)S->p->nops);
 }
 
 /* Every ordered partition, then recomputation on the best of them. */
@@ -397,8 +464,10 @@ static int above_bound(const search *S) { return large_problem(S) && S->best > S
 
 /* The passes, in order (see the top of this file). */
 static const pass passes[] = {
-    {"one-op", always, run_one_op},
-    {"greedy", always, run_greedy},
+    {"strategy", strategy_alone, run_strategy},
+    {"one-op", searching, run_one_op},
+    {"starts", has_starts, run_starts},
+    {"greedy", searching, run_greedy},
     {"exhaustive", small_problem, run_exhaustive},
     {"exhaustive-fine", small_problem, run_exhaustive_fine},
     {"local", large_problem, run_local},
@@ -412,6 +481,7 @@ static const pass passes[] = {
 static void search_free(search *S)
 {
     ft__plan_free(&S->best_plan);
+    free(S->start_gid);
     ft__memo_free(S);
     free(S->tm);
     free(S->keybuf);
@@ -541,12 +611,19 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     for (int t = 1; t <= started; t++)
         if (W[t].S.best < W[bt].S.best)
             bt = t;
+    if (sh.strategy_rc != FT_OK) {
+        rc = sh.strategy_rc;
+        *st = sh.strategy_st;
+        goto done;
+    }
     if (W[bt].S.best == INF) {
         rc = ft__fail(st, FT_EINVALID, FT_R_OOM, "%s: no valid schedule found: some op does not fit fast_memory_capacity %.17g even at the smallest granularity",
                       p->name ? p->name : "problem", p->capacity);
         goto done;
     }
     ft_schedule *s = ft__plan_schedule(p, &W[bt].S.best_plan);
+    if (s && label_schedule(&sh, s))
+        ft_schedule_free(s), s = NULL;
     if (!s) {
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
@@ -566,6 +643,7 @@ done:
     free(W);
     free(gid);
     ft__sctx_free(&x);
+    ft_partition_free(&sh.part);
     pthread_mutex_destroy(&sh.mu);
     return rc;
 }

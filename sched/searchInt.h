@@ -3,6 +3,7 @@
 #define FT_SEARCHINT_H
 
 #include "internal.h"
+#include "strategy.h"
 
 #include <math.h>
 
@@ -113,6 +114,8 @@ typedef struct search {
     double best_time;      /* seconds from t0 at which it was found */
     int64_t evals;         /* subgraph configurations scored */
     double bound;          /* the best lower bound: stop when best reaches it */
+    int *start_gid;        /* the best strategy's partition (starts pass) */
+    double start_t;        /* its total (INF: none) */
     shared *sh;            /* state shared between threads (search.c) */
 } search;
 
@@ -210,6 +213,17 @@ void ft__perturb(search *S, int *gid, int n);
  * `span` ops consecutive in topological order, the rest fixed; keeps the
  * best.  Returns 1 when gid changed. */
 int ft__window_repartition(search *S, sctx *x, int *gid, int span);
+
+/* ------------------------------------------------------------ strategy_pass.c */
+
+/* Run grouping strategy `which` (not FT_STRATEGY_SEARCH) on S->p with
+ * S->o's options: *part gets its groups, each fitting the fast memory
+ * alone (a group that fits no tiling split into single ops), labelled by
+ * the strategy and its ops' source layers; gid (nops entries) the same
+ * group ids.  FT_OK, or the strategy's error (a bad pattern file:
+ * FT_EINPUT naming file and line; FT_ENOMEM) with *part empty.  The
+ * caller frees *part (ft_partition_free). */
+int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_partition *part, ft_status *st);
 
 /* ------------------------------------------------------------ recompute.c */
 

@@ -9,6 +9,8 @@ void ft_search_opts_init(ft_search_opts *o)
     o->model = FT_COMPUTE_NATIVE;
     o->time_limit = 10;
     o->seed = 1;
+    o->strategy = FT_STRATEGY_SEARCH;
+    o->start_from = FT_STRATEGY_ALL_STARTS;
 }
 
 double ft_contest_time_limit(int nops)

@@ -15,6 +15,8 @@ typedef struct ft_strategy_opts {
      * target's units: SMs, KPU tiles, TPU cores); 0: chosen from the
      * problem (one per resource-constrained group) */
     int parts;
+    /* how the partition strategy cuts (FT_PARTITION_AUTO: see fusetile.h) */
+    ft_partition_method method;
 } ft_strategy_opts;
 
 /* A strategy's answer: a group id per op (gid[o] in 0..ngroups-1) and,
@@ -29,6 +31,11 @@ typedef struct ft_partition {
     int ngroups;
     char **label;   /* ngroups entries, each NULL or malloc'd; or NULL */
 } ft_partition;
+
+/* Bytes of a group's label in a schedule (strategy_pass.c: the strategy's
+ * label and its source layers), NUL included; longer lists end in
+ * ", ... (+N)". */
+enum { FT_STRATEGY_LABEL_MAX = 240 };
 
 /* Release what a partition owns (not *part itself) and zero it. */
 void ft_partition_free(ft_partition *part);

@@ -363,8 +363,8 @@ static void test_rules_metis_silent(void **state)
     printf("  METIS silent on %d partitions\n", runs);
 }
 
-/* The rules strategy (fusion, then resource-constrained merging) on
- * ResNet-18: valid, no group over FT_PART_MAX_GROUP_OPS unless fusion made
+/* The partition strategy's resource-constrained method (fusion, then
+ * merging while the working set fits) on ResNet-18: valid, no group over FT_PART_MAX_GROUP_OPS unless fusion made
  * it, each group's footprint within the capacity when it merged more than
  * one fused group, fewer groups than fusion. */
 static void test_rules_resnet18_fit(void **state)
@@ -373,10 +373,11 @@ static void test_rules_resnet18_fit(void **state)
     ft_problem *p = f->p;
     ft_partition part;
     ft_status st;
-    assert_int_equal(ft__strategy_rules(p, NULL, &part, &st), FT_OK);
+    ft_strategy_opts o = {.method = FT_PARTITION_FIT};
+    assert_int_equal(ft__strategy_partition(p, &o, &part, &st), FT_OK);
     print_labels("fit", &part);
     assert_valid(p, &part);
-    printf("  resnet18: rules strategy: %d groups\n", part.ngroups);
+    printf("  resnet18: partition strategy, fit method: %d groups\n", part.ngroups);
     assert_true(part.ngroups < 23);
     int *ops = malloc(sizeof(int) * (size_t)p->nops);
     unsigned char *in = calloc((size_t)p->nops, 1);
@@ -598,13 +599,13 @@ static void test_rules_scale_1000(void **state)
     ft_status st;
     memset(&o, 0, sizeof o);
     fx_generate(&f, FT_GEN_SCALE, 1000, 1);
-    static const char *what[] = {"rule-based fusion", "rules strategy", "partition strategy (METIS, default parts)",
+    static const char *what[] = {"rule-based fusion", "partition strategy (fit)", "partition strategy (METIS, default parts)",
                                  "METIS into 64 parts", "layer-based (no names: one group, repaired)"};
     for (int i = 0; i < 5; i++) {
         o.parts = i == 3 ? 64 : 0;
+        o.method = i == 1 ? FT_PARTITION_FIT : FT_PARTITION_AUTO;
         double t0 = ftt_seconds();
         int rc = i == 0   ? ft__rules_fuse(f.p, &part, &st)
-                 : i == 1 ? ft__strategy_rules(f.p, &o, &part, &st)
                  : i == 4 ? ft__partition_layers(f.p, &f.fused, &part, NULL, &st)
                           : ft__strategy_partition(f.p, &o, &part, &st);
         double t1 = ftt_seconds();

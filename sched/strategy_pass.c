@@ -1,0 +1,231 @@
+/* strategy_pass.c - the grouping strategies as passes of the scheduler: their names, the dispatch, and a strategy's partition made into groups a plan can cost (checked, repaired, unfit groups split, labelled by source names). */
+#include "rules.h"
+#include "searchInt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A strategy (strategy.h) answers with a partition of the ops.  The pass
+ * table (search.c) turns it into a schedule the same way for every
+ * strategy, so that they differ only in their grouping:
+ *
+ *   1. the partition is checked (ft__partition_check: groups connected,
+ *      quotient acyclic); one that fails is repaired (ft__grouping_repair)
+ *      rather than dropped, since the check guards a strategy's bug, not
+ *      the user's input;
+ *   2. a group whose ops fit no granularity together (nothing retained,
+ *      its outputs written: ft__partition_group_cost is INF; strategies
+ *      judge fit by an estimate, ft__footprint) is split into chunks that
+ *      fit, in topological order (split_unfit), as a designer would split
+ *      a fused kernel that does not fit;
+ *   3. search.c costs the groups (each at its best granularity and
+ *      traversal, group.c and tiling.c) with optimal retention (retain.c);
+ *      no recomputation, which is the search's own move.
+ *
+ * Labels: the strategy's label of the group, then the source layers of its
+ * ops (ft__source_name, in op order, each once), so that a report names the
+ * model's layers: "conv+bn+relu layer1.0.conv1: layer1.0.conv1, layer1.0.bn1,
+ * layer1.0.relu".
+ */
+
+typedef int (*strategy_fn)(const ft_problem *, const ft_strategy_opts *, ft_partition *, ft_status *);
+
+static const struct {
+    const char *name;
+    strategy_fn run; /* NULL: the search itself */
+} strategies[FT_STRATEGY_COUNT] = {
+    [FT_STRATEGY_SEARCH] = {"search", NULL},
+    [FT_STRATEGY_PATTERNS] = {"patterns", ft__strategy_patterns},
+    [FT_STRATEGY_RULES] = {"rules", ft__strategy_rules},
+    [FT_STRATEGY_PARTITION] = {"partition", ft__strategy_partition},
+    [FT_STRATEGY_SUPERTILE] = {"supertile", ft__strategy_supertile},
+};
+
+const char *ft_strategy_name(ft_strategy s)
+{
+    return (unsigned)s < FT_STRATEGY_COUNT ? strategies[s].name : NULL;
+}
+
+static const char *const methods[] = {"auto", "fit", "layers", "metis"};
+
+const char *ft_partition_method_name(ft_partition_method m)
+{
+    return (unsigned)m < sizeof methods / sizeof *methods ? methods[m] : NULL;
+}
+
+int ft_partition_method_parse(const char *name, ft_partition_method *m, ft_status *st)
+{
+    for (size_t i = 0; name && i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(name, methods[i]) == 0) {
+            *m = (ft_partition_method)i;
+            return FT_OK;
+        }
+    return ft__fail(st, FT_EINPUT, 0, "unknown partition method '%s' (expected auto, fit, layers or metis)", name ? name : "(null)");
+}
+
+int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st)
+{
+    for (int i = 0; name && i < FT_STRATEGY_COUNT; i++)
+        if (strcmp(name, strategies[i].name) == 0) {
+            *s = (ft_strategy)i;
+            return FT_OK;
+        }
+    return ft__fail(st, FT_EINPUT, 0, "unknown strategy '%s' (expected search, patterns, rules, partition or supertile)",
+                    name ? name : "(null)");
+}
+
+/* Label of group g: "LABEL: a, b, c" (LABEL: the strategy's, else
+ * "group G"; a, b, c: the source layers of its ops), cut at
+ * FT_STRATEGY_LABEL_MAX bytes with ", ... (+N)" naming the layers left
+ * out.  NULL on OOM. */
+static char *group_label(const ft_problem *p, const ft_partition *part, int g)
+{
+    char buf[FT_STRATEGY_LABEL_MAX], last[FT_RULES_LABEL] = "", src[FT_RULES_LABEL];
+    const char *head = part->label && part->label[g] ? part->label[g] : NULL;
+    int len = head ? snprintf(buf, sizeof buf, "%s:", head) : snprintf(buf, sizeof buf, "group %d:", g);
+    int names = 0, left = 0;
+    for (int i = 0; i < p->nops; i++) {
+        int o = p->topo[i];
+        if (part->gid[o] != g)
+            continue;
+        if (p->ops[o].name)
+            ft__source_name(p->ops[o].name, src, sizeof src);
+        else
+            snprintf(src, sizeof src, "op %d", o);
+        if (strcmp(src, last) == 0)
+            continue;
+        memcpy(last, src, sizeof last);
+        /* room for this name and a closing ", ... (+N)" */
+        if (!left && len + (int)strlen(src) + 2 + 24 < (int)sizeof buf) {
+            len += snprintf(buf + len, sizeof buf - (size_t)len, "%s %s", names ? "," : "", src);
+            names++;
+        } else {
+            left++;
+        }
+    }
+    if (left)
+        snprintf(buf + len, sizeof buf - (size_t)len, ", ... (+%d)", left);
+    return ft__strdup(buf);
+}
+
+/* Whether op o reads or writes a tensor that an op of gid group g touches
+ * (SPEC 2's connection, shared inputs included). */
+static int touches(const ft_problem *p, const int *gid, int g, int o)
+{
+    const ft_op *O = &p->ops[o];
+    for (int k = 0; k <= O->ninputs; k++) {
+        const ft_tensor *T = &p->tensors[k < O->ninputs ? O->inputs[k] : O->output];
+        if (T->producer >= 0 && T->producer != o && gid[T->producer] == g)
+            return 1;
+        for (int c = 0; c < T->nconsumers; c++)
+            if (T->consumers[c] != o && gid[T->consumers[c]] == g)
+                return 1;
+    }
+    return 0;
+}
+
+/* Split every group of part that fits no tiling alone (nothing retained:
+ * ft__partition_group_cost is INF) into chunks: its ops in topological
+ * order, each joining the current chunk when it touches it and the chunk
+ * still fits with it, else starting the next.  Each chunk is connected;
+ * chunks of consecutive positions keep the quotient acyclic (an edge
+ * between two chunks goes forward, and a path out of the group and back
+ * would be a cycle of the old quotient).  New groups keep the old label.
+ * FT_OK or FT_ENOMEM. */
+static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
+{
+    const ft_problem *p = S->p;
+    int n = p->nops, ng = part->ngroups, next = ng, rc = FT_OK;
+    int *ops = malloc(sizeof(int) * ((size_t)n + 1)), *members = malloc(sizeof(int) * ((size_t)n + 1));
+    int *origin = malloc(sizeof(int) * ((size_t)n + 1)); /* new group -> old */
+    if (!ops || !members || !origin)
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    for (int g = 0; g < ng && rc == FT_OK; g++) {
+        int m = 0;
+        cfg c;
+        for (int i = 0; i < n; i++)
+            if (part->gid[p->topo[i]] == g)
+                members[m++] = p->topo[i];
+        memcpy(ops, members, sizeof(int) * (size_t)m);
+        if (m < 2 || ft__partition_group_cost(S, x, part->gid, g, ops, m, &c) < INF)
+            continue;
+        /* every member but the first leaves g, then joins the chunk `cur`
+         * or starts the next */
+        for (int i = 1; i < m; i++)
+            part->gid[members[i]] = -1;
+        int cur = g;
+        for (int i = 1; i < m; i++) {
+            int o = members[i];
+            if (touches(p, part->gid, cur, o)) {
+                part->gid[o] = cur;
+                int q = 0;
+                for (int j = 0; j <= i; j++)
+                    if (part->gid[members[j]] == cur)
+                        ops[q++] = members[j];
+                if (ft__partition_group_cost(S, x, part->gid, cur, ops, q, &c) < INF)
+                    continue;
+            }
+            origin[next] = g;
+            cur = next++;
+            part->gid[o] = cur;
+        }
+    }
+    if (rc == FT_OK && next > ng && part->label) {
+        char **label = realloc(part->label, sizeof(char *) * (size_t)next);
+        if (!label) {
+            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        } else {
+            part->label = label;
+            for (int g = ng; g < next; g++)
+                label[g] = NULL;
+            part->ngroups = next; /* so that ft_partition_free sees them all */
+            for (int g = ng; g < next && rc == FT_OK; g++)
+                if (label[origin[g]] && !(label[g] = ft__strdup(label[origin[g]])))
+                    rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        }
+    }
+    if (rc == FT_OK)
+        part->ngroups = next;
+    free(origin);
+    free(ops);
+    free(members);
+    return rc;
+}
+
+int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_partition *part, ft_status *st)
+{
+    const ft_problem *p = S->p;
+    const ft_search_opts *so = S->o;
+    memset(part, 0, sizeof *part);
+    if ((unsigned)which >= FT_STRATEGY_COUNT || !strategies[which].run)
+        return ft__fail(st, FT_EINPUT, 0, "strategy %d is not a grouping strategy", (int)which);
+    ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition};
+    ft_partition raw = {0};
+    int rc = strategies[which].run(p, &o, &raw, st);
+    if (rc == FT_OK && ft__partition_check(p, &raw, st) != FT_OK) {
+        ft_status_clear(st);
+        rc = ft__grouping_repair(p, &raw, NULL, st);
+    }
+    if (rc == FT_OK)
+        rc = split_unfit(S, x, &raw, st);
+    if (rc == FT_OK) {
+        part->nops = p->nops;
+        part->ngroups = raw.ngroups;
+        part->label = calloc((size_t)raw.ngroups + 1, sizeof(char *));
+        for (int g = 0; part->label && g < raw.ngroups; g++)
+            if (!(part->label[g] = group_label(p, &raw, g)))
+                break;
+        part->gid = raw.gid;
+        raw.gid = NULL;
+        if (!part->label || (raw.ngroups && !part->label[raw.ngroups - 1]))
+            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        else
+            memcpy(gid, part->gid, sizeof(int) * (size_t)p->nops);
+    }
+    ft_partition_free(&raw);
+    if (rc != FT_OK)
+        ft_partition_free(part);
+    return rc;
+}
