@@ -577,8 +577,8 @@ typedef struct ft_search_opts {
                                 0 (default): until the deadline or the bound */
     int verbose;             /* 1: progress lines on stderr, default 0 */
     ft_strategy strategy;    /* default FT_STRATEGY_SEARCH; another runs that
-                                strategy alone (the time limit then only
-                                bounds the final evaluation) */
+                                strategy alone, its groups costed within
+                                time_limit (FT_EINPUT when they cannot be) */
     unsigned start_from;     /* FT_STRATEGY_SEARCH: the strategies whose
                                 groupings the search also starts from, a bit
                                 (1u << s) each; default FT_STRATEGY_ALL_STARTS,

@@ -338,17 +338,20 @@ static void run_one_op(search *S, sctx *x, int *gid)
     S->first = 0;
 }
 
-/* The grouping strategy o->strategy alone (strategy_pass.c), costed in
- * full whatever the deadline (like one-op); its groups and labels are kept
- * for the schedule, its error for ft_search's answer. */
+/* The grouping strategy o->strategy alone (strategy_pass.c), costed
+ * within the deadline; its groups and labels are kept for the schedule,
+ * its error for ft_search's answer.  A group that fits only small tiles
+ * walks many steps: when the costing is cut, the strategy fails with a
+ * message naming the limit rather than return a worse tiling silently. */
 static void run_strategy(search *S, sctx *x, int *gid)
 {
     shared *sh = S->sh;
-    S->first = 1;
     sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, gid, &sh->part, &sh->strategy_st);
-    if (sh->strategy_rc == FT_OK)
-        offer_partition(S, x, gid, 0);
-    S->first = 0;
+    if (sh->strategy_rc == FT_OK && offer_partition(S, x, gid, 0) >= INF && ft__out_of_time(S))
+        sh->strategy_rc = ft__fail(&sh->strategy_st, FT_EINPUT, 0,
+                                   "strategy %s: its %d groups could not be costed within the time limit of %g s (some group "
+                                   "fits only small tiles and walks many steps); give it more time",
+                                   ft_strategy_name(S->o->strategy), sh->part.ngroups, sh->limit);
 }
 
 /* Each strategy of o->start_from, its groups offered; the best becomes

@@ -128,19 +128,23 @@ static int touches(const ft_problem *p, const int *gid, int g, int o)
 
 /* Split every group of part that fits no tiling alone (nothing retained:
  * ft__partition_group_cost is INF) into chunks: its ops in topological
- * order, each joining the current chunk when it touches it and the chunk
- * still fits with it, else starting the next.  Each chunk is connected;
- * chunks of consecutive positions keep the quotient acyclic (an edge
- * between two chunks goes forward, and a path out of the group and back
- * would be a cycle of the old quotient).  New groups keep the old label.
- * FT_OK or FT_ENOMEM. */
+ * order, each joining the current chunk when it touches it and the
+ * chunk's estimated working set (ft__footprint, no real costing: that can
+ * take seconds on a large group) stays within the capacity, else starting
+ * the next; a chunk that then fits no tiling either becomes single ops.
+ * Each chunk is connected; chunks of consecutive positions keep the
+ * quotient acyclic (an edge between two chunks goes forward, and a path
+ * out of the group and back would be a cycle of the old quotient).  New
+ * groups keep the old label.  FT_OK or FT_ENOMEM. */
 static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
 {
     const ft_problem *p = S->p;
     int n = p->nops, ng = part->ngroups, next = ng, rc = FT_OK;
     int *ops = malloc(sizeof(int) * ((size_t)n + 1)), *members = malloc(sizeof(int) * ((size_t)n + 1));
     int *origin = malloc(sizeof(int) * ((size_t)n + 1)); /* new group -> old */
-    if (!ops || !members || !origin)
+    unsigned char *in = calloc((size_t)n + 1, 1);
+    int64_t *best = calloc((size_t)p->ntensors + 1, sizeof(int64_t));
+    if (!ops || !members || !origin || !in || !best)
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     for (int g = 0; g < ng && rc == FT_OK; g++) {
         int m = 0;
@@ -153,23 +157,37 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
             continue;
         /* every member but the first leaves g, then joins the chunk `cur`
          * or starts the next */
+        int first = next, cur = g, q = 1;
         for (int i = 1; i < m; i++)
             part->gid[members[i]] = -1;
-        int cur = g;
+        ops[0] = members[0];
         for (int i = 1; i < m; i++) {
             int o = members[i];
-            if (touches(p, part->gid, cur, o)) {
+            ops[q] = o;
+            if (touches(p, part->gid, cur, o) && (double)ft__footprint(p, ops, q + 1, in, best) <= p->capacity) {
                 part->gid[o] = cur;
-                int q = 0;
-                for (int j = 0; j <= i; j++)
-                    if (part->gid[members[j]] == cur)
-                        ops[q++] = members[j];
-                if (ft__partition_group_cost(S, x, part->gid, cur, ops, q, &c) < INF)
-                    continue;
+                q++;
+                continue;
             }
             origin[next] = g;
             cur = next++;
             part->gid[o] = cur;
+            ops[0] = o;
+            q = 1;
+        }
+        /* chunks that still fit nothing: single ops */
+        for (int h = g; h < next; h = h == g ? first : h + 1) {
+            int k = 0;
+            for (int i = 0; i < m; i++)
+                if (part->gid[members[i]] == h)
+                    ops[k++] = members[i];
+            if (k < 2 || ft__partition_group_cost(S, x, part->gid, h, ops, k, &c) < INF)
+                continue;
+            for (int i = 0, kept = 0; i < m; i++)
+                if (part->gid[members[i]] == h && kept++) {
+                    origin[next] = g;
+                    part->gid[members[i]] = next++;
+                }
         }
     }
     if (rc == FT_OK && next > ng && part->label) {
@@ -191,6 +209,8 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
     free(origin);
     free(ops);
     free(members);
+    free(in);
+    free(best);
     return rc;
 }
 

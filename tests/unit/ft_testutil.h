@@ -29,6 +29,31 @@ static inline double ftt_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Path of the source tree's file `rel` ($FT_SRCDIR/rel, else the build's
+ * FT_SRCDIR/rel); a static buffer, valid until the next call. */
+static inline const char *ftt_src_path(const char *rel)
+{
+    static char path[4096];
+    const char *src = getenv("FT_SRCDIR");
+#ifdef FT_SRCDIR
+    if (!src || !*src)
+        src = FT_SRCDIR;
+#endif
+    snprintf(path, sizeof path, "%s%s%s", src && *src ? src : "", src && *src ? "/" : "", rel);
+    return path;
+}
+
+/* The problem in the source tree's file `rel`; fails the test when it does
+ * not load.  The caller frees it (ft_problem_free). */
+static inline ft_problem *ftt_load(const char *rel)
+{
+    ft_problem *p = NULL;
+    ft_status st;
+    if (ft_problem_load(ftt_src_path(rel), &p, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    return p;
+}
+
 /* The problem in the JSON text `json` (`name` in messages); fails the test
  * when it does not parse.  The caller frees it (ft_problem_free). */
 static inline ft_problem *ftt_parse(const char *json, const char *name)

@@ -297,7 +297,7 @@ static void test_patterns_file_errors(void **state)
     close(fd);
     ft_problem *p = problem(CHAIN);
     const char *files[] = {path};
-    ft_strategy_opts o = {files, 1, 0};
+    ft_strategy_opts o = {.pattern_files = files, .npattern_files = 1};
     ft_partition part;
     ft_status st;
     assert_int_equal(ft__strategy_patterns(p, &o, &part, &st), FT_EINPUT);
@@ -329,15 +329,6 @@ static void test_patterns_bundled_libraries(void **state)
 
 /* ------------------------------------------------------------ models */
 
-/* Path of a source-tree file: $FT_SRCDIR/rel, else rel. */
-static const char *src_path(const char *rel)
-{
-    static char buf[4096];
-    const char *src = getenv("FT_SRCDIR");
-    snprintf(buf, sizeof buf, "%s%s%s", src && *src ? src : "", src && *src ? "/" : "", rel);
-    return buf;
-}
-
 /* Load the bundled library `name` (patterns/NAME). */
 static ft_patlib bundled(const char *name)
 {
@@ -345,7 +336,7 @@ static ft_patlib bundled(const char *name)
     ft_patlib lib = {0};
     ft_status st;
     snprintf(rel, sizeof rel, "patterns/%s", name);
-    if (ft__patlib_load(&lib, src_path(rel), &st) != FT_OK) {
+    if (ft__patlib_load(&lib, ftt_src_path(rel), &st) != FT_OK) {
         ft__patlib_free(&lib);
         fail_msg("%s", st.msg);
     }
@@ -371,7 +362,7 @@ static void test_patterns_resnet18(void **state)
     (void)state;
     ft_problem *p = NULL;
     ft_status st;
-    if (ft_problem_load(src_path("examples/resnet18.problem.json"), &p, &st) != FT_OK)
+    if (ft_problem_load(ftt_src_path("examples/resnet18.problem.json"), &p, &st) != FT_OK)
         fail_msg("%s", st.msg);
     ft_pat_stats stats;
     double ms;

@@ -10,19 +10,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* examples/NAME from the source tree ($FT_SRCDIR, else the build's). */
-static ft_problem *load_example(const char *name)
-{
-    const char *src = getenv("FT_SRCDIR");
-    char path[1024];
-    ft_problem *p = NULL;
-    ft_status st;
-    snprintf(path, sizeof path, "%s/examples/%s", src && *src ? src : FT_SRCDIR, name);
-    if (ft_problem_load(path, &p, &st) != FT_OK)
-        fail_msg("%s", st.msg);
-    return p;
-}
-
 /* A problem and its rule-based fusion: the fixture of most tests. */
 typedef struct fx {
     ft_problem *p;
@@ -71,7 +58,7 @@ static int resnet_setup(void **state)
     fx *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    f->p = load_example("resnet18.problem.json");
+    f->p = ftt_load("examples/resnet18.problem.json");
     fx_fuse(f);
     *state = f;
     return 0;

@@ -198,24 +198,6 @@ static void test_supertile_footprint_nesting(void **state)
 
 /* ------------------------------------------------------------ models */
 
-/* Path of a file of the source tree ($FT_SRCDIR, else this file's ../..). */
-static const char *src_path(const char *rel)
-{
-    static char path[4096];
-    const char *src = getenv("FT_SRCDIR");
-    if (src && *src) {
-        snprintf(path, sizeof path, "%s/%s", src, rel);
-    } else {
-        char here[2048];
-        snprintf(here, sizeof here, "%s", __FILE__);
-        char *slash = strrchr(here, '/');
-        if (slash)
-            *slash = '\0';
-        snprintf(path, sizeof path, "%s/../../%s", slash ? here : ".", rel);
-    }
-    return path;
-}
-
 /* Every group non-empty and connected (SPEC 2), the quotient graph
  * acyclic, labels and tiles in range, the schedule valid; returns the
  * groups' count and prints the figures. */
@@ -301,7 +283,7 @@ static void check_file(const char *rel, int pass_table)
 {
     ft_problem *p;
     ft_status st;
-    const char *path = src_path(rel);
+    const char *path = ftt_src_path(rel);
     if (ft_problem_load(path, &p, &st) != FT_OK)
         fail_msg("%s", st.msg);
     ft_partition part;
@@ -334,7 +316,7 @@ static void test_supertile_resnet18(void **state)
     check_file("examples/resnet18.problem.json", !ftt_valgrind());
     ft_problem *p;
     ft_status st;
-    assert_int_equal(ft_problem_load(src_path("examples/resnet18.problem.json"), &p, &st), FT_OK);
+    assert_int_equal(ft_problem_load(ftt_src_path("examples/resnet18.problem.json"), &p, &st), FT_OK);
     ft_partition part;
     run(p, &part, NULL);
     int pairs = 0;
