@@ -387,32 +387,6 @@ static int parse_seconds(const char *v, double *out)
     return 0;
 }
 
-/* --start-from LIST into *mask: 0, or -1 after a message. */
-static int parse_starts(const char *v, unsigned *mask)
-{
-    char buf[256];
-    if (strcmp(v, "all") == 0 || strcmp(v, "none") == 0) {
-        *mask = v[0] == 'a' ? FT_STRATEGY_ALL_STARTS : 0;
-        return 0;
-    }
-    if (strlen(v) >= sizeof buf || !*v) {
-        cli_error("schedule: --start-from is '%s', must be strategies separated by commas, all or none", v);
-        return -1;
-    }
-    strcpy(buf, v);
-    *mask = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        ft_strategy k;
-        ft_status st;
-        if (ft_strategy_parse(tok, &k, &st) != FT_OK || k == FT_STRATEGY_SEARCH) {
-            cli_error("schedule: --start-from: '%s' is not a grouping strategy (patterns, rules, partition, supertile)", tok);
-            return -1;
-        }
-        *mask |= 1u << k;
-    }
-    return 0;
-}
-
 /* The strategy options (--strategy, --start-from, --patterns, --partition,
  * --parts) of
  * `fusetile schedule`: 1 taken, 0 not one of them, -1 after a message. */
@@ -428,8 +402,12 @@ static int strategy_option(cli_opts *o, const char *arg, cli_sched_job *job)
             return -1;
         }
     } else if (cli_opt_is(o, arg, "--start-from")) {
-        if (!(v = cli_opt_value(o, "--start-from")) || parse_starts(v, &job->start_from))
+        if (!(v = cli_opt_value(o, "--start-from")))
             return -1;
+        if (ft_strategy_parse_starts(v, &job->start_from, &st) != FT_OK) {
+            cli_error("schedule: --%s", st.msg);
+            return -1;
+        }
     } else if (cli_opt_is(o, arg, "--patterns")) {
         if (!(v = cli_opt_file(o, "--patterns")))
             return -1;

@@ -560,6 +560,11 @@ const char *ft_strategy_name(ft_strategy s);
  * the valid names. */
 int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st);
 
+/* The start_from mask (ft_search_opts) of `list`: grouping strategies
+ * separated by commas ("rules,patterns"), "all" or "none".  FT_OK, or
+ * FT_EINPUT with st naming the entry that is not one. */
+int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st);
+
 /* Most search threads ft_search runs (ft_search_opts.threads). */
 #define FT_SEARCH_MAX_THREADS 256
 

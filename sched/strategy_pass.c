@@ -76,6 +76,32 @@ int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st)
                     name ? name : "(null)");
 }
 
+int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st)
+{
+    if (!list || !*list)
+        return ft__fail(st, FT_EINPUT, 0, "start-from list is empty (expected strategies separated by commas, all or none)");
+    if (strcmp(list, "all") == 0 || strcmp(list, "none") == 0) {
+        *mask = list[0] == 'a' ? FT_STRATEGY_ALL_STARTS : 0;
+        return FT_OK;
+    }
+    unsigned m = 0;
+    for (const char *a = list; *a;) {
+        size_t len = strcspn(a, ",");
+        int found = 0;
+        for (int k = 1; k < FT_STRATEGY_COUNT && !found; k++)
+            if (strlen(strategies[k].name) == len && strncmp(a, strategies[k].name, len) == 0) {
+                m |= 1u << k;
+                found = 1;
+            }
+        if (!found)
+            return ft__fail(st, FT_EINPUT, 0, "start-from: '%.*s' is not a grouping strategy (patterns, rules, partition, supertile)",
+                            (int)(len > 64 ? 64 : len), a);
+        a += len + (a[len] == ',');
+    }
+    *mask = m;
+    return FT_OK;
+}
+
 /* Label of group g: "LABEL: a, b, c" (LABEL: the strategy's, else
  * "group G"; a, b, c: the source layers of its ops), cut at
  * FT_STRATEGY_LABEL_MAX bytes with ", ... (+N)" naming the layers left

@@ -548,6 +548,8 @@ static Tcl_Obj *subgraph_dict(const ft_problem *p, const ft_schedule *s, int i)
     put(d, "order", g->order ? wide_list(g->order, g->norder) : Tcl_NewObj());
     put(d, "reported", g->has_reported ? Tcl_NewDoubleObj(g->reported) : Tcl_NewObj());
     put_label(d, p, g);
+    if (g->label) /* the strategy's group (ft_subgraph.label) */
+        put(d, "group", str(g->label));
     return d;
 }
 
@@ -883,19 +885,57 @@ static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *
     return TCL_OK;
 }
 
-/* p schedule NAME ?-timelimit S? ?-model M? ?-seed N? ?-threads N? ?-target T? ?-keepcosts? */
+/* The grouping-strategy options of `p schedule` (-strategy, -startfrom,
+ * -patterns, -partition, -parts) into *o; the -patterns list's strings
+ * into files (at most FT_TCL_MAX_PATTERN_FILES; they live as long as v).
+ * TCL_OK or TCL_ERROR with a USAGE error. */
+#define FT_TCL_MAX_PATTERN_FILES 16
+static int strategy_opt(Tcl_Interp *interp, const char *opt, Tcl_Obj *v, ft_search_opts *o, const char **files)
+{
+    ft_status st;
+    const char *s = Tcl_GetString(v);
+    int rc = FT_OK, n;
+    Tcl_Obj **elems;
+    if (!strcmp(opt, "-strategy"))
+        rc = ft_strategy_parse(s, &o->strategy, &st);
+    else if (!strcmp(opt, "-startfrom"))
+        rc = ft_strategy_parse_starts(s, &o->start_from, &st);
+    else if (!strcmp(opt, "-partition"))
+        rc = ft_partition_method_parse(s, &o->partition, &st);
+    else if (!strcmp(opt, "-parts")) {
+        if (Tcl_GetIntFromObj(NULL, v, &o->parts) != TCL_OK || o->parts < 1)
+            return fail(interp, "USAGE", "-parts is \"%s\", must be a positive integer", s);
+    } else { /* -patterns */
+        if (Tcl_ListObjGetElements(NULL, v, &n, &elems) != TCL_OK || n < 1 || n > FT_TCL_MAX_PATTERN_FILES)
+            return fail(interp, "USAGE", "-patterns is \"%s\", must be a list of 1 to %d pattern files", s,
+                        FT_TCL_MAX_PATTERN_FILES);
+        for (int i = 0; i < n; i++)
+            files[i] = Tcl_GetString(elems[i]);
+        o->pattern_files = files;
+        o->npattern_files = n;
+    }
+    if (rc != FT_OK)
+        return fail(interp, "USAGE", "%s: %s", opt, st.msg);
+    return TCL_OK;
+}
+
+/* p schedule NAME ?-timelimit S? ?-model M? ?-seed N? ?-threads N? ?-target T? ?-keepcosts?
+ *   ?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition M? ?-parts N? */
 static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[])
 {
-    static const char *const opts[] = {"-timelimit", "-model", "-seed", "-threads", "-target", "-keepcosts", NULL};
+    static const char *const opts[] = {"-timelimit", "-model",     "-seed",     "-threads",   "-target", "-keepcosts",
+                                       "-strategy",  "-startfrom", "-patterns", "-partition", "-parts",  NULL};
     enum { O_TIMELIMIT, O_MODEL, O_SEED, O_THREADS, O_TARGET, O_KEEPCOSTS };
     if (objc < 3)
         return wrong_args(interp, 2, objv,
-                          "NAME ?-timelimit SECONDS? ?-model native|op? ?-seed N? ?-threads N? ?-target TARGET? ?-keepcosts?");
+                          "NAME ?-timelimit SECONDS? ?-model native|op? ?-seed N? ?-threads N? ?-target TARGET? ?-keepcosts? "
+                          "?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition METHOD? ?-parts N?");
     ft_search_opts o;
     ft_search_opts_init(&o);
     o.time_limit = 0;
     Handle *t = NULL;
     int keep_costs = 0;
+    const char *files[FT_TCL_MAX_PATTERN_FILES];
     for (int i = 3; i < objc; i++) {
         int idx;
         Tcl_Obj *v = NULL;
@@ -925,8 +965,12 @@ static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *co
             if (!(t = handle_lookup(interp, v, K_TARGET)))
                 return TCL_ERROR;
             break;
-        default:
+        case O_KEEPCOSTS:
             keep_costs = 1;
+            break;
+        default:
+            if (strategy_opt(interp, opts[idx], v, &o, files) != TCL_OK)
+                return TCL_ERROR;
         }
     }
     if (keep_costs && !t)

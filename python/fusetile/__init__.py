@@ -229,7 +229,8 @@ def _on_target(problem, target, keep_costs):
 # ------------------------------------------------------------------ computations
 
 def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0, target=None,
-             keep_costs=False, max_restarts=0):
+             keep_costs=False, max_restarts=0, strategy="search", start_from="all", patterns=None,
+             partition="auto", parts=0):
     """Search for a low-latency schedule (``ft_search``) -> (schedule dict, evaluation dict).
 
     time_limit: seconds of wall time (None: the contest's limit for the
@@ -239,9 +240,19 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
     is released while it runs.  The schedule dict is the schedule file's
     JSON (``schedule_from_dict`` takes it back); the evaluation is
     evaluate()'s dict.  InvalidScheduleError when no valid schedule exists.
+
+    strategy: "search" (fusetile's search) or a classic grouping run alone:
+    "patterns" (pattern-library tiling; patterns: a list of pattern files
+    instead of the bundled libraries), "rules" (rule-based fusion),
+    "partition" (fusion, then partition: "fit", "layers", "metis" into
+    parts, or "auto"), "supertile" (super tiling).  A strategy's schedule
+    dict has subgraph_labels: each group's label and source layers.
+    start_from: the strategies the search also starts from ("all",
+    "none" or names joined by commas).
     """
     p = _on_target(problem, target, keep_costs)
-    s, ev = _fusetile.search(p, time_limit, compute_model, seed, threads, max_restarts)
+    s, ev = _fusetile.search(p, time_limit, compute_model, seed, threads, max_restarts, strategy, start_from,
+                             patterns, partition, parts)
     return s.to_dict(), ev
 
 

@@ -258,7 +258,8 @@ static PyMethodDef module_methods[] = {
     {"contest_time_limit", FN(py_contest_time_limit), METH_VARARGS,
      "contest_time_limit(nops) -> float\n\nThe contest's time limit in seconds for a problem of nops ops."},
     {"search", FN(ftpy_search), METH_VARARGS | METH_KEYWORDS,
-     "search(problem, time_limit, compute_model='native', seed=1, threads=0, max_restarts=0) -> (Schedule, dict)\n\n"
+     "search(problem, time_limit, compute_model='native', seed=1, threads=0, max_restarts=0, strategy='search',\n"
+     "       start_from='all', patterns=None, partition='auto', parts=0) -> (Schedule, dict)\n\n"
      "Run the scheduler (ft_search) with the GIL released; returns the schedule and its evaluation."},
     {"evaluate", FN(ftpy_evaluate), METH_VARARGS | METH_KEYWORDS,
      "evaluate(problem, schedule, compute_model='native') -> dict\n\nExact cost-model evaluation (ft_evaluate)."},

@@ -202,20 +202,78 @@ fail:
 
 /* ------------------------------------------------------------ functions */
 
+/* Most pattern files search() takes (patterns=). */
+#define FTPY_MAX_PATTERN_FILES 16
+
+/* The strategy options of search() into *o: strategy and start_from
+ * names, a partition method, parts, and the pattern files (kept in
+ * *files, a list of str the caller releases).  0, or -1 with an
+ * exception set. */
+static int strategy_opts(ft_search_opts *o, const char *strategy, const char *starts, const char *method, int parts,
+                         PyObject *patterns, PyObject **files, const char **paths)
+{
+    ft_status st;
+    *files = NULL;
+    if ((strategy && ft_strategy_parse(strategy, &o->strategy, &st) != FT_OK) ||
+        (starts && ft_strategy_parse_starts(starts, &o->start_from, &st) != FT_OK) ||
+        (method && ft_partition_method_parse(method, &o->partition, &st) != FT_OK)) {
+        ftpy_usage("%s", st.msg);
+        return -1;
+    }
+    if (parts < 0) {
+        ftpy_usage("parts is %d, must be 0 (the method's choice) or more", parts);
+        return -1;
+    }
+    o->parts = parts;
+    if (patterns == Py_None)
+        return 0;
+    if (!(*files = PySequence_List(patterns)))
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(*files);
+    if (n < 1 || n > FTPY_MAX_PATTERN_FILES) {
+        ftpy_usage("patterns has %zd files, must have 1 to %d", n, FTPY_MAX_PATTERN_FILES);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyOS_FSPath(PyList_GET_ITEM(*files, i));
+        if (!f || !PyUnicode_Check(f)) {
+            Py_XDECREF(f);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "patterns must be paths (str)");
+            return -1;
+        }
+        if (PyList_SetItem(*files, i, f)) /* steals f; the list keeps its text alive */
+            return -1;
+        if (!(paths[i] = PyUnicode_AsUTF8(f)))
+            return -1;
+    }
+    o->pattern_files = paths;
+    o->npattern_files = (int)n;
+    return 0;
+}
+
 /* search(problem, time_limit, compute_model='native', seed=1, threads=0,
- * max_restarts=0) -> (Schedule, evaluation dict) */
+ * max_restarts=0, strategy='search', start_from='all', patterns=None,
+ * partition='auto', parts=0) -> (Schedule, evaluation dict) */
 PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"problem", "time_limit", "compute_model", "seed", "threads", "max_restarts", NULL};
-    PyObject *pobj, *limit = Py_None;
+    static char *kwlist[] = {"problem", "time_limit", "compute_model", "seed",      "threads", "max_restarts",
+                             "strategy", "start_from", "patterns",     "partition", "parts",   NULL};
+    PyObject *pobj, *limit = Py_None, *patterns = Py_None, *files = NULL;
     ft_search_opts o;
     ft_search_opts_init(&o);
     long long seed = 1, restarts = 0;
-    int threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiL:search", kwlist, &FtProblem_Type, &pobj, &limit,
-                                     ftpy_model_converter, &o.model, &seed, &threads, &restarts))
+    int threads = 0, parts = 0;
+    const char *strategy = NULL, *starts = NULL, *method = NULL, *paths[FTPY_MAX_PATTERN_FILES];
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOzi:search", kwlist, &FtProblem_Type, &pobj, &limit,
+                                     ftpy_model_converter, &o.model, &seed, &threads, &restarts, &strategy, &starts,
+                                     &patterns, &method, &parts))
         return NULL;
+    if (strategy_opts(&o, strategy, starts, method, parts, patterns, &files, paths)) {
+        Py_XDECREF(files);
+        return NULL;
+    }
     const ft_problem *p = ((FtProblem *)pobj)->p;
     if (limit == Py_None)
         o.time_limit = ft_contest_time_limit(p->nops);
@@ -246,6 +304,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     rc = ft_search(p, &o, &s, &ev, &st);
     Py_END_ALLOW_THREADS
+    Py_XDECREF(files);
     if (rc != FT_OK)
         return ftpy_raise_status(&st);
     PyObject *e = eval_dict(p, s, &ev);

@@ -138,6 +138,40 @@ class TestSchedule(unittest.TestCase):
         self.assertEqual(ev["compute_model"], "op")
         self.assertEqual(fusetile.evaluate(p, sched, compute_model="op")["total"], ev["total"])
 
+    def test_strategies(self):
+        """Each grouping strategy alone: a valid schedule with a label per
+        subgraph naming its source layers; the search no worse than any."""
+        p = fusetile.load_problem(os.path.join(SRC, "examples", "resnet18.problem.json"))
+        totals = {}
+        for k in ("patterns", "rules", "partition", "supertile"):
+            sched, ev = fusetile.schedule(p, threads=1, strategy=k)
+            self.assertEqual(fusetile.evaluate(p, sched)["total"], ev["total"])
+            self.assertEqual(len(sched["subgraph_labels"]), len(sched["subgraphs"]))
+            totals[k] = ev["total"]
+        sched, ev = fusetile.schedule(p, threads=1, strategy="rules")
+        self.assertEqual(sched["subgraph_labels"][0], "conv+bn+relu conv1: conv1, relu")
+        sched, ev = fusetile.schedule(p, threads=1, strategy="partition", partition="layers")
+        self.assertEqual(sched["subgraph_labels"][0], "stem: conv1, relu, maxpool")
+        sched, ev = fusetile.schedule(p, time_limit=4, threads=1, start_from="rules,patterns,partition,supertile")
+        self.assertNotIn("subgraph_labels", sched)
+        self.assertLessEqual(ev["total"], min(totals.values()))
+
+    def test_strategy_errors(self):
+        p = vec("ex1A.problem.json")
+        for kw, msg in ((dict(strategy="tiles"), "unknown strategy 'tiles'"),
+                        (dict(start_from="rules,x"), "'x' is not a grouping strategy"),
+                        (dict(partition="kway"), "unknown partition method 'kway'"),
+                        (dict(parts=-1), "parts is -1"),
+                        (dict(patterns=[]), "patterns has 0 files")):
+            with self.assertRaises(fusetile.UsageError) as cm:
+                fusetile.schedule(p, time_limit=0.3, **kw)
+            self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(fusetile.InputError) as cm:
+            fusetile.schedule(p, strategy="patterns", patterns=["/nonexistent/x.patterns"])
+        self.assertIn("/nonexistent/x.patterns: cannot open", str(cm.exception))
+        with self.assertRaises(TypeError):
+            fusetile.schedule(p, strategy="patterns", patterns=[3])
+
     def test_deterministic(self):
         a = fusetile.schedule(BENCH1, time_limit=20, seed=3, threads=1, max_restarts=1)
         b = fusetile.schedule(BENCH1, time_limit=20, seed=3, threads=1, max_restarts=1)

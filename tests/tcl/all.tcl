@@ -33,6 +33,13 @@ proc errcode {script} {
     return ""
 }
 
+# drop HANDLE...: destroy each handle that exists (test cleanups).
+proc drop {args} {
+    foreach h $args {
+        catch {$h destroy}
+    }
+}
+
 # Fixtures: a two-op problem with its schedule, a benchmark, targets.
 set ::P1A [src tests/vectors/ex1A.problem.json]
 set ::S1A [src tests/vectors/ex1A.solution.json]
