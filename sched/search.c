@@ -16,10 +16,16 @@
  * runs the passes of this table in order, each when it applies:
  *
  *   pass        applies                     does                                   file
- *   one-op      always                      one op per group, each at its best     plan.c, tiling.c
+ *   strategy    o->strategy is a grouping   that strategy alone: its groups at     strategy_pass.c and the
+ *               strategy (then no other     their best tilings with optimal        strategy's files
+ *               pass runs)                  retention (docs/STRATEGIES.md)         (strategy.h)
+ *   one-op      search                      one op per group, each at its best     plan.c, tiling.c
  *                                           tiling: a valid schedule first, never
  *                                           cut by the deadline
- *   greedy      always                      pairwise fusion by largest gain        partition.c
+ *   starts      search, o->start_from       each strategy's groups offered; the    strategy_pass.c
+ *                                           best is where the later passes start
+ *                                           when greedy's is not better
+ *   greedy      search                      pairwise fusion by largest gain        partition.c
  *   exhaustive  nops <= 7                   every ordered partition, each with     exhaustive.c, retain.c
  *                                           its optimal retention
  *   exhaustive- nops <= 7                   the same with finer tile sizes: every  exhaustive.c, tiling.c

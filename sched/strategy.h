@@ -35,7 +35,10 @@ typedef struct ft_partition {
 /* Bytes of a group's label in a schedule (strategy_pass.c: the strategy's
  * label and its source layers), NUL included; longer lists end in
  * ", ... (+N)". */
-enum { FT_STRATEGY_LABEL_MAX = 240 };
+enum {
+    FT_STRATEGY_LABEL_MAX = 240,
+    FT_STRATEGY_HEAD_MAX = 64 /* bytes of the strategy's own label kept at its head */
+};
 
 /* Release what a partition owns (not *part itself) and zero it. */
 void ft_partition_free(ft_partition *part);

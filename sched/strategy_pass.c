@@ -103,15 +103,18 @@ int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st)
 }
 
 /* Label of group g: "LABEL: a, b, c" (LABEL: the strategy's, else
- * "group G"; a, b, c: the source layers of its ops), cut at
- * FT_STRATEGY_LABEL_MAX bytes with ", ... (+N)" naming the layers left
- * out.  NULL on OOM. */
+ * "group G"; longer than FT_STRATEGY_HEAD_MAX bytes: cut, ending "...";
+ * a, b, c: the source layers of its ops, each once, in op
+ * order), cut at FT_STRATEGY_LABEL_MAX bytes with ", ... (+N)" counting
+ * the ops whose layers were left out.  NULL on OOM. */
 static char *group_label(const ft_problem *p, const ft_partition *part, int g)
 {
-    char buf[FT_STRATEGY_LABEL_MAX], last[FT_RULES_LABEL] = "", src[FT_RULES_LABEL];
+    char buf[FT_STRATEGY_LABEL_MAX], src[FT_RULES_LABEL];
     const char *head = part->label && part->label[g] ? part->label[g] : NULL;
-    int len = head ? snprintf(buf, sizeof buf, "%s:", head) : snprintf(buf, sizeof buf, "group %d:", g);
-    int names = 0, left = 0;
+    int len = !head                                  ? snprintf(buf, sizeof buf, "group %d:", g)
+              : strlen(head) <= FT_STRATEGY_HEAD_MAX ? snprintf(buf, sizeof buf, "%s:", head)
+                                                     : snprintf(buf, sizeof buf, "%.*s...:", FT_STRATEGY_HEAD_MAX - 3, head);
+    int start = len < (int)sizeof buf ? len : (int)sizeof buf - 1, names = 0, left = 0;
     for (int i = 0; i < p->nops; i++) {
         int o = p->topo[i];
         if (part->gid[o] != g)
@@ -120,11 +123,15 @@ static char *group_label(const ft_problem *p, const ft_partition *part, int g)
             ft__source_name(p->ops[o].name, src, sizeof src);
         else
             snprintf(src, sizeof src, "op %d", o);
-        if (strcmp(src, last) == 0)
+        /* listed already: the list is " a, b, c" after `start` */
+        size_t sl = strlen(src);
+        int seen = 0;
+        for (const char *q = buf + start; !seen && (q = strstr(q, src)); q += sl)
+            seen = q[-1] == ' ' && (q[sl] == ',' || q[sl] == '\0');
+        if (seen)
             continue;
-        memcpy(last, src, sizeof last);
         /* room for this name and a closing ", ... (+N)" */
-        if (!left && len + (int)strlen(src) + 2 + 24 < (int)sizeof buf) {
+        if (!left && len + (int)sl + 2 + 24 < (int)sizeof buf) {
             len += snprintf(buf + len, sizeof buf - (size_t)len, "%s %s", names ? "," : "", src);
             names++;
         } else {

@@ -403,6 +403,50 @@ static void test_patterns_resnet18(void **state)
     ft_problem_free(p);
 }
 
+/* The transformer library on the imported BERT-style encoder layer and
+ * GPT-2-style block (examples/, from tests/python/models.py): the Q, K, V
+ * projections as one tile (BERT), the scaled attention core with its
+ * softmax (with GPT-2's causal mask), the output projection with its
+ * residual add and layer norm, the MLP's linear and GELU; every group
+ * valid. */
+static void test_patterns_imported_transformers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        const char *want[4];
+    } cases[] = {
+        {"examples/bert_layer.problem.json",
+         {"pattern qkv_projection", "pattern attention_scale", "pattern linear_add_layernorm", "pattern linear_act"}},
+        {"examples/gpt2_block.problem.json",
+         {"pattern attention_scale_mask", "pattern linear_add_layernorm", "pattern linear_act", "pattern linear_add"}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ft_problem *p = ftt_load(cases[c].file);
+        ft_pat_stats stats;
+        ft_status st;
+        double ms;
+        ft_partition part = timed_tile(p, "transformer.patterns", &stats, &ms);
+        assert_int_equal(ft__partition_check(p, &part, &st), FT_OK);
+        int covered = 0;
+        for (int g = 0; g < part.ngroups; g++)
+            if (strncmp(part.label[g], "pattern ", 8) == 0)
+                for (int o = 0; o < p->nops; o++)
+                    covered += part.gid[o] == g;
+        print_message("%s: %d ops, %d groups, %d ops in pattern tiles, %.2f ms\n", cases[c].file, p->nops, part.ngroups,
+                      covered, ms);
+        for (int w = 0; w < 4; w++) {
+            int found = 0;
+            for (int g = 0; g < part.ngroups; g++)
+                found |= strcmp(part.label[g], cases[c].want[w]) == 0;
+            if (!found)
+                fail_msg("%s: no tile '%s'", cases[c].file, cases[c].want[w]);
+        }
+        ft_partition_free(&part);
+        ft_problem_free(p);
+    }
+}
+
 /* A problem built op by op (JSON text, then ft_problem_parse). */
 typedef struct builder {
     char t[64][40], ins[64][24], types[64][16], kinds[64][24], names[64][48];
@@ -573,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_patterns_bundled_libraries),
         cmocka_unit_test(test_patterns_resnet18),
         cmocka_unit_test(test_patterns_transformer_layers),
+        cmocka_unit_test(test_patterns_imported_transformers),
         cmocka_unit_test(test_patterns_scale_1000),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
