@@ -585,15 +585,18 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         goto done;
     }
     search *S = &W[0].S;
-    for (size_t i = 0; i < NPASSES; i++) {
+    /* the first pass that applies (one-op, or a strategy alone) always
+     * runs, whatever the time limit */
+    for (size_t i = 0, ran = 0; i < NPASSES; i++) {
         if (strcmp(passes[i].name, THREADED_PASS) == 0)
             break;
-        if (i > 0 && ft__out_of_time(S))
+        if (ran && ft__out_of_time(S))
             break;
         if (!passes[i].applies(S))
             continue;
         sh.pass = passes[i].name;
         passes[i].run(S, &x, gid);
+        ran = 1;
     }
     /* the improvement pass, in every thread, from the partition so far */
     for (size_t i = 0; i < NPASSES && !ft__out_of_time(S); i++) {
