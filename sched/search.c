@@ -360,17 +360,24 @@ static void run_strategy(search *S, sctx *x, int *gid)
                                    ft_strategy_name(S->o->strategy), sh->part.ngroups, sh->limit);
 }
 
-/* Each strategy of o->start_from, its groups offered; the best becomes
- * the partition the later passes start from (S->start_gid).  A strategy
- * that fails is skipped, except on pattern files the user named (their
- * error is ft_search's answer). */
+/* Each strategy of o->start_from (the quick ones first), its groups
+ * offered; the best becomes the partition the later passes start from
+ * (S->start_gid).  The pass has FT_SEARCH_STARTS_SHARE of the time left: a
+ * strategy whose groups cannot be costed in it (a group that fits only
+ * small tiles) is skipped, so that it never starves the search.  A
+ * strategy that fails is skipped too, except on pattern files the user
+ * named (their error is ft_search's answer). */
 static void run_starts(search *S, sctx *x, int *gid)
 {
+    static const ft_strategy order[] = {FT_STRATEGY_RULES, FT_STRATEGY_PATTERNS, FT_STRATEGY_SUPERTILE, FT_STRATEGY_PARTITION};
     int n = S->p->nops;
+    double deadline = S->deadline, now = now_s();
+    S->deadline = now + FT_SEARCH_STARTS_SHARE * (deadline - now);
     S->start_t = INF;
     S->start_gid = malloc(sizeof(int) * ((size_t)n + 1));
     int *g2 = malloc(sizeof(int) * ((size_t)n + 1));
-    for (int k = 1; S->start_gid && g2 && k < FT_STRATEGY_COUNT && !ft__out_of_time(S); k++) {
+    for (size_t i = 0; S->start_gid && g2 && i < sizeof order / sizeof *order && !ft__out_of_time(S); i++) {
+        int k = order[i];
         if (!(S->o->start_from & (1u << k)))
             continue;
         ft_partition part;
@@ -391,6 +398,8 @@ static void run_starts(search *S, sctx *x, int *gid)
         }
     }
     free(g2);
+    S->deadline = deadline;
+    S->timed_out = 0;
     (void)gid;
 }
 

@@ -21,6 +21,10 @@ enum {
     FINE_COUNTS_MIN = 8                /* FINE_COUNTS adds no size below this (powers of two cover them) */
 };
 
+/* Share of the time left that the starts pass (the strategies' groupings,
+ * search.c) may take. */
+#define FT_SEARCH_STARTS_SHARE 0.3
+
 /* Tile-size candidate sets of the scheduler (search.fine, tiling.c). */
 enum { FINE_NONE = 0, FINE_ALL, FINE_COUNTS };
 /* Largest number of steps a subgraph's score may walk one by one (when the
