@@ -22,8 +22,8 @@
  *   one-op      search                      one op per group, each at its best     plan.c, tiling.c
  *                                           tiling: a valid schedule first, never
  *                                           cut by the deadline
- *   starts      search, o->start_from       each strategy's groups offered; the    strategy_pass.c
- *                                           best is where the later passes start
+ *   starts      search, o->start_from,      each strategy's groups offered; the    strategy_pass.c
+ *               nops > 7                    best is where the later passes start
  *                                           when greedy's is not better
  *   greedy      search                      pairwise fusion by largest gain        partition.c
  *   exhaustive  nops <= 7                   every ordered partition, each with     exhaustive.c, retain.c
@@ -316,8 +316,13 @@ static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
 static int searching(const search *S) { return S->o->strategy == FT_STRATEGY_SEARCH; }
 /* A grouping strategy runs alone. */
 static int strategy_alone(const search *S) { return !searching(S); }
-/* The search starts from some strategies' groupings too. */
-static int has_starts(const search *S) { return searching(S) && (S->o->start_from & FT_STRATEGY_ALL_STARTS); }
+/* The search starts from some strategies' groupings too (above
+ * FT_SEARCH_EXHAUSTIVE_OPS: the exhaustive pass tries every grouping of a
+ * smaller problem, the strategies' included). */
+static int has_starts(const search *S)
+{
+    return searching(S) && (S->o->start_from & FT_STRATEGY_ALL_STARTS) && S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS;
+}
 static int small_problem(const search *S) { return searching(S) && S->p->nops <= FT_SEARCH_EXHAUSTIVE_OPS; }
 /* A small native tile: every tile size can be tried. */
 static int small_native(const search *S)
