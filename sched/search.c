@@ -369,9 +369,9 @@ static void run_strategy(search *S, sctx *x, int *gid)
  * offered; the best becomes the partition the later passes start from
  * (S->start_gid).  The pass has FT_SEARCH_STARTS_SHARE of the time left: a
  * strategy whose groups cannot be costed in it (a group that fits only
- * small tiles) is skipped, so that it never starves the search.  A
- * strategy that fails is skipped too, except on pattern files the user
- * named (their error is ft_search's answer). */
+ * small tiles) is skipped, so that it never starves the search, and so
+ * is one that fails (the bundled pattern libraries not found; named
+ * pattern files were checked before the passes). */
 static void run_starts(search *S, sctx *x, int *gid)
 {
     static const ft_strategy order[] = {FT_STRATEGY_RULES, FT_STRATEGY_PATTERNS, FT_STRATEGY_SUPERTILE, FT_STRATEGY_PARTITION};
@@ -389,13 +389,8 @@ static void run_starts(search *S, sctx *x, int *gid)
         ft_status st;
         int rc = ft__strategy_groups(S, x, (ft_strategy)k, g2, &part, &st);
         ft_partition_free(&part);
-        if (rc != FT_OK) {
-            if (k == FT_STRATEGY_PATTERNS && S->o->npattern_files > 0 && S->sh->strategy_rc == FT_OK) {
-                S->sh->strategy_rc = rc;
-                S->sh->strategy_st = st;
-            }
+        if (rc != FT_OK)
             continue;
-        }
         double t = offer_partition(S, x, g2, 0);
         if (t < S->start_t) {
             S->start_t = t;
@@ -598,6 +593,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
+    if ((rc = ft__strategy_check_files(o, st)) != FT_OK)
+        goto done;
     search *S = &W[0].S;
     /* the first pass that applies (one-op, or a strategy alone) always
      * runs, whatever the time limit */

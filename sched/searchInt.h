@@ -229,6 +229,11 @@ int ft__window_repartition(search *S, sctx *x, int *gid, int span);
  * caller frees *part (ft_partition_free). */
 int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_partition *part, ft_status *st);
 
+/* FT_OK when every pattern file o names (o->pattern_files) reads as a
+ * pattern library; else FT_EINPUT naming the file and line (FT_ENOMEM).
+ * ft_search checks them first, whether or not a pass will read them. */
+int ft__strategy_check_files(const ft_search_opts *o, ft_status *st);
+
 /* ------------------------------------------------------------ recompute.c */
 
 /* Recompute producers inside their consumers' groups where that lowers

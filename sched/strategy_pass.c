@@ -1,4 +1,5 @@
 /* strategy_pass.c - the grouping strategies as passes of the scheduler: their names, the dispatch, and a strategy's partition made into groups a plan can cost (checked, repaired, unfit groups split, labelled by source names). */
+#include "patternsInt.h"
 #include "rules.h"
 #include "searchInt.h"
 
@@ -100,6 +101,17 @@ int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st)
     }
     *mask = m;
     return FT_OK;
+}
+
+int ft__strategy_check_files(const ft_search_opts *o, ft_status *st)
+{
+    int rc = FT_OK;
+    for (int i = 0; i < o->npattern_files && rc == FT_OK; i++) {
+        ft_patlib lib = {0};
+        rc = ft__patlib_load(&lib, o->pattern_files[i], st);
+        ft__patlib_free(&lib);
+    }
+    return rc;
 }
 
 /* Label of group g: "LABEL: a, b, c" (LABEL: the strategy's, else
