@@ -46,7 +46,7 @@ assert all(': ' in l for l in d['subgraph_labels'])"
 done
 check rules-first-group 0 err 'subgraph 0: conv\+bn\+relu conv1: conv1, relu$' -- "$bin" schedule "$R" --strategy rules --threads 1 -o "$S"
 check layers-stem 0 err 'subgraph 0: stem: conv1, relu, maxpool$' -- "$bin" schedule "$R" --strategy partition --partition layers --threads 1 -o "$S"
-check metis-parts 0 err 'strategy partition$' -- "$bin" schedule "$R" --strategy partition --partition metis --parts 4 --threads 1 -o "$S"
+check metis-parts 0 err 'strategy partition$' -- "$bin" schedule "$R" --strategy partition --partition metis --parts 16 --threads 1 -o "$S"
 check strategy-quiet 0 - - -- "$bin" schedule "$R" --strategy rules -q -o "$S"
 expect strategy-quiet-silent 'stderr not empty under -q' test ! -s "$tmp/err"
 
