@@ -103,7 +103,7 @@ static double reserve(double limit)
  * for slower machines). */
 #define WALK_RATE 3e6
 
-static double now_s(void)
+double ft__now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -138,7 +138,7 @@ static void progress(search *S, double t)
 /* Whether the deadline has passed, whatever S->first says. */
 static int past_deadline(search *S)
 {
-    double t = now_s();
+    double t = ft__now_s();
     progress(S, t);
     return t > S->deadline;
 }
@@ -180,7 +180,7 @@ static int64_t schedule_steps(const ft_problem *p, const ft_schedule *s)
 static int stop_walk(void *ctx, int64_t done, int64_t total)
 {
     (void)done, (void)total;
-    return now_s() > *(const double *)ctx;
+    return ft__now_s() > *(const double *)ctx;
 }
 
 /* Figures of schedule s (made from a plan whose latencies are in its
@@ -189,7 +189,7 @@ static int stop_walk(void *ctx, int64_t done, int64_t total)
  * error of an invalid schedule. */
 static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double until, ft_eval *ev, ft_status *st)
 {
-    double left = until - now_s();
+    double left = until - ft__now_s();
     if ((double)schedule_steps(p, s) < left * WALK_RATE) {
         int rc = ft_evaluate_progress(p, s, model, stop_walk, &until, ev, st);
         if (rc != FT_EINPUT)
@@ -244,7 +244,7 @@ static void publish(search *S, const plan *P, double total)
                 sh->best = e.total;
                 sh->improvements++;
                 if (sh->o->verbose)
-                    fprintf(stderr, "fusetile schedule: %.2f s: total %.17g (%d subgraphs, %s pass, thread %d)\n", now_s() - sh->t0, e.total,
+                    fprintf(stderr, "fusetile schedule: %.2f s: total %.17g (%d subgraphs, %s pass, thread %d)\n", ft__now_s() - sh->t0, e.total,
                             P->ngroups, sh->pass, S->thread);
                 if (sh->o->on_improve)
                     sh->o->on_improve(sh->o->ctx, s, lat, e.total);
@@ -273,7 +273,7 @@ double ft__offer(search *S, const plan *P)
     ft__plan_free(&S->best_plan);
     S->best_plan = C;
     S->best = total;
-    S->best_time = now_s() - S->t0;
+    S->best_time = ft__now_s() - S->t0;
     publish(S, P, total);
     return total;
 }
@@ -334,14 +334,14 @@ static int small_native(const search *S)
 static int fine_mode(const search *S) { return small_native(S) ? FINE_ALL : FINE_COUNTS; }
 static int large_problem(const search *S) { return searching(S) && S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS; }
 
-static void run_one_op(search *S, sctx *x, int *gid)
+/* Offer partition gid (ng groups) costed as it is, nothing retained,
+ * whatever the time (S->first): the schedule a pass that always runs
+ * gives. */
+static void offer_always(search *S, sctx *x, const int *gid, int ng)
 {
-    const ft_problem *p = S->p;
     plan P;
-    for (int i = 0; i < p->nops; i++)
-        gid[i] = i;
     S->first = 1;
-    if (ft__plan_from_partition(S, gid, p->nops, &P) == 0) {
+    if (ft__plan_from_partition(S, gid, ng, &P) == 0) {
         if (ft__plan_cost(S, &P, x) < INF)
             ft__offer(S, &P);
         ft__plan_free(&P);
@@ -349,20 +349,32 @@ static void run_one_op(search *S, sctx *x, int *gid)
     S->first = 0;
 }
 
+static void run_one_op(search *S, sctx *x, int *gid)
+{
+    for (int i = 0; i < S->p->nops; i++)
+        gid[i] = i;
+    offer_always(S, x, gid, S->p->nops);
+}
+
 /* The grouping strategy o->strategy alone (strategy_pass.c), costed
  * within the deadline; its groups and labels are kept for the schedule,
  * its error for ft_search's answer.  A group that fits only small tiles
- * walks many steps: when the costing is cut, the strategy fails with a
- * message naming the limit rather than return a worse tiling silently. */
+ * walks many steps: strategy_pass.c splits one whose check runs past its
+ * share of the time, and when the groups still cannot be costed with
+ * retention in time, every group becomes single ops, costed whatever the
+ * time as the one-op pass, each label saying so. */
 static void run_strategy(search *S, sctx *x, int *gid)
 {
     shared *sh = S->sh;
-    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, gid, &sh->part, &sh->strategy_st);
-    if (sh->strategy_rc == FT_OK && offer_partition(S, x, gid, 0) >= INF && ft__out_of_time(S))
-        sh->strategy_rc = ft__fail(&sh->strategy_st, FT_EINPUT, 0,
-                                   "strategy %s: its %d groups could not be costed within the time limit of %g s (some group "
-                                   "fits only small tiles and walks many steps); give it more time",
-                                   ft_strategy_name(S->o->strategy), sh->part.ngroups, sh->limit);
+    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 0, gid, &sh->part, &sh->strategy_st);
+    if (sh->strategy_rc != FT_OK || offer_partition(S, x, gid, 0) < INF || !ft__out_of_time(S))
+        return;
+    ft_partition_free(&sh->part);
+    S->first = 1; /* the strategy's run and split: no fit checks to cut */
+    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 1, gid, &sh->part, &sh->strategy_st);
+    S->first = 0;
+    if (sh->strategy_rc == FT_OK)
+        offer_always(S, x, gid, sh->part.ngroups);
 }
 
 /* Each strategy of o->start_from (the quick ones first), its groups
@@ -376,7 +388,7 @@ static void run_starts(search *S, sctx *x, int *gid)
 {
     static const ft_strategy order[] = {FT_STRATEGY_RULES, FT_STRATEGY_PATTERNS, FT_STRATEGY_SUPERTILE, FT_STRATEGY_PARTITION};
     int n = S->p->nops;
-    double deadline = S->deadline, now = now_s();
+    double deadline = S->deadline, now = ft__now_s();
     S->deadline = now + FT_SEARCH_STARTS_SHARE * (deadline - now);
     S->start_t = INF;
     S->start_gid = malloc(sizeof(int) * ((size_t)n + 1));
@@ -387,7 +399,7 @@ static void run_starts(search *S, sctx *x, int *gid)
             continue;
         ft_partition part;
         ft_status st;
-        int rc = ft__strategy_groups(S, x, (ft_strategy)k, g2, &part, &st);
+        int rc = ft__strategy_groups(S, x, (ft_strategy)k, 0, g2, &part, &st);
         ft_partition_free(&part);
         if (rc != FT_OK)
             continue;
@@ -408,7 +420,7 @@ static void run_starts(search *S, sctx *x, int *gid)
  * later passes start from the better of it and the starts' best. */
 static void run_greedy(search *S, sctx *x, int *gid)
 {
-    double deadline = S->deadline, t = now_s();
+    double deadline = S->deadline, t = ft__now_s();
     S->deadline = t + 0.6 * (deadline - t);
     ft__greedy_fusion(S, x, gid);
     S->deadline = deadline;
@@ -573,7 +585,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     memset(&sh, 0, sizeof sh);
     pthread_mutex_init(&sh.mu, NULL);
     sh.o = o;
-    sh.t0 = now_s();
+    sh.t0 = ft__now_s();
     sh.limit = o->time_limit > 0 ? o->time_limit : 1e9;
     sh.hard = sh.t0 + sh.limit;
     sh.best = INF;

@@ -125,6 +125,9 @@ typedef struct search {
 
 /* ------------------------------------------------------------ search.c */
 
+/* Seconds on the monotonic clock (the deadlines' clock). */
+double ft__now_s(void);
+
 /* 1 once the deadline has passed (never while S->first); also reports
  * progress when it is due. */
 int ft__out_of_time(search *S);
@@ -222,12 +225,15 @@ int ft__window_repartition(search *S, sctx *x, int *gid, int span);
 
 /* Run grouping strategy `which` (not FT_STRATEGY_SEARCH) on S->p with
  * S->o's options: *part gets its groups, each fitting the fast memory
- * alone (a group that fits no tiling split into single ops), labelled by
- * the strategy and its ops' source layers; gid (nops entries) the same
- * group ids.  FT_OK, or the strategy's error (a bad pattern file:
+ * alone (a group that fits no tiling, or whose check ran past its share
+ * of the time left, FT_STRATEGY_CHECK_SHARE, split into chunks or single
+ * ops), labelled by the strategy, why it was split, and its ops' source
+ * layers; singles: every group split into single ops unchecked (the
+ * fallback when the groups cannot be costed in time); gid (nops entries)
+ * the same group ids.  FT_OK, or the strategy's error (a bad pattern file:
  * FT_EINPUT naming file and line; FT_ENOMEM) with *part empty.  The
  * caller frees *part (ft_partition_free). */
-int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_partition *part, ft_status *st);
+int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int *gid, ft_partition *part, ft_status *st);
 
 /* FT_OK when every pattern file o names (o->pattern_files) reads as a
  * pattern library; else FT_EINPUT naming the file and line (FT_ENOMEM).

@@ -40,6 +40,12 @@ enum {
     FT_STRATEGY_HEAD_MAX = 64 /* bytes of the strategy's own label kept at its head */
 };
 
+/* Share of the time left that the checks of whether a strategy's groups
+ * fit some tiling may take (strategy_pass.c), split equally among the
+ * groups still to check; a group whose check runs past its slice is split
+ * as one that fits none. */
+#define FT_STRATEGY_CHECK_SHARE 0.5
+
 /* Release what a partition owns (not *part itself) and zero it. */
 void ft_partition_free(ft_partition *part);
 

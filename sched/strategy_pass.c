@@ -114,18 +114,19 @@ int ft__strategy_check_files(const ft_search_opts *o, ft_status *st)
     return rc;
 }
 
-/* Label of group g: "LABEL: a, b, c" (LABEL: the strategy's, else
+/* Label of group g: "LABEL NOTE: a, b, c" (LABEL: the strategy's, else
  * "group G"; longer than FT_STRATEGY_HEAD_MAX bytes: cut, ending "...";
+ * NOTE: split_note's, why the group was split off the strategy's;
  * a, b, c: the source layers of its ops, each once, in op
  * order), cut at FT_STRATEGY_LABEL_MAX bytes with ", ... (+N)" counting
  * the ops whose layers were left out.  NULL on OOM. */
-static char *group_label(const ft_problem *p, const ft_partition *part, int g)
+static char *group_label(const ft_problem *p, const ft_partition *part, int g, const char *note)
 {
     char buf[FT_STRATEGY_LABEL_MAX], src[FT_RULES_LABEL];
     const char *head = part->label && part->label[g] ? part->label[g] : NULL;
-    int len = !head                                  ? snprintf(buf, sizeof buf, "group %d:", g)
-              : strlen(head) <= FT_STRATEGY_HEAD_MAX ? snprintf(buf, sizeof buf, "%s:", head)
-                                                     : snprintf(buf, sizeof buf, "%.*s...:", FT_STRATEGY_HEAD_MAX - 3, head);
+    int len = !head                                  ? snprintf(buf, sizeof buf, "group %d%s:", g, note)
+              : strlen(head) <= FT_STRATEGY_HEAD_MAX ? snprintf(buf, sizeof buf, "%s%s:", head, note)
+                                                     : snprintf(buf, sizeof buf, "%.*s...%s:", FT_STRATEGY_HEAD_MAX - 3, head, note);
     int start = len < (int)sizeof buf ? len : (int)sizeof buf - 1, names = 0, left = 0;
     for (int i = 0; i < p->nops; i++) {
         int o = p->topo[i];
@@ -171,17 +172,55 @@ static int touches(const ft_problem *p, const int *gid, int g, int o)
     return 0;
 }
 
-/* Split every group of part that fits no tiling alone (nothing retained:
- * ft__partition_group_cost is INF) into chunks: its ops in topological
- * order, each joining the current chunk when it touches it and the
- * chunk's estimated working set (ft__footprint, no real costing: that can
- * take seconds on a large group) stays within the capacity, else starting
- * the next; a chunk that then fits no tiling either becomes single ops.
- * Each chunk is connected; chunks of consecutive positions keep the
- * quotient acyclic (an edge between two chunks goes forward, and a path
- * out of the group and back would be a cycle of the old quotient).  New
- * groups keep the old label.  FT_OK or FT_ENOMEM. */
-static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
+/* Why a group of the final partition was split off a strategy's group
+ * (split_unfit), named in its label (split_note). */
+enum { SPLIT_NONE = 0, SPLIT_UNFIT, SPLIT_SLOW };
+
+static const char *split_note(unsigned char why)
+{
+    return why == SPLIT_UNFIT ? " (split: fits no tiling)" : why == SPLIT_SLOW ? " (split: not costed in its time share)" : "";
+}
+
+/* Whether group g of gid (ops[0..m)) fits some tiling alone, nothing
+ * retained (ft__partition_group_cost < INF), judged within `slice`
+ * seconds (and the deadline).  A group that fits only small tiles walks
+ * many steps; a check cut short counts as unfit, *slow set, so that the
+ * group is split rather than leave no time to cost the others. */
+static int fits(search *S, sctx *x, const int *gid, int g, int *ops, int m, double slice, int *slow)
+{
+    double deadline = S->deadline, end = ft__now_s() + slice;
+    cfg c;
+    if (end < deadline)
+        S->deadline = end;
+    int ok = ft__partition_group_cost(S, x, gid, g, ops, m, &c) < INF;
+    *slow = !ok && S->timed_out;
+    S->deadline = deadline;
+    S->timed_out = 0; /* set again by ft__out_of_time past the deadline */
+    return ok;
+}
+
+/* The time slice of one fit check when `left` checks remain:
+ * FT_STRATEGY_CHECK_SHARE of the time left, shared equally. */
+static double check_slice(const search *S, int left)
+{
+    double t = S->deadline - ft__now_s();
+    return t > 0 ? FT_STRATEGY_CHECK_SHARE * t / (left > 0 ? left : 1) : 0;
+}
+
+/* Split every group of part that fits no tiling alone (fits) into chunks:
+ * its ops in topological order, each joining the current chunk when it
+ * touches it and the chunk's estimated working set (ft__footprint, no
+ * real costing: that can take seconds on a large group) stays within the
+ * capacity, else starting the next; a chunk that then fits no tiling
+ * either becomes single ops.  Each chunk is connected; chunks of
+ * consecutive positions keep the quotient acyclic (an edge between two
+ * chunks goes forward, and a path out of the group and back would be a
+ * cycle of the old quotient).  singles: every group of two or more ops
+ * becomes single ops unchecked, as not costed in time.  New groups keep
+ * the old label; why[h]
+ * (nops + 1 entries) says why group h was split off (SPLIT_*).  FT_OK or
+ * FT_ENOMEM. */
+static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsigned char *why, ft_status *st)
 {
     const ft_problem *p = S->p;
     int n = p->nops, ng = part->ngroups, next = ng, rc = FT_OK;
@@ -191,15 +230,24 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
     int64_t *best = calloc((size_t)p->ntensors + 1, sizeof(int64_t));
     if (!ops || !members || !origin || !in || !best)
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    memset(why, SPLIT_NONE, (size_t)n + 1);
     for (int g = 0; g < ng && rc == FT_OK; g++) {
-        int m = 0;
-        cfg c;
+        int m = 0, slow = 0;
         for (int i = 0; i < n; i++)
             if (part->gid[p->topo[i]] == g)
                 members[m++] = p->topo[i];
         memcpy(ops, members, sizeof(int) * (size_t)m);
-        if (m < 2 || ft__partition_group_cost(S, x, part->gid, g, ops, m, &c) < INF)
+        if (m < 2 || (!singles && fits(S, x, part->gid, g, ops, m, check_slice(S, ng - g), &slow)))
             continue;
+        if (singles) {
+            why[g] = SPLIT_SLOW;
+            for (int i = 1; i < m; i++) {
+                origin[next] = g;
+                why[next] = SPLIT_SLOW;
+                part->gid[members[i]] = next++;
+            }
+            continue;
+        }
         /* every member but the first leaves g, then joins the chunk `cur`
          * or starts the next */
         int first = next, cur = g, q = 1;
@@ -220,17 +268,23 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
             ops[0] = o;
             q = 1;
         }
-        /* chunks that still fit nothing: single ops */
-        for (int h = g; h < next; h = h == g ? first : h + 1) {
-            int k = 0;
+        why[g] = slow ? SPLIT_SLOW : SPLIT_UNFIT;
+        for (int h = first; h < next; h++)
+            why[h] = why[g];
+        /* chunks that still fit nothing (or were not judged in time):
+         * single ops */
+        for (int h = g, left = next - first + 1; h < next; h = h == g ? first : h + 1, left--) {
+            int k = 0, cut = 0;
             for (int i = 0; i < m; i++)
                 if (part->gid[members[i]] == h)
                     ops[k++] = members[i];
-            if (k < 2 || ft__partition_group_cost(S, x, part->gid, h, ops, k, &c) < INF)
+            if (k < 2 || fits(S, x, part->gid, h, ops, k, check_slice(S, left + ng - g - 1), &cut))
                 continue;
+            why[h] = cut ? SPLIT_SLOW : why[h];
             for (int i = 0, kept = 0; i < m; i++)
                 if (part->gid[members[i]] == h && kept++) {
                     origin[next] = g;
+                    why[next] = why[h];
                     part->gid[members[i]] = next++;
                 }
         }
@@ -259,7 +313,7 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, ft_status *st)
     return rc;
 }
 
-int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_partition *part, ft_status *st)
+int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int *gid, ft_partition *part, ft_status *st)
 {
     const ft_problem *p = S->p;
     const ft_search_opts *so = S->o;
@@ -268,19 +322,22 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_part
         return ft__fail(st, FT_EINPUT, 0, "strategy %d is not a grouping strategy", (int)which);
     ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition};
     ft_partition raw = {0};
+    unsigned char *why = malloc((size_t)p->nops + 1);
+    if (!why)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     int rc = strategies[which].run(p, &o, &raw, st);
     if (rc == FT_OK && ft__partition_check(p, &raw, st) != FT_OK) {
         ft_status_clear(st);
         rc = ft__grouping_repair(p, &raw, NULL, st);
     }
     if (rc == FT_OK)
-        rc = split_unfit(S, x, &raw, st);
+        rc = split_unfit(S, x, &raw, singles, why, st);
     if (rc == FT_OK) {
         part->nops = p->nops;
         part->ngroups = raw.ngroups;
         part->label = calloc((size_t)raw.ngroups + 1, sizeof(char *));
         for (int g = 0; part->label && g < raw.ngroups; g++)
-            if (!(part->label[g] = group_label(p, &raw, g)))
+            if (!(part->label[g] = group_label(p, &raw, g, split_note(why[g]))))
                 break;
         part->gid = raw.gid;
         raw.gid = NULL;
@@ -290,6 +347,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int *gid, ft_part
             memcpy(gid, part->gid, sizeof(int) * (size_t)p->nops);
     }
     ft_partition_free(&raw);
+    free(why);
     if (rc != FT_OK)
         ft_partition_free(part);
     return rc;

@@ -4,10 +4,8 @@
 #include <unistd.h>
 
 /* ft_search with `strategy` (and start_from for the search) on p: FT_OK
- * expected, or with allow_cut a strategy's groups not costed within the
- * limit (NULL returned, *total INF); the schedule, its total in *total. */
-static ft_schedule *run_cut(const ft_problem *p, ft_strategy strategy, unsigned start_from, double limit, double *total,
-                            int allow_cut)
+ * expected; the schedule, its total in *total. */
+static ft_schedule *run(const ft_problem *p, ft_strategy strategy, unsigned start_from, double limit, double *total)
 {
     ft_search_opts o;
     ft_search_opts_init(&o);
@@ -19,21 +17,11 @@ static ft_schedule *run_cut(const ft_problem *p, ft_strategy strategy, unsigned 
     ft_eval ev;
     ft_status st;
     int rc = ft_search(p, &o, &s, &ev, &st);
-    if (rc == FT_EINPUT && allow_cut && strstr(st.msg, "within the time limit")) {
-        printf("  %s: %s\n", p->name, st.msg);
-        *total = HUGE_VAL;
-        return NULL;
-    }
     if (rc != FT_OK)
         fail_msg("%s: strategy %s: %s", p->name, ft_strategy_name(strategy), st.msg);
     *total = ev.total;
     ft_eval_free(&ev);
     return s;
-}
-
-static ft_schedule *run(const ft_problem *p, ft_strategy strategy, unsigned start_from, double limit, double *total)
-{
-    return run_cut(p, strategy, start_from, limit, total, 0);
 }
 
 /* s is valid for p and its evaluation gives `total`. */
@@ -76,14 +64,12 @@ static void test_strategy_names(void **state)
 /* ------------------------------------------------------------ alone */
 
 /* Every grouping strategy on p: a valid schedule whose every subgraph is
- * labelled, the label naming its first op's source layer, or (allow_cut)
- * groups too slow to cost in `limit`; totals into tot[] (by strategy). */
-static void strategies_alone(const ft_problem *p, double *tot, double limit, int allow_cut)
+ * labelled, the label naming its first op's source layer; totals into
+ * tot[] (by strategy). */
+static void strategies_alone(const ft_problem *p, double *tot, double limit)
 {
     for (int k = 1; k < FT_STRATEGY_COUNT; k++) {
-        ft_schedule *s = run_cut(p, (ft_strategy)k, 0, limit, &tot[k], allow_cut);
-        if (!s)
-            continue;
+        ft_schedule *s = run(p, (ft_strategy)k, 0, limit, &tot[k]);
         assert_evaluates(p, s, tot[k]);
         for (int i = 0; i < s->nsubgraphs; i++) {
             const char *label = s->sg[i].label, *name = p->ops[s->sg[i].ops[0]].name;
@@ -110,7 +96,7 @@ static void test_strategy_alone_resnet18(void **state)
     (void)state;
     double tot[FT_STRATEGY_COUNT];
     ft_problem *p = ftt_load("examples/resnet18.problem.json");
-    strategies_alone(p, tot, 60, 0);
+    strategies_alone(p, tot, 60);
     ft_problem_free(p);
 }
 
@@ -144,6 +130,42 @@ static void test_strategy_unfit_groups_split(void **state)
     ft_problem_free(p);
 }
 
+/* Labels of s that contain `note`. */
+static int labels_with(const ft_schedule *s, const char *note)
+{
+    int n = 0;
+    for (int i = 0; i < s->nsubgraphs; i++)
+        n += s->sg[i].label && strstr(s->sg[i].label, note) != NULL;
+    return n;
+}
+
+/* GPT-2's block is one group of the partition strategy (a transformer
+ * layer, auto method), and checking that it fits a tiling walks the steps
+ * of tiny tiles for seconds: past its share of the time limit it is split,
+ * and its labels say so; with no time at all every strategy still gives
+ * a valid schedule, each group split into single ops. */
+static void test_strategy_costing_cut(void **state)
+{
+    (void)state;
+    ft_problem *p = ftt_load("examples/gpt2_block.problem.json");
+    double total;
+    ft_schedule *s = run(p, FT_STRATEGY_PARTITION, 0, 1, &total);
+    assert_evaluates(p, s, total);
+    int cut = labels_with(s, "(split: not costed in its time share)");
+    printf("  gpt2_block: partition in 1 s: %d subgraphs, %d labelled as split for time, total %.17g\n", s->nsubgraphs, cut, total);
+    assert_true(cut > 0);
+    ft_schedule_free(s);
+    for (int k = 1; k < FT_STRATEGY_COUNT; k++) {
+        s = run(p, (ft_strategy)k, 0, 1e-6, &total);
+        assert_evaluates(p, s, total);
+        assert_int_equal(s->nsubgraphs, p->nops);
+        printf("  gpt2_block: %s in 1e-6 s: %d subgraphs, %d labelled as split for time\n", ft_strategy_name((ft_strategy)k),
+               s->nsubgraphs, labels_with(s, "(split: not costed in its time share)"));
+        ft_schedule_free(s);
+    }
+    ft_problem_free(p);
+}
+
 /* ------------------------------------------------------------ search */
 
 /* The search, starting from every strategy, is at least as good as each of
@@ -151,7 +173,7 @@ static void test_strategy_unfit_groups_split(void **state)
 static void search_beats(const ft_problem *p, double limit)
 {
     double tot[FT_STRATEGY_COUNT], best;
-    strategies_alone(p, tot, limit, 1);
+    strategies_alone(p, tot, limit);
     ft_schedule *s = run(p, FT_STRATEGY_SEARCH, FT_STRATEGY_ALL_STARTS, limit, &best);
     assert_evaluates(p, s, best);
     for (int i = 0; i < s->nsubgraphs; i++)
@@ -260,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_strategy_names),
         cmocka_unit_test(test_strategy_alone_resnet18),
         cmocka_unit_test(test_strategy_unfit_groups_split),
+        cmocka_unit_test(test_strategy_costing_cut),
         cmocka_unit_test(test_strategy_search_at_least_as_good),
         cmocka_unit_test(test_strategy_pattern_file_errors),
         cmocka_unit_test(test_strategy_labels_round_trip),
