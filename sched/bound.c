@@ -1,4 +1,4 @@
-/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms. */
+/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms (compute shared by its units, traffic at its fastest bandwidths). */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -67,13 +67,18 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         c += x;
     }
     free(rw);
+    /* several units share the compute (ft_timing) */
+    c /= (double)ft__units(p);
     int64_t reads, writes;
     ft__compulsory(p, &reads, &writes);
     /* the compulsory traffic as one step's transfers: at least the time
      * ft_step_time gives it (latency once, bandwidths as the machine has
-     * them), and every subgraph pays the launch overhead: there is one */
+     * them, a shared cache's if faster), and every subgraph pays the
+     * launch overhead: there is one */
     double m;
-    ft_step_time(p, 0, reads, writes, &m);
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    ft__step_time_at(p, &r, 0, reads, writes, &m);
     if (compute)
         *compute = c;
     if (memory)

@@ -321,10 +321,13 @@ double ft_lower_bound_capacity(const ft_problem *p, ft_compute_model model, doub
     double spec = ft_lower_bound(p, model, &c, &m);
     int64_t reads, writes;
     ft__compulsory(p, &reads, &writes);
-    double extra = floor(forced(p));
+    /* (one fast memory: several units hold more between them) */
+    double extra = ft__units(p) > 1 ? 0 : floor(forced(p));
     double mc = m;
+    ft__rates r;
+    ft__fastest_rates(p, &r);
     if (extra > 0 && extra < 4e18 && (double)reads < 4e18) {
-        ft_step_time(p, 0, reads + (int64_t)extra, writes, &mc);
+        ft__step_time_at(p, &r, 0, reads + (int64_t)extra, writes, &mc);
         if (mc < m)
             mc = m;
     }

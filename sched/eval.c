@@ -1,5 +1,5 @@
 /* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly, the working set checked. */
-#include "internal.h"
+#include "walk.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,8 +23,13 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     memset(r, 0, sizeof *r);
     ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
     ft_step stp;
-    ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0};
+    ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0}, tile = {0, 0};
     int64_t loaded0 = 0;
+    /* several units: the tiles' latencies combine over waves (ft_timing);
+     * one unit: the steps' latencies add up directly, as SPEC */
+    int waves = ft__units(p) > 1;
+    ft__waves wv;
+    ft__waves_init(&wv, p);
     while (ft_walk_next(w, &stp)) {
         if (stp.index == 0)
             loaded0 = stp.loaded_elems;
@@ -39,7 +44,15 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
                           (long long)stp.index, (long long)stp.kstep, (long long)stp.working_set, p->capacity);
             break;
         }
-        ksum_add(&lat, stp.latency);
+        if (!waves) {
+            ksum_add(&lat, stp.latency);
+        } else {
+            ksum_add(&tile, stp.latency);
+            if (stp.kstep == r->nk - 1) {
+                ft__waves_tile(&wv, stp.index / r->nk, ksum_value(&tile));
+                tile = (ksum){0, 0};
+            }
+        }
         ksum_add(&comp, stp.compute);
         ksum_add(&mem, stp.memory);
         if (stp.compute > stp.memory)
@@ -58,14 +71,18 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     }
     if (pr)
         pr->done += r->steps;
+    if (waves)
+        ksum_add(&lat, ft__waves_total(&wv));
+    ft__rates r0; /* the first wave's bandwidths */
+    ft__rates_share(&w->rates, ft__wave_size(p, r->ntx * r->nty, 0), &r0);
     if (!rc && r->steps > 0) {
-        double extra = ft__sg_extra(p, loaded0, stp.written_elems, stp.compute);
+        double extra = ft__sg_extra(p, &r0, loaded0, stp.written_elems, stp.compute);
         if (extra > 0)
             ksum_add(&lat, extra);
     }
     r->latency = ksum_value(&lat);
     if (!rc && r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
-        r->latency = ft__sg_single(p, stp.loaded_elems, stp.written_elems, stp.compute);
+        r->latency = ft__sg_single(p, &r0, stp.loaded_elems, stp.written_elems, stp.compute);
     r->compute_time = ksum_value(&comp);
     r->memory_time = ksum_value(&mem);
     ft_walk_free(w);

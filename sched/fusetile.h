@@ -157,13 +157,39 @@ typedef enum ft_overlap {
  * hides the steps' latencies, and each subgraph pays it once instead (the
  * pipeline's fill); with two buffers a step that loads takes at least
  * (transfer_latency + loaded / bandwidth + compute) / 2, the period of a
- * run of like steps.  Every subgraph adds launch_overhead once. */
+ * run of like steps.  Every subgraph adds launch_overhead once.
+ *
+ * Whole-device terms (docs/DEVICE.md; all zero: one unit, as above):
+ *   step_overhead  cost units added to every step's compute (a tile's
+ *                  k-step pays it whatever its size: small tiles run
+ *                  below peak);
+ *   cache_capacity, cache_bandwidth  a cache level shared by the units
+ *                  between them and the slow memory: a subgraph whose
+ *                  slow-memory footprint (every element it loads from or
+ *                  writes to slow memory, each tensor whole, ft__sg_rates)
+ *                  fits cache_capacity moves its data at cache_bandwidth,
+ *                  reads and writes alike;
+ *   units          compute units, each with its own fast memory of
+ *                  `capacity`, sharing the slow memory: a subgraph's tiles
+ *                  go to the units in waves of `units` tiles, in traversal
+ *                  order; a tile of a wave of u tiles moves data at 1/u of
+ *                  the bandwidths; a wave takes as long as its slowest
+ *                  tile, and the subgraph the sum of its waves.  Tensors
+ *                  are not retained across subgraphs on more than one
+ *                  unit (a unit's fast memory is its own). */
+/* Most compute units a machine may have (ft_timing.units). */
+#define FT_MAX_UNITS 65536
+
 typedef struct ft_timing {
     double write_bandwidth;   /* elements per cost unit; 0: same as bandwidth */
     double transfer_latency;  /* cost units before a step's transfers move data, >= 0 */
     double launch_overhead;   /* cost units per subgraph, >= 0 */
     ft_overlap overlap;
     int duplex;               /* 1: reads and writes use separate channels */
+    double step_overhead;     /* cost units per step, >= 0 */
+    double cache_capacity;    /* elements, >= 0; 0: no shared cache */
+    double cache_bandwidth;   /* elements per cost unit, > 0 when cache_capacity is */
+    int units;                /* compute units, >= 0; 0 or 1: one */
 } ft_timing;
 
 typedef struct ft_problem {

@@ -35,29 +35,6 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Cost units a subgraph of p pays besides its steps' latencies (ft_timing):
- * the launch overhead and, with double buffering, the pipeline's fill and
- * drain, from the subgraph's first step (loaded0 elements loaded) and last
- * step (written_last elements written, compute_last of compute):
- *   L + (written_last > 0 ? L : 0) + min(loaded0 / bandwidth +
- *   written_last / write_bandwidth, compute_last)
- * (the first loads and the last write-backs cannot overlap compute; when
- * the steps are memory-bound the last compute shows instead). */
-double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last);
-
-/* Latency of a subgraph of p whose only step loads `loaded`, writes
- * `written` and computes for `compute`, with double buffering: nothing
- * overlaps, so launch overhead + L + loaded / bandwidth + compute + L +
- * written / write_bandwidth (the latencies only for transfers that
- * happen). */
-double ft__sg_single(const ft_problem *p, int64_t loaded, int64_t written, double compute);
-
-/* The smallest ft__sg_extra of p (no transfer time). */
-static inline double ft__sg_fixed(const ft_problem *p)
-{
-    return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
-}
-
 /* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
  * in binary, and the simulator's integer clock must agree to the last digit. */
 typedef struct ksum {
@@ -75,6 +52,100 @@ static inline void ksum_add(ksum *k, double x)
 }
 
 static inline double ksum_value(const ksum *k) { return k->s + k->c; }
+
+/* The bandwidths a subgraph's steps move data at, elements per cost unit
+ * (read rb, write wb): p's, the shared cache's when the subgraph's
+ * footprint fits it (cached = 1, ft__sg_rates), then 1/u of them for a
+ * tile of a wave of u units (ft__rates_share). */
+typedef struct ft__rates {
+    double rb, wb;
+    int cached;
+} ft__rates;
+
+/* p's own bandwidths, no cache. */
+void ft__rates_init(const ft_problem *p, ft__rates *r);
+
+/* *r = whole with both bandwidths divided by u (u <= 1: whole). */
+void ft__rates_share(const ft__rates *whole, int64_t u, ft__rates *r);
+
+/* The fastest bandwidths any step of p may see: p's, or its shared
+ * cache's where faster (for bounds). */
+void ft__fastest_rates(const ft_problem *p, ft__rates *r);
+
+/* ft_step_time at the bandwidths of r (ft_step_time: p's own). */
+double ft__step_time_at(const ft_problem *p, const ft__rates *r, double compute, int64_t loaded, int64_t written, double *memory);
+
+/* Cost units a subgraph of p pays besides its steps' latencies (ft_timing):
+ * the launch overhead and, with double buffering, the pipeline's fill and
+ * drain, from the subgraph's first step (loaded0 elements loaded) and last
+ * step (written_last elements written, compute_last of compute), at the
+ * bandwidths r of those steps:
+ *   L + (written_last > 0 ? L : 0) + min(loaded0 / r->rb +
+ *   written_last / r->wb, compute_last)
+ * (the first loads and the last write-backs cannot overlap compute; when
+ * the steps are memory-bound the last compute shows instead). */
+double ft__sg_extra(const ft_problem *p, const ft__rates *r, int64_t loaded0, int64_t written_last, double compute_last);
+
+/* Latency of a subgraph of p whose only step loads `loaded`, writes
+ * `written` and computes for `compute`, with double buffering: nothing
+ * overlaps, so launch overhead + L + loaded / r->rb + compute + L +
+ * written / r->wb (the latencies only for transfers that happen). */
+double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, int64_t written, double compute);
+
+/* Compute units of p (timing.units, at least 1). */
+static inline int64_t ft__units(const ft_problem *p) { return p->timing.units > 1 ? p->timing.units : 1; }
+
+/* Tiles in the wave of the tile at traversal position pos among ntiles
+ * (ft_timing: waves of ft__units tiles in traversal order). */
+static inline int64_t ft__wave_size(const ft_problem *p, int64_t ntiles, int64_t pos)
+{
+    int64_t u = ft__units(p), first = pos - pos % u;
+    return ntiles - first < u ? ntiles - first : u;
+}
+
+/* A subgraph's latency over waves: the sum of its waves' slowest tiles
+ * (ft_timing).  ft__waves_tile adds the latency of the tile at traversal
+ * position pos (positions in order; a tile's growing partial latency may
+ * be given again at the same position); ft__waves_total is the sum so far,
+ * the current wave included. */
+typedef struct ft__waves {
+    int64_t units, pos; /* pos: the last position seen */
+    ksum done;
+    double wave;
+} ft__waves;
+
+static inline void ft__waves_init(ft__waves *w, const ft_problem *p)
+{
+    w->units = ft__units(p);
+    w->pos = -1;
+    w->done = (ksum){0, 0};
+    w->wave = 0;
+}
+
+static inline void ft__waves_tile(ft__waves *w, int64_t pos, double lat)
+{
+    if (pos != w->pos && pos % w->units == 0 && pos > 0) {
+        ksum_add(&w->done, w->wave);
+        w->wave = 0;
+    }
+    w->pos = pos;
+    if (lat > w->wave)
+        w->wave = lat;
+}
+
+static inline double ft__waves_total(const ft__waves *w)
+{
+    ksum k = w->done;
+    ksum_add(&k, w->wave);
+    return ksum_value(&k);
+}
+
+/* The smallest ft__sg_extra of p (no transfer time). */
+static inline double ft__sg_fixed(const ft_problem *p)
+{
+    return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
+}
+
 
 /* How a bound combines compute C and memory M (SPEC 5 and the timing
  * terms): max(C, M), or C + M when steps do not overlap transfers and

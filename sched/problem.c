@@ -100,6 +100,14 @@ static int check_values(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: launch overhead is %g, must be 0 or more", n, tm->launch_overhead);
     if (tm->overlap != FT_OVERLAP_STEP && tm->overlap != FT_OVERLAP_NONE && tm->overlap != FT_OVERLAP_PIPELINE)
         return ft__fail(st, FT_EINPUT, 0, "%s: overlap mode %d is not one of ft_overlap", n, (int)tm->overlap);
+    if (!(tm->step_overhead >= 0) || !isfinite(tm->step_overhead))
+        return ft__fail(st, FT_EINPUT, 0, "%s: step overhead is %g, must be 0 or more", n, tm->step_overhead);
+    if (!(tm->cache_capacity >= 0) || !isfinite(tm->cache_capacity))
+        return ft__fail(st, FT_EINPUT, 0, "%s: cache capacity is %g, must be 0 or more", n, tm->cache_capacity);
+    if (tm->cache_capacity > 0 && (!(tm->cache_bandwidth > 0) || !isfinite(tm->cache_bandwidth)))
+        return ft__fail(st, FT_EINPUT, 0, "%s: cache bandwidth is %g, must be positive with a cache", n, tm->cache_bandwidth);
+    if (tm->units < 0 || tm->units > FT_MAX_UNITS)
+        return ft__fail(st, FT_EINPUT, 0, "%s: units is %d, must be 1 to %d", n, tm->units, FT_MAX_UNITS);
     return FT_OK;
 }
 
@@ -108,13 +116,14 @@ int64_t ft_native_k(const ft_problem *p)
     return p->native_k > 0 ? p->native_k : p->native_w;
 }
 
-/* ft_step_time with the overlap mode `overlap` in place of p's. */
-static double step_time(const ft_problem *p, ft_overlap overlap, double compute, int64_t loaded, int64_t written, double *memory)
+/* ft_step_time with the overlap mode `overlap` in place of p's and read
+ * and write bandwidths rb and wb. */
+static double step_time(const ft_problem *p, ft_overlap overlap, double rb, double wb, double compute, int64_t loaded, int64_t written,
+                        double *memory)
 {
     const ft_timing *tm = &p->timing;
     /* with double buffering the steps' latencies hide behind the prefetch
      * (ft__sg_fixed charges the pipeline's fill once per subgraph) */
-    double rb = p->bandwidth, wb = tm->write_bandwidth > 0 ? tm->write_bandwidth : rb;
     double L = overlap == FT_OVERLAP_PIPELINE ? 0 : tm->transfer_latency;
     double mem, lat;
     if (overlap == FT_OVERLAP_NONE || tm->duplex) {
@@ -146,26 +155,63 @@ static double step_time(const ft_problem *p, ft_overlap overlap, double compute,
     return lat;
 }
 
-double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t written, double *memory)
+/* p's write bandwidth (timing's, else the read bandwidth). */
+static double write_bw(const ft_problem *p)
 {
-    return step_time(p, p->timing.overlap, compute, loaded, written, memory);
+    return p->timing.write_bandwidth > 0 ? p->timing.write_bandwidth : p->bandwidth;
 }
 
-double ft__sg_extra(const ft_problem *p, int64_t loaded0, int64_t written_last, double compute_last)
+double ft_step_time(const ft_problem *p, double compute, int64_t loaded, int64_t written, double *memory)
+{
+    return step_time(p, p->timing.overlap, p->bandwidth, write_bw(p), compute, loaded, written, memory);
+}
+
+double ft__step_time_at(const ft_problem *p, const ft__rates *r, double compute, int64_t loaded, int64_t written, double *memory)
+{
+    return step_time(p, p->timing.overlap, r->rb, r->wb, compute, loaded, written, memory);
+}
+
+void ft__rates_init(const ft_problem *p, ft__rates *r)
+{
+    r->rb = p->bandwidth;
+    r->wb = write_bw(p);
+    r->cached = 0;
+}
+
+void ft__fastest_rates(const ft_problem *p, ft__rates *r)
+{
+    ft__rates_init(p, r);
+    if (p->timing.cache_capacity > 0) {
+        if (p->timing.cache_bandwidth > r->rb)
+            r->rb = p->timing.cache_bandwidth;
+        if (p->timing.cache_bandwidth > r->wb)
+            r->wb = p->timing.cache_bandwidth;
+    }
+}
+
+void ft__rates_share(const ft__rates *whole, int64_t u, ft__rates *r)
+{
+    *r = *whole;
+    if (u > 1) {
+        r->rb = whole->rb / (double)u;
+        r->wb = whole->wb / (double)u;
+    }
+}
+
+double ft__sg_extra(const ft_problem *p, const ft__rates *r, int64_t loaded0, int64_t written_last, double compute_last)
 {
     const ft_timing *tm = &p->timing;
     double x = tm->launch_overhead;
     if (tm->overlap != FT_OVERLAP_PIPELINE)
         return x;
-    double wb = tm->write_bandwidth > 0 ? tm->write_bandwidth : p->bandwidth;
-    double exposed = (double)loaded0 / p->bandwidth + (double)written_last / wb;
+    double exposed = (double)loaded0 / r->rb + (double)written_last / r->wb;
     x += tm->transfer_latency + (written_last > 0 ? tm->transfer_latency : 0);
     return x + (exposed < compute_last ? exposed : compute_last);
 }
 
-double ft__sg_single(const ft_problem *p, int64_t loaded, int64_t written, double compute)
+double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, int64_t written, double compute)
 {
-    return p->timing.launch_overhead + step_time(p, FT_OVERLAP_NONE, compute, loaded, written, NULL);
+    return p->timing.launch_overhead + step_time(p, FT_OVERLAP_NONE, r->rb, r->wb, compute, loaded, written, NULL);
 }
 
 static int check_shapes(ft_problem *p, ft_status *st)

@@ -10,8 +10,8 @@
 static int retain_candidates(const ft_problem *p, const plan *P, int i, int *out)
 {
     int n = 0;
-    if (i + 1 >= P->ngroups)
-        return 0;
+    if (i + 1 >= P->ngroups || ft__units(p) > 1)
+        return 0; /* the last group, or units with fast memories of their own */
     const group *G = &P->g[i], *N = &P->g[i + 1];
     for (int j = 0; j < G->nops; j++) {
         int t = p->ops[G->ops[j]].output;

@@ -156,7 +156,7 @@ static int64_t dim_class(int64_t i, int64_t t, const int64_t *lens, int n)
 /* A tile memo entry: the cost of a tile given the classes of its row and
  * column and of the tile before it. */
 struct tmemo {
-    int64_t key[6];
+    int64_t key[7];
     double lat;
     int64_t ws;
     uint64_t gen;  /* valid when equal to the scorer's generation */
@@ -200,9 +200,15 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
     int nused = 0;
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
+    /* several units: tiles combine over waves, each tile at its wave's
+     * share of the bandwidths (ft_timing); the wave's size is in the key */
+    int waves = ft__units(p) > 1;
+    ft__waves wv;
+    ft__waves_init(&wv, p);
     for (int64_t pos = 0; pos < ntiles; pos++) {
         int64_t tile = ord ? ord[pos] : pos, r = tile / ntx, c = tile % ntx;
-        int64_t key[6];
+        int64_t key[7];
+        key[6] = ft__wave_size(p, ntiles, pos);
         if (prev < 0) {
             key[0] = rc[r], key[1] = cc[c], key[2] = key[3] = -1, key[4] = key[5] = 0;
         } else {
@@ -210,7 +216,7 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
         uint64_t h = 1469598103934665603ULL;
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
             h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
         size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SEARCH_TILE_MEMO - 1);
         while (tm[slot].gen == gen && memcmp(tm[slot].key, key, sizeof key) != 0)
@@ -221,6 +227,7 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
                 return -1;
             }
             memcpy(tm[slot].key, key, sizeof key);
+            ft__walk_at(w, pos);
             tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0);
             tm[slot].gen = gen;
             nused++;
@@ -229,7 +236,12 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
             free(rc);
             return ft__walk_irregular(w) && !mixed ? -1 : INF;
         }
-        sum += tm[slot].lat;
+        if (waves) {
+            ft__waves_tile(&wv, pos, tm[slot].lat);
+            sum = ft__waves_total(&wv);
+        } else {
+            sum += tm[slot].lat;
+        }
         if (sum > budget)
             break;
         if ((pos & 0x1ff) == 0x1ff && ft__out_of_time(S)) {
@@ -303,14 +315,24 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
             g->order = ord;
             g->norder = ord ? ntx * nty : 0;
             ft_step stp;
-            double sum = 0;
-            int ok = 1;
+            double sum = 0, tile = 0;
+            int ok = 1, waves = ft__units(p) > 1;
+            ft__waves wv;
+            ft__waves_init(&wv, p);
             while (ft_walk_next(w, &stp)) {
                 if ((double)stp.working_set > p->capacity) {
                     ok = 0;
                     break;
                 }
-                sum += stp.latency;
+                if (!waves) {
+                    sum += stp.latency;
+                } else {
+                    tile += stp.latency;
+                    ft__waves_tile(&wv, stp.index / nk, tile);
+                    sum = ft__waves_total(&wv);
+                    if (stp.kstep == nk - 1)
+                        tile = 0;
+                }
                 /* (a walk that stops inside the first tile has not seen
                  * every need: assume the op order matters) */
                 if (sum > budget) {
@@ -334,9 +356,11 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
             ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
             int64_t n = ntx * nty, loaded0, written_last;
             double compute_last;
+            ft__rates r0; /* the first wave's bandwidths, as ft_evaluate */
+            ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
             ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
-            total = n * nk == 1 ? ft__sg_single(p, loaded0, written_last, compute_last) /* nothing overlaps */
-                                : lat + ft__sg_extra(p, loaded0, written_last, compute_last);
+            total = n * nk == 1 ? ft__sg_single(p, &r0, loaded0, written_last, compute_last) /* nothing overlaps */
+                                : lat + ft__sg_extra(p, &r0, loaded0, written_last, compute_last);
             ft_walk_free(w);
         }
         lat = total;

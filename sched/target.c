@@ -16,7 +16,7 @@
 enum kind { K_GROUP, K_STRING, K_BOOL, K_INT, K_REAL };
 
 /* Range rules of numeric settings. */
-enum range { R_ANY, R_POSITIVE, R_NONNEGATIVE, R_NATIVE };
+enum range { R_ANY, R_POSITIVE, R_NONNEGATIVE, R_NATIVE, R_FRACTION /* (0, 1] */, R_UNITS /* 1..FT_MAX_UNITS */ };
 
 /* Largest native granularity accepted: keeps tile products far from int64
  * overflow in the cost model. */
@@ -47,6 +47,14 @@ static const setting schema[] = {
     {"", "slow_memory", K_GROUP, 1, 0, R_ANY, -1},
     {"", "compute", K_GROUP, 1, 0, R_ANY, -1},
     {"", "execution", K_GROUP, 0, 0, R_ANY, -1},
+    {"", "units", K_INT, 0, 0, R_UNITS, OFF(units)},
+    {"", "shared_cache", K_GROUP, 0, 0, R_ANY, -1},
+    {"shared_cache", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(cache_capacity_bytes)},
+    {"shared_cache", "bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(cache_bandwidth)},
+    {"slow_memory", "efficiency", K_REAL, 0, 0, R_FRACTION, OFF(memory_efficiency)},
+    {"compute", "matmul_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(matmul_efficiency)},
+    {"compute", "pointwise_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(pointwise_efficiency)},
+    {"execution", "step_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(step_overhead)},
     {"fast_memory", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(capacity_bytes)},
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
@@ -283,6 +291,8 @@ static int store(loader *L, const config_setting_t *s, const setting *e)
         if (e->range == R_NATIVE && v > NATIVE_MAX)
             return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s is %lld, must be at most %lld", file, line, full, v,
                             (long long)NATIVE_MAX);
+        if (e->range == R_UNITS && (v < 1 || v > FT_MAX_UNITS))
+            return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s is %lld, must be 1 to %d", file, line, full, v, FT_MAX_UNITS);
         *(int64_t *)(base + e->offset) = (int64_t)v;
         return FT_OK;
     }
@@ -305,6 +315,8 @@ static int store(loader *L, const config_setting_t *s, const setting *e)
             return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s is %g, must be positive", file, line, full, v);
         if (e->range == R_NONNEGATIVE && v < 0)
             return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s is %g, must be zero or positive", file, line, full, v);
+        if (e->range == R_FRACTION && !(v > 0 && v <= 1))
+            return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s is %g, must be above 0 and at most 1", file, line, full, v);
         *(double *)(base + e->offset) = v;
         return FT_OK;
     }
@@ -397,6 +409,14 @@ static int finish(loader *L, const config_t *cfg)
         t->write_bandwidth = t->read_bandwidth;
     if (!L->seen[find("compute.native_granularity", "k")])
         t->native_k = t->native_w;
+    if (!L->seen[find("", "units")])
+        t->units = 1;
+    if (!L->seen[find("slow_memory", "efficiency")])
+        t->memory_efficiency = 1;
+    if (!L->seen[find("compute", "matmul_efficiency")])
+        t->matmul_efficiency = 1;
+    if (!L->seen[find("compute", "pointwise_efficiency")])
+        t->pointwise_efficiency = 1;
     if (t->capacity_bytes < t->element_bytes) {
         const config_setting_t *s = config_lookup(cfg, "fast_memory.capacity_bytes");
         return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: fast_memory.capacity_bytes is %lld, less than one element (element_bytes = %lld)",
@@ -484,30 +504,61 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
         return FT_OK;
     double eb = (double)t->element_bytes;
     p->capacity = (double)(t->capacity_bytes / t->element_bytes);
-    p->bandwidth = t->read_bandwidth / eb;
+    p->bandwidth = t->read_bandwidth * t->memory_efficiency / eb;
     p->native_w = t->native_w;
     p->native_h = t->native_h;
     p->native_k = t->native_k;
     p->allow_larger = t->allow_larger_granularity;
-    p->timing.write_bandwidth = t->write_bandwidth / eb;
+    p->timing.write_bandwidth = t->write_bandwidth * t->memory_efficiency / eb;
     p->timing.transfer_latency = t->transfer_latency;
     p->timing.launch_overhead = t->launch_overhead;
     p->timing.overlap = t->double_buffering ? FT_OVERLAP_PIPELINE : FT_OVERLAP_NONE;
     p->timing.duplex = t->separate_channels;
+    p->timing.units = (int)t->units;
+    p->timing.step_overhead = t->step_overhead;
+    p->timing.cache_capacity = (double)(t->cache_capacity_bytes / t->element_bytes);
+    p->timing.cache_bandwidth = t->cache_bandwidth / eb;
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
         for (int i = 0; i < p->nops; i++) {
             ft_op *o = &p->ops[i];
             if (o->type == FT_OP_MATMUL)
-                o->base_cost = tile * (double)t->native_k / t->matmul_macs_per_cycle;
+                o->base_cost = tile * (double)t->native_k / (t->matmul_macs_per_cycle * t->matmul_efficiency);
             else /* Pointwise, and Layout: a copy of its one input */
-                o->base_cost = tile * (double)o->ninputs / t->pointwise_elements_per_cycle;
+                o->base_cost = tile * (double)o->ninputs / (t->pointwise_elements_per_cycle * t->pointwise_efficiency);
         }
     }
     return ft_problem_finish(p, st);
 }
 
 /* ---------------------------------------------------------------- describe */
+
+/* The whole-device terms of t that differ from one plain unit, appended
+ * to the summary already in buf (n bytes); the length they take (as
+ * snprintf). */
+static int describe_device(const ft_target *t, char *buf, size_t n)
+{
+    char more[320];
+    int len = 0;
+#define ADD(...) len += snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)
+    if (t->units > 1)
+        ADD(", %lld units", (long long)t->units);
+    if (t->matmul_efficiency < 1)
+        ADD(", MatMul efficiency %g", t->matmul_efficiency);
+    if (t->pointwise_efficiency < 1)
+        ADD(", Pointwise efficiency %g", t->pointwise_efficiency);
+    if (t->memory_efficiency < 1)
+        ADD(", slow memory efficiency %g", t->memory_efficiency);
+    if (t->step_overhead > 0)
+        ADD(", step overhead %g cycles", t->step_overhead);
+    if (t->cache_capacity_bytes > 0)
+        ADD(", shared cache %lld B at %g B/cycle", (long long)t->cache_capacity_bytes, t->cache_bandwidth);
+#undef ADD
+    size_t used = buf && n ? strlen(buf) : 0;
+    if (buf && used < n)
+        snprintf(buf + used, n - used, "%s", more);
+    return len;
+}
 
 int ft_target_describe(const ft_target *t, char *buf, size_t n)
 {
@@ -525,5 +576,6 @@ int ft_target_describe(const ft_target *t, char *buf, size_t n)
                     t->transfer_latency, (long long)t->native_w,
                     (long long)t->native_h, (long long)t->native_k, t->allow_larger_granularity ? "allowed" : "not allowed",
                     t->matmul_macs_per_cycle, t->pointwise_elements_per_cycle, t->launch_overhead,
-                    t->double_buffering ? "yes" : "no");
+                    t->double_buffering ? "yes" : "no") +
+           describe_device(t, buf, n);
 }

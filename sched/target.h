@@ -55,6 +55,20 @@ typedef struct ft_target {
                                         input elements per cycle, > 0 */
     double launch_overhead;          /* execution.launch_overhead: cycles per subgraph, >= 0 */
     int double_buffering;            /* execution.double_buffering (default 0) */
+    /* whole-device terms (docs/DEVICE.md; the defaults are one unit as above) */
+    int64_t units;                   /* units: compute units, each with the fast memory and
+                                        compute above, sharing the slow memory, 1 to
+                                        FT_MAX_UNITS (default 1) */
+    double matmul_efficiency;        /* compute.matmul_efficiency: share of the MatMul peak
+                                        reached, (0, 1] (default 1) */
+    double pointwise_efficiency;     /* compute.pointwise_efficiency: (0, 1] (default 1) */
+    double memory_efficiency;        /* slow_memory.efficiency: share of both bandwidths
+                                        reached, (0, 1] (default 1) */
+    double step_overhead;            /* execution.step_overhead: cycles every step pays, >= 0
+                                        (default 0) */
+    int64_t cache_capacity_bytes;    /* shared_cache.capacity_bytes: bytes, > 0; 0 (no
+                                        shared_cache group): no cache */
+    double cache_bandwidth;          /* shared_cache.bandwidth: bytes per cycle, > 0 */
 } ft_target;
 
 /* Load and check a target file.  Every setting's type is checked before it
@@ -87,7 +101,11 @@ void ft_target_free(ft_target *t);
  * allow_larger from allow_larger_granularity; and the timing terms
  * (ft_timing): write_bandwidth / element_bytes, transfer_latency,
  * launch_overhead, overlap FT_OVERLAP_PIPELINE with double buffering and
- * FT_OVERLAP_NONE without, duplex from separate_channels.
+ * FT_OVERLAP_NONE without, duplex from separate_channels; and the
+ * whole-device terms: both bandwidths times memory_efficiency, MatMul and
+ * Pointwise base costs divided by their efficiencies, units,
+ * step_overhead, cache capacity (elements: capacity_bytes / element_bytes)
+ * and bandwidth (elements per cycle).
  * Then it calls ft_problem_finish.
  * Returns FT_OK, or FT_EINPUT / FT_ENOMEM from ft_problem_finish (p may then
  * be partly changed: discard it). */

@@ -211,9 +211,13 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     double tiles = (double)ft__ceil_div(sh->Wg, w) * (double)ft__ceil_div(sh->Hg, h);
     if (tiles > (double)FT_SEARCH_STEP_CAP)
         return INF;
+    /* several units share the compute; a wave's slowest tile moves at
+     * least its tiles' traffic at the whole bandwidth (ft_timing) */
     double mem;
-    ft_step_time(p, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
-    return ft__bound_combine(p, comp, mem);
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    ft__step_time_at(p, &r, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
+    return ft__bound_combine(p, comp / (double)ft__units(p), mem);
 }
 
 double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)

@@ -64,6 +64,51 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     return w;
 }
 
+/* The subgraph's bandwidths (ft_timing): the shared cache's when every
+ * element the subgraph moves to or from slow memory fits it, each tensor
+ * counted whole and once (inputs neither produced here nor resident,
+ * written outputs), else p's own; the walk starts at position 0. */
+static int sg_rates(ft_walk *w, ft_status *st)
+{
+    const ft_problem *p = w->p;
+    const ft_timing *tm = &p->timing;
+    ft__rates_init(p, &w->rates);
+    if (tm->cache_capacity > 0) {
+        unsigned char *seen = calloc((size_t)p->ntensors + 1, 1);
+        if (!seen)
+            return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        double bytes = 0;
+        for (int j = 0; j < w->g->nops; j++) {
+            const ft_op *op = &p->ops[w->g->ops[j]];
+            for (int i = 0; i <= op->ninputs; i++) {
+                int t = i < op->ninputs ? op->inputs[i] : op->output;
+                int moved = i < op->ninputs ? !w->produced[t] && !w->resident[t] : w->written[t];
+                if (moved && !seen[t]) {
+                    seen[t] = 1;
+                    bytes += (double)ft_tensor_size(p, t);
+                }
+            }
+        }
+        free(seen);
+        if (bytes <= tm->cache_capacity) {
+            w->rates.rb = w->rates.wb = tm->cache_bandwidth;
+            w->rates.cached = 1;
+        }
+    }
+    w->wave = 0;
+    ft__walk_at(w, 0);
+    return FT_OK;
+}
+
+void ft__walk_at(ft_walk *w, int64_t pos)
+{
+    int64_t u = ft__wave_size(w->p, w->ntx * w->nty, pos);
+    if (u != w->wave) {
+        w->wave = u;
+        ft__rates_share(&w->rates, u, &w->tile_rates);
+    }
+}
+
 /* Grid, step count and the fixed part of the working set, once the tensor
  * sets are filled. */
 static int walk_prepare(ft_walk *w, ft_status *st)
@@ -88,6 +133,9 @@ static int walk_prepare(ft_walk *w, ft_status *st)
     for (; t < nt; t++)
         if (w->resident[t])
             w->ws_fixed += ft_tensor_size(p, (int)t);
+    int rc = sg_rates(w, st);
+    if (rc)
+        return rc;
     /* each written or retained output of the subgraph, once */
     for (int j = 0; j < g->nops; j++) {
         int o = p->ops[g->ops[j]].output, dup = 0;
@@ -367,8 +415,9 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         if (!reused)
             loaded += sz;
     }
+    compute += p->timing.step_overhead;
     double memory;
-    double latency = ft_step_time(p, compute, loaded, written, &memory);
+    double latency = ft__step_time_at(p, &w->tile_rates, compute, loaded, written, &memory);
     step->index = idx;
     step->tile = tile;
     step->tile_row = trow;
@@ -396,6 +445,8 @@ int ft_walk_next(ft_walk *w, ft_step *step)
         return 0;
     int64_t idx = w->next;
     int64_t pos = idx / w->nk, ks = idx % w->nk;
+    if (ks == 0)
+        ft__walk_at(w, pos);
     ft__walk_derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);
     step->index = idx;
     w->next++;

@@ -35,6 +35,9 @@ struct ft_walk {
     int kinds_differ;           /* two needs of one upstream output had different
                                    dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
+    ft__rates rates;            /* the subgraph's bandwidths (ft__sg_rates) */
+    ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
+    int64_t wave;               /* tiles of the current tile's wave */
     /* per-step output */
     int cap;                    /* slice capacity */
     ft_slice *slices, *prev;
@@ -47,6 +50,10 @@ struct ft_walk {
     int nactive;
 };
 
+
+/* The tile derived next is at traversal position pos: its steps move data
+ * at its wave's share of the subgraph's bandwidths (ft_timing's units). */
+void ft__walk_at(ft_walk *w, int64_t pos);
 
 /* Derive step (tile, k-step ks) of w into *step: regions, slices (loaded
  * unless in the previously derived step), writes, compute and memory. */

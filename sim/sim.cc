@@ -111,6 +111,12 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         sim->msg = "ft_sim_run: another replay is running in this process";
         return FT_EINPUT;
     }
+    if (p->timing.units > 1 || p->timing.cache_capacity > 0) {
+        /* the whole-device terms (ft_timing) are analytic only so far */
+        sim->msg = "ft_sim_run: the simulator does not model several units or a shared cache yet (the target's units and "
+                   "shared_cache); use evaluate, or a target of one unit";
+        return FT_EINPUT;
+    }
     ft_sim_opts defaults;
     ft_sim_opts_init(&defaults);
     if (!o)

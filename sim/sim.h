@@ -81,6 +81,7 @@ int ft_sim_new(ft_sim **out, const char **err);
  * o->analytic is 0.  Returns FT_OK; FT_EINVALID when the simulator finds
  * the schedule invalid on its own (r->reason, fail_* and the message say
  * where; e.g. the fast memory overflows); FT_EINPUT for a NULL argument, a
+ * machine with several units or a shared cache (not modelled yet), a
  * trace file that cannot be written, a subgraph whose step count overflows
  * 64 bits, a replay that would run past the process's simulated clock
  * (2^64 fs, about 1.8e10 cost units over all runs) or a SystemC error;

@@ -162,10 +162,12 @@ static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
             loaded0 = stp.loaded_elems;
         sum += stp.latency;
     }
+    ft__rates r; /* one unit, no cache */
+    ft__rates_init(S->p, &r);
     if (S->p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)
-        sum = ft__sg_single(S->p, stp.loaded_elems, stp.written_elems, stp.compute);
+        sum = ft__sg_single(S->p, &r, stp.loaded_elems, stp.written_elems, stp.compute);
     else
-        sum += ft__sg_extra(S->p, loaded0, stp.written_elems, stp.compute);
+        sum += ft__sg_extra(S->p, &r, loaded0, stp.written_elems, stp.compute);
     ft_walk_free(w);
     free(ord);
     g->order = NULL;

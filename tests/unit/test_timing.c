@@ -129,7 +129,9 @@ static void test_subgraph_terms(void **state)
     double last = (double)stp.written_elems / 10;
     assert_cost(stp.compute, 64);
     assert_cost(e.sg[1].latency, sum + 1060 + (first_loads + last < 64 ? first_loads + last : 64));
-    assert_cost(ft__sg_extra(p, 0, 0, 5), 1030);
+    ft__rates r;
+    ft__rates_init(p, &r);
+    assert_cost(ft__sg_extra(p, &r, 0, 0, 5), 1030);
     ft_eval_free(&e);
     ft_eval_free(&e0);
     ft_schedule_free(s);
