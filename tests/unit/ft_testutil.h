@@ -76,6 +76,14 @@ static inline int ftt_valgrind(void)
     return (runner && strstr(runner, "valgrind")) || (pre && strstr(pre, "vgpreload"));
 }
 
+/* 1 under a slow runner: valgrind, or FT_SLOW=1 (make check-sanitize and
+ * check-valgrind set it): tests bounded by a time limit give more. */
+static inline int ftt_slow(void)
+{
+    const char *v = getenv("FT_SLOW");
+    return ftt_valgrind() || (v && *v && strcmp(v, "0") != 0);
+}
+
 /* ------------------------------------------------------------ test data */
 
 static inline int ftt_has_vectors(const char *dir)
