@@ -14,6 +14,7 @@
 /* The scheduler's internal interface (its scorer and search state); the
  * functions come from libfusetile.a. */
 #include "../../sched/searchInt.h"
+#include "../../sched/walk.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 static uint64_t rs = 0x1234567;
@@ -152,18 +153,30 @@ static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
     ft_status st;
     assert_int_equal(ft__walk_new(S->p, g, S->model, x->written, x->retained, x->resident, &w, &st), FT_OK);
     ft_step stp;
-    double sum = 0;
+    double sum = 0, tile = 0;
     int ok = 1;
     int64_t loaded0 = 0;
+    /* several units: waves of tiles (ft_timing), as ft_evaluate */
+    ft__waves wv;
+    ft__waves_init(&wv, S->p);
     while (ft_walk_next(w, &stp)) {
         if ((double)stp.working_set > S->p->capacity)
             ok = 0;
         if (stp.index == 0)
             loaded0 = stp.loaded_elems;
-        sum += stp.latency;
+        if (ft__units(S->p) == 1) {
+            sum += stp.latency;
+        } else {
+            tile += stp.latency;
+            ft__waves_tile(&wv, stp.index / nk, tile);
+            if (stp.kstep == nk - 1)
+                tile = 0;
+        }
     }
-    ft__rates r; /* one unit, no cache */
-    ft__rates_init(S->p, &r);
+    if (ft__units(S->p) > 1)
+        sum = ft__waves_total(&wv);
+    ft__rates r; /* the first wave's bandwidths */
+    ft__rates_share(&w->rates, ft__wave_size(S->p, ntx * nty, 0), &r);
     if (S->p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)
         sum = ft__sg_single(S->p, &r, stp.loaded_elems, stp.written_elems, stp.compute);
     else
@@ -238,6 +251,13 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
             p->timing.launch_overhead = (double)(rnd() % 3) * 100;
             p->timing.write_bandwidth = rnd() % 2 ? 0 : p->bandwidth * (0.25 + 0.25 * (double)(rnd() % 8));
             p->timing.duplex = (int)(rnd() % 2);
+            /* whole-device terms: units in waves, a step overhead, a
+             * shared cache that some subgraphs fit */
+            static const int units[] = {1, 2, 3, 7};
+            p->timing.units = units[rnd() % 4];
+            p->timing.step_overhead = rnd() % 2 ? 0 : 13;
+            p->timing.cache_capacity = rnd() % 2 ? 0 : (double)(1 << (14 + rnd() % 6));
+            p->timing.cache_bandwidth = p->bandwidth * 4;
             timed++;
             assert_int_equal(ft_problem_finish(p, &st), FT_OK);
         }

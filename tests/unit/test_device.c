@@ -1,0 +1,202 @@
+/* test_device.c - cmocka tests of the whole-device terms of the cost model (ft_timing: units in waves sharing the slow memory, the shared cache, the step overhead), their closed forms, the bounds under them and their target settings. */
+#include "ft_testutil.h"
+
+#include "../../sched/internal.h"
+#include "../../sched/target.h"
+
+#include <unistd.h>
+
+/* One Pointwise op on a 512 x 512 tensor, bandwidth 10, native 128 x 128:
+ * at 128 x 128 it runs 16 tiles of one step, each loading and writing
+ * 16384 elements (memory 3276.8) and computing its base cost. */
+static ft_problem *load(double base_cost)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"widths\": [512, 512], \"heights\": [512, 512], \"inputs\": [[0]], \"outputs\": [[1]], \"base_costs\": [%g],"
+             " \"op_types\": [\"Pointwise\"], \"fast_memory_capacity\": 100000, \"slow_memory_bandwidth\": 10,"
+             " \"native_granularity\": [128, 128]}",
+             base_cost);
+    return ftt_parse(json, "device.json");
+}
+
+static double total(const ft_problem *p, const char *sched_json)
+{
+    ft_schedule *s;
+    ft_status st;
+    if (ft_schedule_parse(sched_json, "device.schedule.json", &s, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    ft_eval e;
+    if (ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    double t = e.total;
+    ft_eval_free(&e);
+    ft_schedule_free(s);
+    return t;
+}
+
+static const char *ONE = "{\"subgraphs\": [[0]], \"granularities\": [[128, 128, 1]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}";
+
+/* Waves: 16 compute-bound tiles (compute 10000).  One unit: 16 x 10000.
+ * Four units: 4 waves, each tile at 10/4 of bandwidth, memory 13107.2 >
+ * compute.  Three units: 5 waves of 3 (memory 9830.4 < compute: 10000
+ * each) and one of 1 (10000). */
+static void test_device_waves(void **state)
+{
+    (void)state;
+    ft_problem *p = load(10000);
+    assert_rel(total(p, ONE), 160000, 1e-12);
+    p->timing.units = 4;
+    assert_rel(total(p, ONE), 4 * 13107.2, 1e-12);
+    p->timing.units = 3;
+    assert_rel(total(p, ONE), 6 * 10000, 1e-12);
+    /* more units than tiles: one wave of 16 at 10/16 */
+    p->timing.units = 64;
+    assert_rel(total(p, ONE), 32768 / (10.0 / 16), 1e-12);
+    ft_problem_free(p);
+    /* memory-bound tiles share the bandwidth: as fast as one unit */
+    p = load(100);
+    double one = total(p, ONE);
+    p->timing.units = 3;
+    assert_rel(total(p, ONE), one, 1e-12);
+    ft_problem_free(p);
+}
+
+/* The shared cache: the subgraph moves 2 x 262144 elements; a cache of
+ * that many serves them at its bandwidth, one element less does not. */
+static void test_device_cache(void **state)
+{
+    (void)state;
+    ft_problem *p = load(100);
+    p->timing.cache_bandwidth = 100;
+    p->timing.cache_capacity = 524288;
+    assert_rel(total(p, ONE), 16 * 32768 / 100.0, 1e-12);
+    p->timing.cache_capacity = 524287;
+    assert_rel(total(p, ONE), 16 * 3276.8, 1e-12);
+    ft_problem_free(p);
+}
+
+/* The step overhead adds to every step's compute. */
+static void test_device_step_overhead(void **state)
+{
+    (void)state;
+    ft_problem *p = load(10000);
+    p->timing.step_overhead = 50;
+    assert_rel(total(p, ONE), 16 * 10050, 1e-12);
+    ft_problem_free(p);
+}
+
+/* The bounds stay below the evaluation with every term, and the search's
+ * schedule on several units retains nothing (a retained tensor is refused
+ * there). */
+static void test_device_bounds_and_retention(void **state)
+{
+    (void)state;
+    ft_gen_opts go;
+    ft_gen_opts_init(&go);
+    go.seed = 7;
+    go.nops = 12;
+    ft_problem *p;
+    ft_status st;
+    assert_int_equal(ft_generate(&go, &p, &st), FT_OK);
+    p->timing.units = 8;
+    p->timing.step_overhead = 3;
+    p->timing.cache_capacity = p->capacity * 4;
+    p->timing.cache_bandwidth = p->bandwidth * 3;
+    assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+    ft_search_opts o;
+    ft_search_opts_init(&o);
+    o.time_limit = ftt_slow() ? 4 : 1;
+    o.threads = 1;
+    ft_schedule *s;
+    ft_eval ev;
+    assert_int_equal(ft_search(p, &o, &s, &ev, &st), FT_OK);
+    printf("  8 units: total %.17g, bound %.17g, capacity bound %.17g\n", ev.total, ev.lower_bound, ev.capacity_bound);
+    assert_true(ev.lower_bound <= ev.total * (1 + 1e-12));
+    assert_true(ev.capacity_bound <= ev.total * (1 + 1e-12));
+    for (int i = 0; i < s->nsubgraphs; i++)
+        assert_int_equal(s->sg[i].nretain, 0);
+    ft_eval_free(&ev);
+    /* a retained tensor on 8 units: refused, naming the rule */
+    int t = p->ops[s->sg[0].ops[0]].output;
+    if (s->nsubgraphs > 1 && ft_subgraph_set_retain(&s->sg[0], &t, 1) == FT_OK) {
+        assert_int_equal(ft_schedule_validate(p, s, &st), FT_EINVALID);
+        assert_non_null(strstr(st.msg, "units"));
+    }
+    ft_schedule_free(s);
+    ft_problem_free(p);
+}
+
+/* Target settings: units, shared_cache, efficiencies and step overhead
+ * load, apply and describe; bad values name the setting. */
+static void test_device_target_settings(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ft-device-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *good = "name = \"d\"; clock_hz = 1e9; element_bytes = 2; units = 4;\n"
+                       "fast_memory = { capacity_bytes = 65536; };\n"
+                       "slow_memory = { read_bandwidth = 64.0; efficiency = 0.5; };\n"
+                       "shared_cache = { capacity_bytes = 1048576; bandwidth = 256.0; };\n"
+                       "compute = { native_granularity = { w = 32; h = 32; }; matmul_macs_per_cycle = 1024.0;\n"
+                       "  pointwise_elements_per_cycle = 64.0; matmul_efficiency = 0.8; pointwise_efficiency = 0.5; };\n"
+                       "execution = { step_overhead = 20.0; };\n";
+    FILE *f = fopen(path, "w");
+    fputs(good, f);
+    fclose(f);
+    ft_target *t;
+    ft_status st;
+    if (ft_target_load(path, &t, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    ft_problem *p = load(1);
+    assert_int_equal(ft_target_apply(t, p, 0, &st), FT_OK);
+    assert_int_equal(p->timing.units, 4);
+    assert_rel(p->bandwidth, 64 * 0.5 / 2, 1e-12);
+    assert_rel(p->timing.cache_capacity, 524288, 1e-12);
+    assert_rel(p->timing.cache_bandwidth, 128, 1e-12);
+    assert_rel(p->timing.step_overhead, 20, 1e-12);
+    assert_rel(p->ops[0].base_cost, 32 * 32 / (64 * 0.5), 1e-12);
+    char buf[1024];
+    ft_target_describe(t, buf, sizeof buf);
+    assert_non_null(strstr(buf, "4 units"));
+    assert_non_null(strstr(buf, "shared cache 1048576 B"));
+    ft_target_free(t);
+    ft_problem_free(p);
+    static const struct {
+        const char *from, *to, *msg;
+    } bad[] = {
+        {"units = 4;", "units = 0;", "units is 0, must be 1 to"},
+        {"efficiency = 0.5;", "efficiency = 1.5;", "slow_memory.efficiency is 1.5, must be above 0 and at most 1"},
+        {"matmul_efficiency = 0.8;", "matmul_efficiency = 0.0;", "compute.matmul_efficiency is 0"},
+        {"bandwidth = 256.0; };", "};", "missing required setting shared_cache.bandwidth"},
+        {"step_overhead = 20.0;", "step_overhead = -1.0;", "execution.step_overhead is -1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[2048];
+        const char *at = strstr(good, bad[i].from);
+        assert_non_null(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good), good, bad[i].to, at + strlen(bad[i].from));
+        f = fopen(path, "w");
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(ft_target_load(path, &t, &st), FT_EINPUT);
+        if (!strstr(st.msg, bad[i].msg))
+            fail_msg("expected '%s' in: %s", bad[i].msg, st.msg);
+        printf("  %s\n", st.msg);
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_waves),
+        cmocka_unit_test(test_device_cache),
+        cmocka_unit_test(test_device_step_overhead),
+        cmocka_unit_test(test_device_bounds_and_retention),
+        cmocka_unit_test(test_device_target_settings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
