@@ -538,7 +538,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
  * snprintf). */
 static int describe_device(const ft_target *t, char *buf, size_t n)
 {
-    char more[320];
+    char more[320] = "";
     int len = 0;
 #define ADD(...) len += snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)
     if (t->units > 1)
