@@ -73,6 +73,8 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
         pr->done += r->steps;
     if (waves)
         ksum_add(&lat, ft__waves_total(&wv));
+    if (w->floor > ksum_value(&lat))
+        lat = (ksum){w->floor, 0}; /* a cache the subgraph does not fit (ft_timing) */
     ft__rates r0; /* the first wave's bandwidths */
     ft__rates_share(&w->rates, ft__wave_size(p, r->ntx * r->nty, 0), &r0);
     if (!rc && r->steps > 0) {

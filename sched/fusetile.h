@@ -164,11 +164,14 @@ typedef enum ft_overlap {
  *                  k-step pays it whatever its size: small tiles run
  *                  below peak);
  *   cache_capacity, cache_bandwidth  a cache level shared by the units
- *                  between them and the slow memory: a subgraph whose
- *                  slow-memory footprint (every element it loads from or
- *                  writes to slow memory, each tensor whole, ft__sg_rates)
- *                  fits cache_capacity moves its data at cache_bandwidth,
- *                  reads and writes alike;
+ *                  between them and the slow memory: every step moves its
+ *                  data at cache_bandwidth, reads and writes alike (the
+ *                  cache serves the tiles' re-reads); a subgraph whose
+ *                  slow-memory footprint (each tensor it loads from or
+ *                  writes to slow memory, whole and once) exceeds
+ *                  cache_capacity takes at least that footprint's time at
+ *                  the slow memory's own bandwidths (one that fits is
+ *                  warm: its data stays in the cache between runs);
  *   units          compute units, each with its own fast memory of
  *                  `capacity`, sharing the slow memory: a subgraph's tiles
  *                  go to the units in waves of `units` tiles, in traversal

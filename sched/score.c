@@ -303,7 +303,9 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
      * ft_evaluate); at least ft__sg_fixed */
     const double fixed = ft__sg_fixed(p);
     budget -= fixed;
+    double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
     if (ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
+        floor = w->floor;
         lat = ft__score_tiles(S, mx, w, g, ord, budget);
         S->kinds_differ |= w->kinds_differ;
         ft_walk_free(w);
@@ -350,6 +352,8 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
             lat = ok ? sum : INF;
         }
     }
+    if (lat >= 0 && lat < floor)
+        lat = floor;
     if (lat >= 0 && lat < INF && (fixed > 0 || p->timing.overlap == FT_OVERLAP_PIPELINE)) {
         double total = lat + fixed;
         if (p->timing.overlap == FT_OVERLAP_PIPELINE &&

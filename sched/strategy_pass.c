@@ -207,6 +207,20 @@ static double check_slice(const search *S, int left)
     return t > 0 ? FT_STRATEGY_CHECK_SHARE * t / (left > 0 ? left : 1) : 0;
 }
 
+/* Every op of members[0..m) in group h but the first becomes a group of
+ * its own, numbered from next, split off strategy group g for why[h]'s
+ * reason; returns the next free group number. */
+static int to_singles(int *gid, const int *members, int m, int h, int g, unsigned char *why, int *origin, int next)
+{
+    for (int i = 0, kept = 0; i < m; i++)
+        if (gid[members[i]] == h && kept++) {
+            origin[next] = g;
+            why[next] = why[h];
+            gid[members[i]] = next++;
+        }
+    return next;
+}
+
 /* Split every group of part that fits no tiling alone (fits) into chunks:
  * its ops in topological order, each joining the current chunk when it
  * touches it and the chunk's estimated working set (ft__footprint, no
@@ -241,11 +255,7 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
             continue;
         if (singles) {
             why[g] = SPLIT_SLOW;
-            for (int i = 1; i < m; i++) {
-                origin[next] = g;
-                why[next] = SPLIT_SLOW;
-                part->gid[members[i]] = next++;
-            }
+            next = to_singles(part->gid, members, m, g, g, why, origin, next);
             continue;
         }
         /* every member but the first leaves g, then joins the chunk `cur`
@@ -281,12 +291,7 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
             if (k < 2 || fits(S, x, part->gid, h, ops, k, check_slice(S, left + ng - g - 1), &cut))
                 continue;
             why[h] = cut ? SPLIT_SLOW : why[h];
-            for (int i = 0, kept = 0; i < m; i++)
-                if (part->gid[members[i]] == h && kept++) {
-                    origin[next] = g;
-                    why[next] = why[h];
-                    part->gid[members[i]] = next++;
-                }
+            next = to_singles(part->gid, members, m, h, g, why, origin, next);
         }
     }
     if (rc == FT_OK && next > ng && part->label) {

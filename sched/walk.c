@@ -64,10 +64,12 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     return w;
 }
 
-/* The subgraph's bandwidths (ft_timing): the shared cache's when every
- * element the subgraph moves to or from slow memory fits it, each tensor
- * counted whole and once (inputs neither produced here nor resident,
- * written outputs), else p's own; the walk starts at position 0. */
+/* The subgraph's bandwidths (ft_timing): with a shared cache, its
+ * bandwidth, and when the subgraph's slow-memory footprint (each tensor
+ * counted whole and once: inputs neither produced here nor resident,
+ * written outputs) does not fit the cache, a floor on the steps' total:
+ * that footprint moved once at p's own bandwidths; without a cache, p's
+ * bandwidths.  The walk starts at position 0. */
 static int sg_rates(ft_walk *w, ft_status *st)
 {
     const ft_problem *p = w->p;
@@ -77,7 +79,7 @@ static int sg_rates(ft_walk *w, ft_status *st)
         unsigned char *seen = calloc((size_t)p->ntensors + 1, 1);
         if (!seen)
             return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-        double bytes = 0;
+        double reads = 0, writes = 0;
         for (int j = 0; j < w->g->nops; j++) {
             const ft_op *op = &p->ops[w->g->ops[j]];
             for (int i = 0; i <= op->ninputs; i++) {
@@ -85,15 +87,14 @@ static int sg_rates(ft_walk *w, ft_status *st)
                 int moved = i < op->ninputs ? !w->produced[t] && !w->resident[t] : w->written[t];
                 if (moved && !seen[t]) {
                     seen[t] = 1;
-                    bytes += (double)ft_tensor_size(p, t);
+                    *(i < op->ninputs ? &reads : &writes) += (double)ft_tensor_size(p, t);
                 }
             }
         }
         free(seen);
-        if (bytes <= tm->cache_capacity) {
-            w->rates.rb = w->rates.wb = tm->cache_bandwidth;
-            w->rates.cached = 1;
-        }
+        w->floor = reads + writes <= tm->cache_capacity ? 0 : reads / w->rates.rb + writes / w->rates.wb;
+        w->rates.rb = w->rates.wb = tm->cache_bandwidth;
+        w->rates.cached = 1;
     }
     w->wave = 0;
     ft__walk_at(w, 0);

@@ -1,6 +1,6 @@
-"""run.py - run the importer's unittest suite (test_import_*.py here) and end with "importer: N passed, M failed".
+"""run.py - run a Python unittest suite of tests/python and end with "NAME: N passed, M failed": the importer's (test_import_*.py, the default) or the GPU measuring script's (test_measure_*.py).
 
-usage: PYTHON run.py [FUSETILE]   (FUSETILE: the program the end-to-end tests run)
+usage: PYTHON run.py [--suite importer|measure] [FUSETILE]   (FUSETILE: the program the importer's end-to-end tests run)
 """
 
 import os
@@ -9,18 +9,27 @@ import unittest
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SUITES = {"importer": "test_import_*.py", "measure": "test_measure_*.py"}
 
 
 def main():
-    if len(sys.argv) > 1:
-        os.environ["FT_FUSETILE"] = os.path.abspath(sys.argv[1])
+    argv = sys.argv[1:]
+    suite_name = "importer"
+    if argv[:1] == ["--suite"]:
+        if len(argv) < 2 or argv[1] not in SUITES:
+            print(f"run.py: --suite needs one of {', '.join(SUITES)}", file=sys.stderr)
+            return 2
+        suite_name = argv[1]
+        argv = argv[2:]
+    if argv:
+        os.environ["FT_FUSETILE"] = os.path.abspath(argv[0])
     sys.path.insert(0, HERE)
     warnings.simplefilter("ignore")
-    suite = unittest.defaultTestLoader.discover(HERE, pattern="test_import_*.py", top_level_dir=HERE)
+    suite = unittest.defaultTestLoader.discover(HERE, pattern=SUITES[suite_name], top_level_dir=HERE)
     result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     passed = result.testsRun - failed - len(result.skipped)
-    print(f"importer: {passed} passed, {failed} failed")
+    print(f"{suite_name}: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -63,7 +63,9 @@ static void test_device_waves(void **state)
 }
 
 /* The shared cache: the subgraph moves 2 x 262144 elements; a cache of
- * that many serves them at its bandwidth, one element less does not. */
+ * that many serves them at its bandwidth; with one element less the steps
+ * still move at the cache's bandwidth, but the subgraph takes at least its
+ * footprint's time at the slow memory's. */
 static void test_device_cache(void **state)
 {
     (void)state;

@@ -175,6 +175,8 @@ static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
     }
     if (ft__units(S->p) > 1)
         sum = ft__waves_total(&wv);
+    if (sum < w->floor)
+        sum = w->floor; /* a cache the subgraph does not fit */
     ft__rates r; /* the first wave's bandwidths */
     ft__rates_share(&w->rates, ft__wave_size(S->p, ntx * nty, 0), &r);
     if (S->p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)

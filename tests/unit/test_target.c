@@ -182,6 +182,11 @@ static void test_target_load_defaults(void **state)
     assert_true(t->read_bandwidth == 32.0);
     assert_true(t->write_bandwidth == 32.0);   /* default: read_bandwidth */
     assert_true(t->transfer_latency == 0.0);
+    /* whole-device terms: one unit, no cache, every efficiency 1 */
+    assert_int_equal(t->units, 1);
+    assert_int_equal(t->cache_capacity_bytes, 0);
+    assert_true(t->matmul_efficiency == 1 && t->pointwise_efficiency == 1 && t->memory_efficiency == 1);
+    assert_true(t->step_overhead == 0);
     assert_int_equal(t->native_w, 64);
     assert_int_equal(t->native_h, 32);
     assert_int_equal(t->native_k, 64);         /* default: w */
