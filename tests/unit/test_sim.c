@@ -658,6 +658,7 @@ static void test_sim_trace_target(void **state)
     assert_int_not_equal(stat(gtkw, &sb), 0);
     o.window_first = 0;
     o.clock_hz = -1;
+    ft_sim_result_free(&f->r);
     assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_EINPUT);
     assert_msg_has(ft_sim_errmsg(f->sim), "clock_hz -1");
 }
