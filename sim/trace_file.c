@@ -139,7 +139,7 @@ int ft__tfile_commit(tfile *tf, char *err, size_t errlen)
 /* Contract: trace_int.h.  Integers below 2^53 print without exponent. */
 const char *ft__trace_num(char *buf, size_t len, double x)
 {
-    if (x == 0)
+    if (x == 0 || !buf || len == 0)
         return "0";
     if (fabs(x) < 9007199254740992.0 && x == (double)(int64_t)x) {
         snprintf(buf, len, "%" PRId64, (int64_t)x);

@@ -173,7 +173,7 @@ static inline int vcdp_parse(const char *text, vcdp_doc *d)
                 char *dot = strrchr(path, '.');
                 *(dot ? dot : path) = '\0';
                 dot = strrchr(path, '.');
-                snprintf(scope, sizeof scope, "%s", dot ? dot + 1 : path);
+                snprintf(scope, sizeof scope, "%.63s", dot ? dot + 1 : path);
             } else if (!strcmp(tok, "$var")) {
                 vcdp_var *v;
                 char size[32];
