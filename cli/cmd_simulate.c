@@ -3,10 +3,12 @@
 #include "cli.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
+#include "trace.h"
 
 /* Largest relative difference between simulated and analytic latencies
  * that still counts as agreement (SPEC.md: 1e-9). */
@@ -15,7 +17,8 @@
 static const char simulate_help[] =
     "usage: fusetile simulate PROBLEM.json SCHEDULE.json [--compute-model native|op]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
-    "                         [--trace OUT.json] [--vcd OUT.vcd] [--json]\n"
+    "                         [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT]\n"
+    "                         [--json]\n"
     "\n"
     "Replay SCHEDULE for PROBLEM step by step in the SystemC simulator (a\n"
     "slow-memory channel, a fast memory, a compute engine and a controller)\n"
@@ -25,7 +28,8 @@ static const char simulate_help[] =
     "compute engine were busy; then the totals.  The simulator checks the\n"
     "schedule on its own (fast memory over capacity, granularity above\n"
     "native, retained tensor not produced, op order, coverage, fused operands\n"
-    "that leave the subgraph).\n"
+    "that leave the subgraph).  Traces name the target and, with --target,\n"
+    "show real time from its clock_hz (cost units on the contest target).\n"
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
@@ -41,8 +45,20 @@ static const char simulate_help[] =
     "                     that accounts for each difference (turning it off\n"
     "                     brings simulated back to analytic)\n"
     "  --keep-costs       with --target: keep the problem file's base costs\n"
-    "  --trace FILE       write a Chrome trace (JSON; opens in Perfetto)\n"
-    "  --vcd FILE         write a VCD waveform (GTKWave)\n"
+    "  --trace FILE       write a Chrome trace (JSON; opens in Perfetto): a\n"
+    "                     thread per channel and compute unit, one span per\n"
+    "                     subgraph (named after its ops), step and transfer\n"
+    "  --vcd FILE         write a VCD waveform (busy signals per channel and\n"
+    "                     compute unit, the current subgraph and step, the\n"
+    "                     occupancy) and next to it a GTKWave save file, FILE\n"
+    "                     without .vcd plus .gtkw, that lists every signal\n"
+    "                     (--vcd OUT.vcd: 'gtkwave OUT.gtkw' opens with them\n"
+    "                     in view)\n"
+    "  --window FIRST:COUNT\n"
+    "                     trace only the steps FIRST to FIRST+COUNT-1 of the\n"
+    "                     replay (counted from 0 over all subgraphs, as the\n"
+    "                     traces number them); the replay and its report are\n"
+    "                     whole\n"
     "  --json             print one JSON object instead of the table\n"
     "  -h, --help         show this help\n"
     "\n"
@@ -361,6 +377,29 @@ static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, 
     return EXIT_OK;
 }
 
+/* Parse --window FIRST:COUNT into so.  0, or -1 after an error line. */
+static int parse_window(const char *v, ft_sim_opts *so)
+{
+    uint64_t first, count;
+    const char *colon = v ? strchr(v, ':') : NULL;
+    char head[32];
+    if (!v)
+        return -1;
+    if (colon && (size_t)(colon - v) < sizeof head) {
+        memcpy(head, v, (size_t)(colon - v));
+        head[colon - v] = '\0';
+        if (cli_parse_u64(head, &first) == 0 && cli_parse_u64(colon + 1, &count) == 0 && count >= 1 &&
+            first <= INT64_MAX && count <= (uint64_t)INT64_MAX - first) {
+            so->window_first = (int64_t)first;
+            so->window_count = (int64_t)count;
+            return 0;
+        }
+    }
+    cli_error("simulate: --window '%s': expected FIRST:COUNT, whole numbers with COUNT at least 1 (steps FIRST to "
+              "FIRST+COUNT-1 of the replay)", v);
+    return -1;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     cli_opts o;
@@ -378,6 +417,11 @@ int cmd_simulate(int argc, char **argv)
                 return EXIT_USAGE;
             continue;
         }
+        if (r == CLI_OTHER && cli_opt_is(&o, arg, "--window")) {
+            if (parse_window(cli_opt_value(&o, "--window"), &so) != 0)
+                return EXIT_USAGE;
+            continue;
+        }
         if (r == CLI_OTHER) {
             cli_error("simulate: unknown option '%s' (try 'fusetile simulate --help')", arg);
             return EXIT_USAGE;
@@ -389,12 +433,33 @@ int cmd_simulate(int argc, char **argv)
         cli_error("simulate: --trace and --vcd name the same file '%s'", so.trace_json);
         return EXIT_USAGE;
     }
+    if (so.window_count > 0 && !so.trace_json && !so.trace_vcd) {
+        cli_error("simulate: --window limits the traces: give --trace or --vcd too");
+        return EXIT_USAGE;
+    }
+    char *gtkw = so.trace_vcd ? ft_trace_gtkw_path(so.trace_vcd) : NULL;
+    if (so.trace_vcd && !gtkw) {
+        cli_error("simulate: out of memory");
+        return EXIT_USAGE;
+    }
+    if (gtkw && so.trace_json && strcmp(gtkw, so.trace_json) == 0) {
+        cli_error("simulate: --trace names '%s', the GTKWave save file that --vcd writes", so.trace_json);
+        free(gtkw);
+        return EXIT_USAGE;
+    }
+    so.trace_gtkw = gtkw;
     so.model = c.model;
     ft_problem *p;
     ft_target *t;
     ft_schedule *s;
-    if (cli_pair_load(&o, &c, &p, &t, &s))
+    if (cli_pair_load(&o, &c, &p, &t, &s)) {
+        free(gtkw);
         return EXIT_USAGE;
+    }
+    if (t) { /* traces name the target and, when it has a clock, show real time */
+        so.target = t->name;
+        so.clock_hz = t->contest ? 0 : t->clock_hz;
+    }
     const int json = c.json, keep_costs = c.keep_costs;
     ft_sim *sim = NULL;
     const char *err = NULL;
@@ -404,6 +469,7 @@ int cmd_simulate(int argc, char **argv)
         ft_schedule_free(s);
         ft_target_free(t);
         ft_problem_free(p);
+        free(gtkw);
         return EXIT_USAGE;
     }
     ft_sim_result r;
@@ -439,5 +505,6 @@ int cmd_simulate(int argc, char **argv)
     ft_schedule_free(s);
     ft_target_free(t);
     ft_problem_free(p);
+    free(gtkw);
     return rc;
 }

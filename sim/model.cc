@@ -646,7 +646,6 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     pending_.clear();
 
     ft_step step;
-    std::int64_t last_occ = -1;
     while (ft_walk_next(walk.get(), &step)) {
         const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? c_prev2 : now_fs();
         const double rel0 = tr ? to_units(t0 - job.start) : 0;
@@ -713,9 +712,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                               (long long)occ, (long long)whole, (long long)buffers, (long long)slices, memory->capacity()),
                           sg, step.tile, step.index, t0 - job.start);
         }
-        if (tr && occ != last_occ)
+        if (tr) /* every step (the writer drops repeats): a trace window starts with it */
             ft_trace_occupancy(tr, rel0, occ);
-        last_occ = occ;
 
         struct ft_trace_event ev = {};
         ev.sg = sg;
@@ -823,6 +821,16 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     for (int t : pl.written)
         written_[(size_t)t] = 0;
     close(now_fs());
+    if (tr) { /* the whole subgraph, launch overhead included */
+        struct ft_trace_event ev = {};
+        ev.kind = FT_TRACE_SUBGRAPH;
+        ev.sg = sg;
+        ev.tile = ev.step = ev.kstep = -1;
+        ev.tensor = -1;
+        ev.start = to_units(t_start - job.start);
+        ev.end = to_units(now_fs() - job.start);
+        ft_trace_span(tr, &ev);
+    }
 }
 
 fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev)

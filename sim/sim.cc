@@ -19,8 +19,9 @@ struct ft_sim {
 
 namespace {
 
-/* Target name shown in traces: the contest's abstract machine. */
-const char TARGET_NAME[] = "contest";
+/* Target name shown in traces when the options give none: the contest's
+ * abstract machine. */
+const char CONTEST_NAME[] = "contest";
 
 /* Set while a replay runs: the kernel cannot run two at once. */
 bool running = false;
@@ -72,6 +73,11 @@ void ft_sim_opts_init(ft_sim_opts *o)
     o->trace_json = NULL;
     o->trace_vcd = NULL;
     o->analytic = 1;
+    o->trace_gtkw = NULL;
+    o->target = NULL;
+    o->clock_hz = 0;
+    o->window_first = 0;
+    o->window_count = 0;
 }
 
 int ft_sim_new(ft_sim **out, const char **err)
@@ -126,7 +132,18 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         TraceGuard trace;
         char err[512] = "";
         if (o->trace_json || o->trace_vcd) {
-            int rc = ft_trace_open(&trace.t, o->trace_json, o->trace_vcd, TARGET_NAME, p->capacity, err, sizeof err);
+            ft_trace_config tc;
+            ft_trace_config_init(&tc);
+            tc.json_path = o->trace_json;
+            tc.vcd_path = o->trace_vcd;
+            tc.gtkw_path = o->trace_gtkw;
+            tc.target = o->target ? o->target : CONTEST_NAME;
+            tc.capacity = p->capacity;
+            tc.clock_hz = o->clock_hz;
+            tc.duplex = p->timing.duplex != 0;
+            tc.window_first = o->window_first;
+            tc.window_count = o->window_count;
+            int rc = ft_trace_open_config(&trace.t, &tc, err, sizeof err);
             if (rc != FT_OK) {
                 trace.t = NULL;
                 sim->msg = err[0] ? err : "cannot open the trace files";
@@ -183,6 +200,13 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             r->fail_time = ftsim::to_units(job.failure.time);
             sim->msg = job.failure.what();
             return FT_EINVALID;
+        }
+        if (trace.t && o->window_count > 0 && o->window_first >= job.steps) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "trace window: step %lld is past the replay's last step (%lld steps: 0 to %lld)",
+                          (long long)o->window_first, (long long)job.steps, (long long)job.steps - 1);
+            sim->msg = buf;
+            return FT_EINPUT;
         }
         ft_trace *t = trace.t;
         trace.t = NULL;

@@ -37,6 +37,21 @@ typedef struct ft_sim_opts {
     int analytic;             /* 1 (default): also evaluate the schedule with
                                  ft_evaluate for the cross-check; 0: skip it
                                  (the analytic fields are then NaN) */
+    /* What the traces say (trace.h); the defaults give the contest's. */
+    const char *trace_gtkw;   /* GTKWave save file listing the VCD's signals
+                                 (needs trace_vcd; ft_trace_gtkw_path gives
+                                 the usual name), or NULL (default) */
+    const char *target;       /* target name in the traces; NULL (default):
+                                 "contest" */
+    double clock_hz;          /* > 0: the problem's cost unit is one cycle of
+                                 this clock (ft_target.clock_hz) and traces
+                                 show real time; 0 (default): cost units */
+    int64_t window_first;     /* with window_count > 0, the traces hold only
+                                 the steps window_first .. window_first +
+                                 window_count - 1 of the replay (counted from
+                                 0 over all subgraphs); the replay and its
+                                 results are whole */
+    int64_t window_count;     /* 0 (default): every step */
 } ft_sim_opts;
 
 /* Fill *o with the defaults above. */
@@ -82,7 +97,9 @@ int ft_sim_new(ft_sim **out, const char **err);
  * the schedule invalid on its own (r->reason, fail_* and the message say
  * where; e.g. the fast memory overflows); FT_EINPUT for a NULL argument, a
  * machine with several units or a shared cache (not modelled yet), a
- * trace file that cannot be written, a subgraph whose step count overflows
+ * trace file that cannot be written, a trace clock or window out of range
+ * (a window that starts past the replay's last step included), a subgraph
+ * whose step count overflows
  * 64 bits, a replay that would run past the process's simulated clock
  * (2^64 fs, about 1.8e10 cost units over all runs) or a SystemC error;
  * FT_ENOMEM.  The trace files are written only on FT_OK. */

@@ -12,6 +12,8 @@ S=$vec/ex1A.solution.json
 check top-help 0 out 'fusetile simulate PROBLEM' -- "$bin" --help
 check help 0 out 'usage: fusetile simulate' -- "$bin" simulate --help
 check help-command 0 out '--vcd FILE' -- "$bin" help simulate
+check help-window 0 out '--window FIRST:COUNT' -- "$bin" simulate --help
+check help-gtkw 0 out 'GTKWave save' -- "$bin" simulate --help
 check no-args 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate
 check one-arg 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate "$P"
 check three-args 2 err "unexpected argument 'extra'" -- "$bin" simulate "$P" "$S" extra
@@ -81,11 +83,13 @@ check late-oom 1 err 'invalid schedule \(oom\): simulator: .*at simulated time 4
 check trace 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/t.json" --vcd "$tmp/t.vcd"
 expect trace-json "no Chrome trace written" test -s "$tmp/t.json"
 expect trace-vcd "no VCD written" test -s "$tmp/t.vcd"
+expect trace-gtkw "no GTKWave save file written next to the VCD" grep -qx '\[dumpfile\] "t.vcd"' "$tmp/t.gtkw"
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/t.json" 2>/dev/null
 expect trace-json-parses "the Chrome trace is not valid JSON" test $? -eq 0
 check trace-invalid 1 - '' -- "$bin" simulate "$tmp/late.problem.json" "$tmp/late.solution.json" --trace "$tmp/bad.json" --vcd "$tmp/bad.vcd"
 expect trace-invalid-no-json "an invalid schedule left a Chrome trace" test ! -e "$tmp/bad.json"
 expect trace-invalid-no-vcd "an invalid schedule left a VCD" test ! -e "$tmp/bad.vcd"
+expect trace-invalid-no-gtkw "an invalid schedule left a save file" test ! -e "$tmp/bad.gtkw"
 leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
 expect no-temporary-files "temporary trace files were left behind" test "$leftovers" -eq 0
 

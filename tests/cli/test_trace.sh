@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_trace.sh - traces of `fusetile simulate`: golden traces byte for byte, the trace options' errors, and the mlsys-2026-13 acceptance check (Chrome JSON consistent, VCD accepted).
+# test_trace.sh - traces of `fusetile simulate`: golden traces byte for byte, the trace options and their errors, traces of real targets (name, real time, read and write signals, the GTKWave save file, op names, the step window), and the mlsys-2026-13 acceptance check (Chrome JSON consistent, VCD accepted).
 # usage: test_trace.sh FUSETILE VECTORS_DIR
 # The golden traces are SRCDIR/traces/NAME.{json,vcd} (SRCDIR is two levels
 # above VECTORS_DIR); traces/README.md says how they were made.  The checks
@@ -26,13 +26,14 @@ no_files() {
 }
 
 cat >"$tmp/check_trace.py" <<'PY'
-import json, sys
+import json, re, sys
 
 def fail(msg):
     print("check_trace: " + msg)
     sys.exit(1)
 
-def check_json(path, capacity, total):
+def check_json(path, capacity, total, us):
+    """us: microseconds of ts per cost unit (1 without a clock)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -45,14 +46,14 @@ def check_json(path, capacity, total):
     other = doc.get("otherData", {})
     if other.get("fast_memory_capacity") != capacity:
         fail("%s: otherData.fast_memory_capacity %r, want %r" % (path, other.get("fast_memory_capacity"), capacity))
-    names, procs, spans, occ = {}, 0, {}, []
+    names, procs, spans, occ = {}, [], {}, []
     for ev in doc["traceEvents"]:
         ph = ev.get("ph")
         if ev.get("pid") != 1:
             fail("%s: event outside pid 1: %r" % (path, ev))
         if ph == "M":
             if ev["name"] == "process_name":
-                procs += 1
+                procs.append(ev["args"]["name"])
             elif ev["name"] == "thread_name":
                 names[ev["tid"]] = ev["args"]["name"]
         elif ph == "X":
@@ -65,10 +66,10 @@ def check_json(path, capacity, total):
             occ.append((ev["ts"], ev["args"]["elements"]))
         else:
             fail("%s: unexpected phase %r" % (path, ph))
-    if procs != 1:
-        fail("%s: %d process_name events" % (path, procs))
-    for want in ("controller", "slow-memory channel", "compute engine"):
-        if want not in names.values():
+    if procs != [other.get("target")]:
+        fail("%s: process names %r, target %r" % (path, procs, other.get("target")))
+    for want in (("controller",), ("slow-memory channel", "read channel"), ("compute engine", "compute unit 0"), ("subgraphs",)):
+        if not set(want) & set(names.values()):
             fail("%s: no thread named %r" % (path, want))
     nspans, last_end = 0, 0.0
     for tid, lst in spans.items():
@@ -85,19 +86,21 @@ def check_json(path, capacity, total):
     for ts, n in occ:
         if not (0 <= n <= capacity):
             fail("%s: occupancy %r at %r outside [0, %r]" % (path, n, ts, capacity))
-    if abs(last_end - total) > 1e-9 * max(1.0, abs(total)):
-        fail("%s: last span ends at %r, total latency is %r" % (path, last_end, total))
-    if abs(other.get("end_time", -1) - total) > 1e-9 * max(1.0, abs(total)):
-        fail("%s: otherData.end_time %r, total latency is %r" % (path, other.get("end_time"), total))
+    if abs(last_end - total * us) > 1e-9 * max(1.0, abs(total * us)):
+        fail("%s: last span ends at %r, total latency is %r (x %r us per unit)" % (path, last_end, total, us))
+    if abs(other.get("end_time", -1) - total * us) > 1e-9 * max(1.0, abs(total * us)):
+        fail("%s: otherData.end_time %r, total latency is %r (x %r us per unit)" % (path, other.get("end_time"), total, us))
     return nspans, occ
 
 def parse_vcd(path):
     """Strict VCD reader: header, $var declarations, increasing timestamps,
-    changes of declared ids only, binary vectors no wider than declared."""
+    changes of declared ids only, binary vectors no wider than declared.
+    Returns the timescale, the variables by name (with their scope path)
+    and the last timestamp."""
     with open(path, encoding="ascii") as f:
         toks = f.read().split()
     i, n = 0, len(toks)
-    vars_, timescale, depth = {}, None, 0
+    vars_, timescale, scopes = {}, None, []
     def until_end(i):
         while i < n and toks[i] != "$end":
             i += 1
@@ -117,22 +120,22 @@ def parse_vcd(path):
         elif t == "$scope":
             if toks[i + 3] != "$end":
                 fail("%s: bad $scope" % path)
-            depth += 1
+            scopes.append(toks[i + 2])
             i += 4
         elif t == "$upscope":
-            if depth == 0 or toks[i + 1] != "$end":
+            if not scopes or toks[i + 1] != "$end":
                 fail("%s: bad $upscope" % path)
-            depth -= 1
+            scopes.pop()
             i += 2
         elif t == "$var":
             j = until_end(i + 1)
             typ, size, ident, ref = toks[i + 1:i + 5]
-            if depth == 0 or ident in vars_ or not size.isdigit() or int(size) < 1:
+            if not scopes or ident in vars_ or not size.isdigit() or int(size) < 1:
                 fail("%s: bad $var %s" % (path, " ".join(toks[i:j])))
-            vars_[ident] = {"ref": ref, "size": int(size), "changes": []}
+            vars_[ident] = {"ref": ref, "path": ".".join(scopes), "size": int(size), "changes": []}
             i = j
         elif t == "$enddefinitions":
-            if toks[i + 1] != "$end" or depth != 0:
+            if toks[i + 1] != "$end" or scopes:
                 fail("%s: bad $enddefinitions" % path)
             i += 2
             break
@@ -169,58 +172,94 @@ def parse_vcd(path):
             fail("%s: unexpected token %r at time %d" % (path, t, time))
     return timescale, {v["ref"]: v for v in vars_.values()}, time
 
-def check_vcd(path, capacity, total, occ):
+SCALES = {"1 s": 1, "1 ms": 1e3, "1 us": 1e6, "1 ns": 1e9, "1 ps": 1e12, "1 fs": 1e15}
+
+def check_vcd(path, capacity, total, occ, clock):
     timescale, sig, last = parse_vcd(path)
-    if timescale != "1 fs":
-        fail("%s: timescale %r" % (path, timescale))
-    for ref, size in (("channel_busy", 1), ("compute_busy", 1), ("occupancy", 64)):
-        if ref not in sig or sig[ref]["size"] != size:
-            fail("%s: no %d-bit %s" % (path, size, ref))
+    if clock == 0:
+        if timescale != "1 fs":
+            fail("%s: timescale %r" % (path, timescale))
+        tpu = 1e9
+    else:
+        if timescale not in SCALES:
+            fail("%s: timescale %r" % (path, timescale))
+        tpu = SCALES[timescale] / clock
+        if tpu < 100 or (timescale != "1 s" and tpu >= 100000):
+            fail("%s: timescale %r for a clock of %r Hz" % (path, timescale, clock))
+    want = (("fusetile.controller", "subgraph", 32), ("fusetile.controller", "step", 64),
+            ("fusetile.channel", "read_busy", 1), ("fusetile.channel", "write_busy", 1),
+            ("fusetile.compute", "unit0_busy", 1), ("fusetile.fast_memory", "occupancy", 64))
+    for scope, ref, size in want:
+        if ref not in sig or sig[ref]["size"] != size or sig[ref]["path"] != scope:
+            fail("%s: no %d-bit %s.%s" % (path, size, scope, ref))
         ch = sig[ref]["changes"]
         if not ch or ch[0][0] != 0:
             fail("%s: %s has no value at time 0" % (path, ref))
-    if last != round(total * 1e9):
-        fail("%s: last timestamp %d, want %d" % (path, last, round(total * 1e9)))
+    tol = 0 if clock == 0 else 1
+    if abs(last - round(total * tpu)) > tol:
+        fail("%s: last timestamp %d, want %d" % (path, last, round(total * tpu)))
     for t, v in sig["occupancy"]["changes"]:
         if v > capacity:
             fail("%s: occupancy %d at %d above capacity %r" % (path, v, t, capacity))
-    if sum(v for _, v in sig["compute_busy"]["changes"]) == 0:
-        fail("%s: the compute engine is never busy" % path)
+    for ref in ("read_busy", "write_busy", "unit0_busy"):
+        if sum(v for _, v in sig[ref]["changes"]) == 0:
+            fail("%s: %s is never 1" % (path, ref))
     # the occupancy signal is the JSON counter, instant by instant (the
     # last counter value at a timestamp holds; unchanged values are not
-    # written again)
+    # written again); JSON microseconds are units x us_per_unit
+    us = 1 if clock == 0 else 1e6 / clock
     last_at = {}
     for ts, v in occ:
-        last_at[round(ts * 1e9)] = v
-    want = [(0, last_at.pop(0, 0))]
+        last_at[round(ts / us * tpu)] = v
+    want_occ = [(0, last_at.pop(0, 0))]
     for t in sorted(last_at):
-        if last_at[t] != want[-1][1]:
-            want.append((t, last_at[t]))
-    if sig["occupancy"]["changes"] != want:
+        if last_at[t] != want_occ[-1][1]:
+            want_occ.append((t, last_at[t]))
+    got = sig["occupancy"]["changes"]
+    if len(got) != len(want_occ) or any(a[1] != b[1] or abs(a[0] - b[0]) > tol for a, b in zip(got, want_occ)):
         fail("%s: occupancy changes differ from the JSON counter" % path)
+    return sig
+
+def check_gtkw(path, vcd, sig):
+    """The save file names the VCD by its base name and lists every signal
+    by its full path, each scope opened."""
+    import os
+    with open(path, encoding="ascii") as f:
+        lines = f.read().split("\n")
+    if '[dumpfile] "%s"' % os.path.basename(vcd) not in lines:
+        fail("%s: no [dumpfile] line naming %s" % (path, os.path.basename(vcd)))
+    for v in sig.values():
+        full = v["path"] + "." + v["ref"]
+        if full not in lines:
+            fail("%s: does not list %s" % (path, full))
+        if "[treeopen] %s." % v["path"] not in lines:
+            fail("%s: does not open %s" % (path, v["path"]))
 
 def main():
-    if len(sys.argv) != 5:
-        fail("usage: check_trace.py TRACE.json TRACE.vcd CAPACITY TOTAL")
-    capacity, total = float(sys.argv[3]), float(sys.argv[4])
-    nspans, occ = check_json(sys.argv[1], capacity, total)
-    check_vcd(sys.argv[2], capacity, total, occ)
-    print("check_trace: %s: %d spans, %d occupancy changes; %s: accepted" % (sys.argv[1], nspans, len(occ), sys.argv[2]))
+    if len(sys.argv) != 6:
+        fail("usage: check_trace.py TRACE.json TRACE.vcd CAPACITY TOTAL CLOCK_HZ")
+    capacity, total, clock = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    nspans, occ = check_json(sys.argv[1], capacity, total, 1 if clock == 0 else 1e6 / clock)
+    sig = check_vcd(sys.argv[2], capacity, total, occ, clock)
+    check_gtkw(re.sub(r"\.vcd$", "", sys.argv[2]) + ".gtkw", sys.argv[2], sig)
+    print("check_trace: %s: %d spans, %d occupancy changes; %s and its save file: accepted" % (sys.argv[1], nspans, len(occ), sys.argv[2]))
 
 main()
 PY
 
-# check_trace NAME JSON VCD PROBLEM SIMULATE-JSON-OUTPUT [CAPACITY]: the trace pair is
-# consistent with the problem's capacity and the simulated total.
+# check_trace NAME JSON VCD PROBLEM SIMULATE-JSON-OUTPUT [CAPACITY [CLOCK_HZ]]: the
+# trace pair and the save file next to the VCD are consistent with the
+# problem's capacity and the simulated total (in cycles of CLOCK_HZ; 0 or
+# none: cost units).
 check_trace() {
-    local name=$1 json=$2 vcd=$3 problem=$4 out=$5 cap=${6:-} total
+    local name=$1 json=$2 vcd=$3 problem=$4 out=$5 cap=${6:-} clock=${7:-0} total
     { [ -n "$cap" ] || cap=$(field "$problem" fast_memory_capacity); } && total=$(field "$out" total_simulated) || {
         fail=$((fail + 1))
         echo "FAIL $name: no capacity in $problem or no total_simulated in the output"
         return
     }
-    expect "$name" "the trace is consistent (capacity $cap, total $total)" \
-        python3 "$tmp/check_trace.py" "$json" "$vcd" "$cap" "$total"
+    expect "$name" "the trace is consistent (capacity $cap, total $total, clock $clock)" \
+        python3 "$tmp/check_trace.py" "$json" "$vcd" "$cap" "$total" "$clock"
 }
 
 # --- golden traces: regenerated byte for byte, and consistent
@@ -231,6 +270,7 @@ for n in ex1A ex4B E-mlp-fused B-prologue-splitk; do
     cp "$tmp/out" "$tmp/$n.out"
     expect "golden-$n-json" "$tmp/$n.json differs from traces/$n.json" cmp -s "$golden/$n.json" "$tmp/$n.json"
     expect "golden-$n-vcd" "$tmp/$n.vcd differs from traces/$n.vcd" cmp -s "$golden/$n.vcd" "$tmp/$n.vcd"
+    expect "golden-$n-gtkw" "$tmp/$n.gtkw differs from traces/$n.gtkw" cmp -s "$golden/$n.gtkw" "$tmp/$n.gtkw"
     check_trace "golden-$n-consistent" "$tmp/$n.json" "$tmp/$n.vcd" "$P" "$tmp/$n.out"
 done
 
@@ -254,8 +294,8 @@ def events(path):
     out = []
     for ev in doc["traceEvents"]:
         ev = dict(ev, args=dict(ev.get("args", {})))
-        ev["args"].pop("label", None)
-        ev["args"].pop("tensor_name", None)
+        for key in ("label", "tensor_name", "loads", "writes"):
+            ev["args"].pop(key, None)
         if ev.get("ph") == "X":
             ev.pop("name")
         out.append(ev)
@@ -265,6 +305,8 @@ sys.exit(0 if events(sys.argv[1]) == events(sys.argv[2]) else 1)
 PY
 expect named-same-events "without names and labels the events are the golden E-mlp-fused ones" python3 "$tmp/strip_names.py" "$tmp/named.json" "$golden/E-mlp-fused.json"
 expect named-labels-meta "otherData lists the labels" grep -q '"subgraph_labels":\["encoder.layer1.fc1+act+fc2"\]' "$tmp/named.json"
+expect named-subgraph-span "the subgraph span is named after its ops" grep -q '"name":"encoder.layer1.fc1+act+fc2","cat":"subgraph"' "$tmp/named.json"
+expect named-step-tensors "a step lists its tensors by name" grep -q '"loads":\["encoder.layer1.fc1.weight",' "$tmp/named.json"
 
 # --- one file at a time; the report is the same with and without traces
 P=$vec/E-mlp-fused.problem.json
@@ -274,6 +316,8 @@ expect trace-only-files "only only.json is written" test -s "$tmp/only.json" -a 
 expect trace-only-same "--trace alone writes the same JSON" cmp -s "$tmp/only.json" "$golden/E-mlp-fused.json"
 check vcd-only 0 - '' -- "$bin" simulate "$P" "$S" --vcd "$tmp/only.vcd"
 expect vcd-only-same "--vcd alone writes the same VCD" cmp -s "$tmp/only.vcd" "$golden/E-mlp-fused.vcd"
+expect vcd-only-gtkw "--vcd writes the save file next to the VCD" \
+    cmp -s <(sed 's/only\./E-mlp-fused./g' "$tmp/only.gtkw") "$golden/E-mlp-fused.gtkw"
 check no-trace 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --json
 expect no-trace-same-report "the --json report does not depend on the trace options" cmp -s "$tmp/out" "$tmp/E-mlp-fused.out"
 
@@ -288,6 +332,60 @@ check trace-is-dir 2 err "$tmp: cannot write: Is a directory" -- "$bin" simulate
 check invalid-oom 1 err 'invalid schedule \(oom\)' -- \
     "$bin" simulate "$vec/X-oom.problem.json" "$vec/X-oom.solution.json" --trace "$tmp/oom.json" --vcd "$tmp/oom.vcd"
 expect invalid-oom-clean "no trace file is left after a failed simulation" no_files "$tmp/oom.*"
+check trace-is-gtkw 2 err "--trace names '$tmp/g.gtkw', the GTKWave save file that --vcd writes" -- \
+    "$bin" simulate "$P" "$S" --trace "$tmp/g.gtkw" --vcd "$tmp/g.vcd"
+
+# --- subgraph spans named after their ops: source names (the importer's
+# lowering suffix stripped), each once; "op N" without names; the
+# schedule's label in the args
+python3 - "$vec/ex1A.problem.json" "$vec/ex1A.solution.json" "$tmp/imp.problem.json" "$tmp/imp.solution.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["op_names"] = ["blk.conv/im2col", "blk.conv"]
+json.dump(p, open(sys.argv[3], "w"))
+s = json.load(open(sys.argv[2]))
+s = {"subgraphs": [[0, 1]], "granularities": [[128, 128, 1]], "tensors_to_retain": [[]],
+     "subgraph_labels": ["conv (im2col fused)"]}
+json.dump(s, open(sys.argv[4], "w"))
+PY
+check imported-simulate 0 - '' -- "$bin" simulate "$tmp/imp.problem.json" "$tmp/imp.solution.json" --trace "$tmp/imp.json"
+expect imported-source-name "the subgraph span is named after the source op, once" \
+    grep -q '"name":"blk.conv","cat":"subgraph".*"ops":\[0,1\],"schedule_label":"conv (im2col fused)"' "$tmp/imp.json"
+expect unnamed-op-names "without names, subgraph spans say op N" grep -q '"name":"op 1","cat":"subgraph"' "$golden/ex1A.json"
+
+# --- a window of steps: only those steps' spans (and the subgraph span they
+# touch, cut to them), the VCD from the window's start; the replay and its
+# report are whole
+check window 0 out '"steps": 16' -- "$bin" simulate "$P" "$S" --trace "$tmp/w.json" --vcd "$tmp/w.vcd" --window 2:3 --json
+expect window-json "the JSON holds steps 2 to 4 only" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+steps = sorted(e["args"]["replay_step"] for e in xs if e["cat"] == "step")
+sub = [e for e in xs if e["cat"] == "subgraph"]
+ok = steps == [2, 3, 4] and all(e["args"]["step"] in (2, 3, 4) for e in xs if e["cat"] != "subgraph")
+ok = ok and len(sub) == 1 and sub[0]["args"]["clipped_to_window"] is True
+ok = ok and d["otherData"]["window"] == {"first_step": 2, "steps": 3}
+t0 = min(e["ts"] for e in xs)
+ok = ok and all(e["ts"] >= t0 for e in d["traceEvents"] if e["ph"] == "C") and sub[0]["ts"] == t0
+sys.exit(0 if ok else 1)' "$tmp/w.json"
+expect window-vcd "the VCD starts at step 2 and says so" python3 -c '
+import sys
+text = open(sys.argv[1]).read()
+body = text.split("$enddefinitions $end\n")[1].split()
+step = body.index("b10") if "b10" in body[:12] else -1
+sys.exit(0 if "$comment window: steps 2 to 4 $end" in text and body[0] != "#0" and body[1] == "$dumpvars" and step > 0 and body[step + 1] == chr(34) else 1)' "$tmp/w.vcd"
+expect window-gtkw "the save file starts at the window" grep -q "^\[timestart\] [1-9]" "$tmp/w.gtkw"
+check window-past-end 2 err "trace window: step 16 is past the replay's last step \(16 steps: 0 to 15\)" -- \
+    "$bin" simulate "$P" "$S" --trace "$tmp/wp.json" --vcd "$tmp/wp.vcd" --window 16:1
+expect window-past-end-clean "no trace file is left" no_files "$tmp/wp.*"
+for bad in 5 1:0 a:3 -1:3 1:2:3 :3 2: 9223372036854775807:1 ''; do
+    check "window-bad-'$bad'" 2 err "--window '$bad': expected FIRST:COUNT" -- "$bin" simulate "$P" "$S" --trace "$tmp/wb.json" --window="$bad"
+    expect "window-bad-'$bad'-one-line" "one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+done
+check window-no-value 2 err "option --window needs a value" -- "$bin" simulate "$P" "$S" --trace "$tmp/wb.json" --window
+check window-no-trace 2 err "--window limits the traces: give --trace or --vcd too" -- "$bin" simulate "$P" "$S" --window 1:2
+expect window-bad-clean "no trace file is left" no_files "$tmp/wb.*"
 
 # --- acceptance: a trace of mlsys-2026-13 is valid JSON whose events and
 # counters are consistent (spans per thread never overlap, occupancy never
@@ -310,7 +408,39 @@ for t in kpu tpu-v5e; do
         "$bin" simulate "$B" "$tmp/$t.schedule.json" --target "$src/targets/$t.cfg" --trace "$tmp/$t.json" --vcd "$tmp/$t.vcd" --json
     cp "$tmp/out" "$tmp/$t.out"
     cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/$t.json")
-    check_trace "$t-consistent" "$tmp/$t.json" "$tmp/$t.vcd" "$B" "$tmp/$t.out" "$cap"
+    clock=$(sed -n 's/^clock_hz *= *\([0-9.e]*\);.*/\1/p' "$src/targets/$t.cfg")
+    check_trace "$t-consistent" "$tmp/$t.json" "$tmp/$t.vcd" "$B" "$tmp/$t.out" "$cap" "$clock"
+    expect "$t-other-data" "otherData names the target $t and its clock $clock" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["otherData"]
+sys.exit(0 if o["target"] == sys.argv[2] and o["clock_hz"] == float(sys.argv[3]) and "real time" in o["time_unit"] else 1)' \
+        "$tmp/$t.json" "$t" "$clock"
+    expect "$t-process-name" "the trace names the target $t" \
+        grep -q "\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"$t\"}" "$tmp/$t.json"
+    expect "$t-vcd-target" "the VCD names the target $t" grep -qx "\\\$comment target $t \\\$end" "$tmp/$t.vcd"
 done
+
+# --- real time: the same replay on the KPU with twice its clock is shown in
+# half the time (a window keeps the traces small)
+B=$src/benchmarks/mlsys-2026-1.json
+sed 's/^clock_hz = 1.0e9;/clock_hz = 2.0e9;/' "$src/targets/kpu.cfg" >"$tmp/kpu2.cfg"
+check clock-1ghz 0 - '' -- "$bin" simulate "$B" "$tmp/kpu.schedule.json" --target "$src/targets/kpu.cfg" --trace "$tmp/c1.json" --vcd "$tmp/c1.vcd" --window 0:40
+check clock-2ghz 0 - '' -- "$bin" simulate "$B" "$tmp/kpu.schedule.json" --target "$tmp/kpu2.cfg" --trace "$tmp/c2.json" --vcd "$tmp/c2.vcd" --window 0:40
+expect clock-scales "timestamps at 2 GHz are half those at 1 GHz" python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ea = [e for e in a["traceEvents"] if e["ph"] in "XC"]
+eb = [e for e in b["traceEvents"] if e["ph"] in "XC"]
+near = lambda x, y: abs(x - y) <= 1e-9 * max(1.0, abs(x))
+ok = len(ea) == len(eb) > 40 and all(near(x["ts"], 2 * y["ts"]) and near(x.get("dur", 0), 2 * y.get("dur", 0)) for x, y in zip(ea, eb))
+ok = ok and a["otherData"]["clock_hz"] == 1e9 and b["otherData"]["clock_hz"] == 2e9 and near(a["otherData"]["end_time"], 2 * b["otherData"]["end_time"])
+sys.exit(0 if ok else 1)' "$tmp/c1.json" "$tmp/c2.json"
+expect clock-vcd "both VCDs tick in ps, the same instants twice as far apart" python3 -c '
+import sys
+def stamps(p):
+    t = open(p).read()
+    return "$timescale 1 ps $end" in t, [int(x[1:]) for x in t.split() if x.startswith("#") and x[1:].isdigit()]
+(sa, ta), (sb, tb) = stamps(sys.argv[1]), stamps(sys.argv[2])
+sys.exit(0 if sa and sb and len(ta) == len(tb) > 10 and all(abs(x - 2 * y) <= 1 for x, y in zip(ta, tb)) else 1)' "$tmp/c1.vcd" "$tmp/c2.vcd"
 
 finish trace

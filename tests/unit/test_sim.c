@@ -598,6 +598,71 @@ static void test_sim_trace_files(void **state)
     assert_matches_eval(f, FT_COMPUTE_NATIVE, "late-oom at 40000");
 }
 
+/* The trace options: the target's name and clock reach the files, the
+ * save file is written, a window limits the trace but not the replay; a
+ * window past the last step fails and leaves nothing. */
+static void test_sim_trace_target(void **state)
+{
+    sim_fixture *f = *state;
+    char json[512], vcd[512], gtkw[512];
+    struct stat sb;
+    snprintf(f->dir, sizeof f->dir, "/tmp/ft-test-sim.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(json, sizeof json, "%s/t.json", f->dir);
+    snprintf(vcd, sizeof vcd, "%s/t.vcd", f->dir);
+    snprintf(gtkw, sizeof gtkw, "%s/t.gtkw", f->dir);
+    ft_sim_opts o;
+    ft_sim_opts_init(&o);
+    assert_null(o.target);
+    assert_true(o.clock_hz == 0 && o.window_count == 0 && !o.trace_gtkw);
+    o.trace_json = json;
+    o.trace_vcd = vcd;
+    o.trace_gtkw = gtkw;
+    o.target = "machine-x";
+    o.clock_hz = 2e9;
+    o.window_first = 1;
+    o.window_count = 1;
+    parse(f, EX3_PROBLEM, SJ("[[0], [1], [2]]", "[[128, 128, 1], [128, 128, 1], [128, 128, 1]]", "[[], [], []]"));
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_OK);
+    assert_int_equal(f->r.steps, 3); /* the replay is whole */
+    assert_cost(f->r.total_simulated, 11468.8);
+    FILE *fp = fopen(json, "r");
+    char buf[1 << 14];
+    assert_non_null(fp);
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    assert_non_null(strstr(buf, "\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"machine-x\"}"));
+    assert_non_null(strstr(buf, "\"clock_hz\":2000000000"));
+    assert_non_null(strstr(buf, "\"window\":{\"first_step\":1,\"steps\":1}"));
+    assert_null(strstr(buf, "\"replay_step\":0"));
+    assert_non_null(strstr(buf, "\"replay_step\":1"));
+    assert_null(strstr(buf, "\"replay_step\":2"));
+    assert_int_equal(stat(gtkw, &sb), 0);
+    fp = fopen(vcd, "r");
+    assert_non_null(fp);
+    n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    assert_non_null(strstr(buf, "$timescale 1 ps $end"));
+
+    o.window_first = 3;
+    ft_sim_result_free(&f->r);
+    unlink(json);
+    unlink(vcd);
+    unlink(gtkw);
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_EINPUT);
+    assert_msg_has(ft_sim_errmsg(f->sim), "trace window: step 3 is past the replay's last step (3 steps: 0 to 2)");
+    assert_int_not_equal(stat(json, &sb), 0);
+    assert_int_not_equal(stat(vcd, &sb), 0);
+    assert_int_not_equal(stat(gtkw, &sb), 0);
+    o.window_first = 0;
+    o.clock_hz = -1;
+    ft_sim_result_free(&f->r);
+    assert_int_equal(ft_sim_run(f->sim, f->p, f->s, &o, &f->r), FT_EINPUT);
+    assert_msg_has(ft_sim_errmsg(f->sim), "clock_hz -1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +674,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sim_structural, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_trace_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_trace_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_benchmark_schedules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_layout_vectors_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_layout_search_schedules, setup, teardown),

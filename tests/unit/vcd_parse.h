@@ -6,7 +6,7 @@
  * 1-bit variables, binary vectors no wider than their declaration, x and z
  * rejected (fusetile never writes them).  It records every variable's value
  * changes as (time, value) pairs, the $dumpvars values counting as changes
- * at their timestamp.
+ * at their timestamp, and the scope path it is declared in.
  */
 #ifndef VCD_PARSE_H
 #define VCD_PARSE_H
@@ -24,6 +24,7 @@ typedef struct vcdp_var {
     char id[24];
     char ref[64];
     char scope[64];   /* innermost scope */
+    char path[160];   /* every enclosing scope, outermost first, joined by '.' ("top.sub") */
     size_t n, cap;
     int64_t *time;
     uint64_t *value;
@@ -128,7 +129,7 @@ static inline int vcdp_lookup(const vcdp_doc *d, const char *id)
 static inline int vcdp_parse(const char *text, vcdp_doc *d)
 {
     const char *p = text;
-    char tok[256], scope[64] = "";
+    char tok[256], scope[64] = "", path[160] = "";
     int r, depth = 0, defs_done = 0;
 
     memset(d, 0, sizeof *d);
@@ -160,11 +161,19 @@ static inline int vcdp_parse(const char *text, vcdp_doc *d)
                     strcmp(type, "begin") && strcmp(type, "fork"))
                     return vcdp_fail(d, "bad scope type", type);
                 snprintf(scope, sizeof scope, "%s", name);
+                size_t used = strlen(path);
+                if (used + strlen(name) + 2 > sizeof path)
+                    return vcdp_fail(d, "scope path too long", name);
+                snprintf(path + used, sizeof path - used, "%s%s", used ? "." : "", name);
                 depth++;
             } else if (!strcmp(tok, "$upscope")) {
                 if (depth == 0 || vcdp_token(&p, tok, sizeof tok) != 1 || strcmp(tok, "$end") != 0)
                     return vcdp_fail(d, "bad $upscope", NULL);
                 depth--;
+                char *dot = strrchr(path, '.');
+                *(dot ? dot : path) = '\0';
+                dot = strrchr(path, '.');
+                snprintf(scope, sizeof scope, "%.63s", dot ? dot + 1 : path);
             } else if (!strcmp(tok, "$var")) {
                 vcdp_var *v;
                 char size[32];
@@ -198,6 +207,7 @@ static inline int vcdp_parse(const char *text, vcdp_doc *d)
                 if (vcdp_lookup(d, v->id) >= 0)
                     return vcdp_fail(d, "id declared twice", v->id);
                 snprintf(v->scope, sizeof v->scope, "%s", scope);
+                snprintf(v->path, sizeof v->path, "%s", path);
                 d->nvars++;
             } else if (!strcmp(tok, "$enddefinitions")) {
                 if (vcdp_token(&p, tok, sizeof tok) != 1 || strcmp(tok, "$end") != 0)

@@ -1,0 +1,199 @@
+/* trace_int.h - internals shared by the trace writer's files (trace.c: the API and the window; trace_file.c: output files; trace_json.c: Chrome JSON; trace_vcd.c: VCD and the GTKWave save file); not installed. */
+#ifndef FT_TRACE_INT_H
+#define FT_TRACE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.h"
+
+/* ------------------------------------------------------------ output files (trace_file.c) */
+
+/* A file written to tmp and renamed to path at the end. */
+typedef struct tfile {
+    char *path; /* final path (copy) */
+    char *tmp;  /* path.tmp.PID */
+    FILE *f;
+    char *buf;  /* stdio buffer, freed after fclose */
+    int err;    /* errno of the first failed write, 0 if none */
+} tfile;
+
+/* printf into err (errlen bytes; nothing when err is NULL). */
+void ft__trace_put_err(char *err, size_t errlen, const char *fmt, ...);
+/* malloc'd copy of s, or NULL. */
+char *ft__trace_strdup(const char *s);
+/* Create path.tmp.PID for writing.  FT_OK, FT_EINPUT (message names path
+ * and the OS error) or FT_ENOMEM. */
+int ft__tfile_open(tfile *tf, const char *path, char *err, size_t errlen);
+void ft__tfile_write(tfile *tf, const char *s, size_t n);
+void ft__tfile_puts(tfile *tf, const char *s);
+void ft__tfile_printf(tfile *tf, const char *fmt, ...);
+/* Flush and close (the temporary stays).  FT_OK or FT_EINPUT. */
+int ft__tfile_close(tfile *tf, char *err, size_t errlen);
+/* Remove the temporary (closing it first if open) and free everything. */
+void ft__tfile_discard(tfile *tf);
+/* Rename the closed temporary into place.  FT_OK or FT_EINPUT. */
+int ft__tfile_commit(tfile *tf, char *err, size_t errlen);
+/* Shortest decimal text (up to 17 digits) that reads back as exactly x;
+ * x finite.  buf: 40 bytes. */
+const char *ft__trace_num(char *buf, size_t len, double x);
+
+/* ------------------------------------------------------------ Chrome JSON state */
+
+typedef struct lane {
+    int fam;    /* FAM_* of trace_json.c */
+    int unit;   /* compute unit (compute lanes), else 0 */
+    int number; /* 1 for the first lane of its family (and unit) */
+    int tid;
+    double end; /* latest end of a span on it */
+} lane;
+
+typedef struct chrome {
+    tfile out;
+    int nevents; /* events written (for the separators) */
+    lane *lanes;
+    int nlanes, lanecap, next_tid;
+    int split_writes;          /* writes go to "write channel" lanes */
+    /* the tensors the current step loads and writes, for its step span */
+    int acc_sg;
+    int64_t acc_step;
+    int *acc_load, *acc_write;
+    int nacc_load, nacc_write, acc_cap;
+} chrome;
+
+/* ------------------------------------------------------------ VCD state */
+
+/* One pending value change; key = arrival sequence << VCD_SIG_BITS | signal. */
+typedef struct vchange {
+    int64_t t; /* ticks */
+    uint64_t key;
+    int64_t v; /* busy signals: +1/-1; others: the new value */
+} vchange;
+
+#define VCD_SIG_BITS 12 /* signals per VCD at most 2^12: FT_TRACE_MAX_UNITS + 5 fit */
+
+typedef struct vsig {
+    const char *scope; /* scope under "fusetile" */
+    char ref[24];      /* variable name */
+    char id[4];        /* identifier code */
+    int width;         /* 1: wire; else an integer of this many bits */
+    int busy;          /* 1: the value is (count > 0) of +1/-1 changes */
+} vsig;
+
+typedef struct vcd {
+    tfile out;
+    int nsig;
+    vsig *sig;
+    int64_t *cur, *outv;       /* per signal: value in the open group, value last written */
+    unsigned char *dirty;      /* per signal: changed in the open group */
+    int *dirty_list;
+    int ndirty;
+    double ticks_per_unit;     /* ticks per cost unit */
+    const char *timescale;     /* "1 fs", "1 ps", ... */
+    vchange *pend;
+    size_t npend;
+    uint64_t seq;
+    int nwm;                   /* units bounding the watermark: step, load, write, occupancy, compute units */
+    int64_t *unit_last;        /* latest start (ticks) per unit, -1 before the first */
+    /* spilled runs */
+    FILE *spill;
+    char *spill_path;
+    int64_t *run_off;
+    size_t *run_len;
+    size_t nruns, runcap;
+    int64_t spill_end;
+    /* writer state */
+    int header;                /* the header is written */
+    int dumped;                /* $dumpvars written */
+    int64_t origin;            /* time of $dumpvars */
+    int64_t last_time;         /* last timestamp written */
+    int group_open;
+    int64_t group_t;
+} vcd;
+
+/* Watermark units of the VCD. */
+enum { WM_STEP, WM_LOAD, WM_WRITE, WM_OCC, WM_UNIT0 };
+
+/* ------------------------------------------------------------ the handle */
+
+struct ft_trace {
+    int has_json, has_vcd, has_gtkw;
+    chrome c;
+    vcd v;
+    tfile gtkw;
+    char *target;
+    double capacity;
+    double clock_hz;           /* 0: cost units */
+    double us_per_unit;        /* Chrome trace microseconds per cost unit */
+    int units, duplex;
+    int have_occ;
+    int64_t last_occ;          /* last occupancy written */
+    int failed;                /* a sticky error; msg holds it */
+    char msg[512];
+    int started;               /* a span or occupancy arrived (names are fixed) */
+    /* ft_trace_set_names: labels (NULL: no op names), tensor names
+     * (entries NULL when unnamed), per subgraph the name after its ops,
+     * the schedule's label and the op list (ops[op_off[i] .. op_off[i+1])) */
+    char **labels;
+    int nlabels;
+    char **tensor_names;
+    int ntensor_names;
+    int nsg;
+    char **sg_names, **sg_sched;
+    int *ops, *op_off;
+    /* replay steps: spans come subgraph by subgraph; a subgraph's steps
+     * are numbered from sg_base */
+    int cur_sg;
+    int64_t sg_base, cur_steps;
+    /* the window */
+    int windowed;
+    int64_t win_first, win_count;
+    int win_open;              /* something in the window was written */
+    int last_in;               /* the latest span was in the window */
+    int win_sg;                /* subgraph of the latest span written */
+    double win_t0, win_t1;     /* first and last time written (cost units) */
+    int pend_occ;              /* an occupancy change waits for its step's first span */
+    double pend_time;
+    int64_t pend_elems;
+};
+
+/* Record the first error (t->msg); later ones are dropped. */
+void ft__trace_fail(ft_trace *t, const char *fmt, ...);
+/* Path named in messages about the event stream. */
+const char *ft__trace_name(const ft_trace *t);
+/* "step", "load", "write", "compute", "subgraph". */
+const char *ft__trace_kind_word(ft_trace_kind k);
+/* The label of subgraph sg (op names), the tensor's name, or NULL. */
+const char *ft__trace_sg_label(const ft_trace *t, int sg);
+const char *ft__trace_tensor_name(const ft_trace *t, int x);
+
+/* trace_json.c: the Chrome trace.  begin: header and the standing lanes;
+ * span: one X event (g: its replay step, for step spans); subgraph: the
+ * span of subgraph e->sg (clipped: cut to the window); counter: an
+ * occupancy change; end: metadata and brackets (end_time in cost units). */
+void ft__json_begin(ft_trace *t);
+void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g);
+void ft__json_subgraph(ft_trace *t, const ft_trace_event *e, int clipped, int64_t first_step, int64_t steps);
+void ft__json_counter(ft_trace *t, double time, int64_t elems);
+void ft__json_end(ft_trace *t, double end_time);
+void ft__json_free(chrome *c);
+
+/* trace_vcd.c: the VCD.  init: signals, buffers, timescale (FT_OK or
+ * FT_ENOMEM); order: check that a span or occupancy change (kind -1) of
+ * its unit does not go back in time and advance the watermark (0, or -1
+ * with t->failed set); span, occupancy, position (subgraph and step
+ * signals): queue changes; end: write everything (end_time in cost
+ * units); gtkw: write the save file; free: release. */
+int ft__vcd_init(ft_trace *t);
+int ft__vcd_order(ft_trace *t, int kind, int unit, double start, const ft_trace_event *e);
+void ft__vcd_span(ft_trace *t, const ft_trace_event *e, int64_t g);
+void ft__vcd_occupancy(ft_trace *t, double time, int64_t elems);
+void ft__vcd_position(ft_trace *t, double time, int sg, int64_t g);
+void ft__vcd_end(ft_trace *t, double end_time);
+void ft__vcd_gtkw(ft_trace *t);
+void ft__vcd_free(vcd *v);
+/* Cost units to ticks; -1 if negative, not finite or too large. */
+int64_t ft__vcd_ticks(const vcd *v, double units);
+
+#endif /* FT_TRACE_INT_H */
