@@ -69,6 +69,8 @@ static const setting schema[] = {
     {"compute.native_granularity", "k", K_INT, 0, 0, R_NATIVE, OFF(native_k)},
     {"execution", "launch_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(launch_overhead)},
     {"execution", "double_buffering", K_BOOL, 0, 0, R_ANY, OFF(double_buffering)},
+    {"execution", "run_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(run_overhead)},
+    {"compute", "kind_cost", K_GROUP, 0, 0, R_ANY, -1},
 };
 #define NSCHEMA ((int)(sizeof schema / sizeof schema[0]))
 
@@ -324,6 +326,35 @@ static int store(loader *L, const config_setting_t *s, const setting *e)
     return FT_OK;
 }
 
+/* Store compute.kind_cost.NAME (setting s): a factor > 0 on the base cost
+ * of every op whose kind (op_kinds) is NAME. */
+static int store_kind_cost(loader *L, const config_setting_t *s, const char *name)
+{
+    const char *file = where_file(L, s);
+    int line = where_line(s);
+    int type = config_setting_type(s);
+    double v;
+    if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
+        v = (double)config_setting_get_int64(s);
+    else if (type == CONFIG_TYPE_FLOAT)
+        v = config_setting_get_float(s);
+    else
+        return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: compute.kind_cost.%s must be a number, not %s", file, line, name,
+                        type_name(type));
+    if (!isfinite(v) || !(v > 0))
+        return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: compute.kind_cost.%s is %g, must be positive", file, line, name, v);
+    ft_target *t = L->t;
+    if (t->nkind_costs >= FT_TARGET_MAX_KINDS)
+        return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: compute.kind_cost: more than %d op kinds", file, line,
+                        FT_TARGET_MAX_KINDS);
+    char *copy = ft__strdup(name);
+    if (!copy)
+        return ft__fail(L->st, FT_ENOMEM, 0, "%s: out of memory", L->path);
+    t->kind_names[t->nkind_costs] = copy;
+    t->kind_costs[t->nkind_costs++] = v;
+    return FT_OK;
+}
+
 /* Check every setting of group g (dotted path `group`), in file order. */
 static int walk(loader *L, const config_setting_t *g, const char *group)
 {
@@ -339,6 +370,12 @@ static int walk(loader *L, const config_setting_t *g, const char *group)
                 idx = j;
                 break;
             }
+        if (idx < 0 && strcmp(group, "compute.kind_cost") == 0) {
+            int rc = store_kind_cost(L, s, name);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (idx < 0)
             return unknown(L, s, group, name);
         const setting *e = &schema[idx];
@@ -492,6 +529,8 @@ void ft_target_free(ft_target *t)
     free(t->path);
     free(t->name);
     free(t->description);
+    for (int i = 0; i < t->nkind_costs; i++)
+        free(t->kind_names[i]);
     free(t);
 }
 
@@ -526,9 +565,18 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
                 o->base_cost = tile * (double)t->native_k / (t->matmul_macs_per_cycle * t->matmul_efficiency);
             else /* Pointwise, and Layout: a copy of its one input */
                 o->base_cost = tile * (double)o->ninputs / (t->pointwise_elements_per_cycle * t->pointwise_efficiency);
+            o->base_cost *= ft_target_kind_cost(t, o->kind);
         }
     }
     return ft_problem_finish(p, st);
+}
+
+double ft_target_kind_cost(const ft_target *t, const char *kind)
+{
+    for (int i = 0; kind && i < t->nkind_costs; i++)
+        if (strcmp(t->kind_names[i], kind) == 0)
+            return t->kind_costs[i];
+    return 1.0;
 }
 
 /* ---------------------------------------------------------------- describe */
@@ -553,6 +601,10 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", step overhead %g cycles", t->step_overhead);
     if (t->cache_capacity_bytes > 0)
         ADD(", shared cache %lld B at %g B/cycle", (long long)t->cache_capacity_bytes, t->cache_bandwidth);
+    if (t->run_overhead > 0)
+        ADD(", run overhead %g cycles", t->run_overhead);
+    for (int i = 0; i < t->nkind_costs && len < (int)sizeof more - 64; i++)
+        ADD(", %s cost x%g", t->kind_names[i], t->kind_costs[i]);
 #undef ADD
     size_t used = buf && n ? strlen(buf) : 0;
     if (buf && used < n)

@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/* Most op kinds a target's compute.kind_cost group may name. */
+#define FT_TARGET_MAX_KINDS 64
+
 /* Every setting of a target file (targets/example.cfg lists them with their
  * units and defaults; targets/README.md explains them).  For a contest target
  * only path, name, description and contest are meaningful; the machine
@@ -69,6 +72,12 @@ typedef struct ft_target {
     int64_t cache_capacity_bytes;    /* shared_cache.capacity_bytes: bytes, > 0; 0 (no
                                         shared_cache group): no cache */
     double cache_bandwidth;          /* shared_cache.bandwidth: bytes per cycle, > 0 */
+    double run_overhead;             /* execution.run_overhead: cycles a measured run (one CUDA
+                                        graph replay, one program) pays once, >= 0 (default 0);
+                                        used by validate and calibrate, not in a schedule's total */
+    int nkind_costs;                 /* compute.kind_cost: NAME = factor entries */
+    char *kind_names[FT_TARGET_MAX_KINDS]; /* op kinds (op_kinds names: "gelu") */
+    double kind_costs[FT_TARGET_MAX_KINDS]; /* factors > 0 on those ops' base costs */
 } ft_target;
 
 /* Load and check a target file.  Every setting's type is checked before it
@@ -105,12 +114,18 @@ void ft_target_free(ft_target *t);
  * whole-device terms: both bandwidths times memory_efficiency, MatMul and
  * Pointwise base costs divided by their efficiencies, units,
  * step_overhead, cache capacity (elements: capacity_bytes / element_bytes)
- * and bandwidth (elements per cycle).
+ * and bandwidth (elements per cycle); then every op whose kind is named in
+ * compute.kind_cost has its base cost multiplied by that factor
+ * (ft_target_kind_cost; not with keep_costs).
  * Then it calls ft_problem_finish.
  * Returns FT_OK, or FT_EINPUT / FT_ENOMEM from ft_problem_finish (p may then
  * be partly changed: discard it). */
 int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,
                     ft_status *st);
+
+/* The factor compute.kind_cost gives ops of kind `kind` (NULL: none): the
+ * entry named exactly so, or 1. */
+double ft_target_kind_cost(const ft_target *t, const char *kind);
 
 /* One-line summary of t for reports, written to buf (at most n bytes, always
  * NUL-terminated when n > 0).  Returns the length the full summary has, as

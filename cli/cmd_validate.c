@@ -1,0 +1,279 @@
+/* cmd_validate.c - `fusetile validate`: a target's predicted times beside measured ones (targets/measured/), with the error figures, JSON and an SVG plot. */
+#include "cli.h"
+#include "measured.h"
+#ifdef FT_HAVE_SVGPLOT
+#include "svgplot.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char validate_help[] =
+    "usage: fusetile validate --target TARGET.cfg --measured FILE.tsv [--problems DIR]\n"
+    "                         [--part all|fit|held-out] [--worst N] [--json] [--svg OUT.svg]\n"
+    "\n"
+    "Predict every row of a measured file on TARGET and print the prediction\n"
+    "in microseconds beside the measured time, with the relative error; then\n"
+    "the mean absolute percentage error (MAPE), the geometric mean of\n"
+    "predicted / measured and the worst rows.  The formats are those of\n"
+    "targets/measured/h100/README.md, told by the header: gemm (M N K),\n"
+    "pointwise (op ninputs elements), graph_ops (one op of a contest problem)\n"
+    "and graphs (a whole problem, one op per subgraph); the measured figure is\n"
+    "us_graph (us_cudagraph for graphs), one CUDA graph replay.  A row is\n"
+    "predicted as the target's execution.run_overhead once plus each kernel\n"
+    "(one op alone in a subgraph, its launch overhead included) at the\n"
+    "granularity the model finds fastest for it (docs/DEVICE.md).\n"
+    "\n"
+    "  --target FILE     the machine (a real target with a clock, targets/*.cfg)\n"
+    "  --measured FILE   the measured TSV file\n"
+    "  --problems DIR    where graph_ops and graphs rows' problems are, as\n"
+    "                    DIR/NAME.json (default: benchmarks)\n"
+    "  --part P          all rows (default), only those calibration fits\n"
+    "                    (fit), or only those it holds out (held-out: every\n"
+    "                    third gemm or pointwise row, every third problem)\n"
+    "  --worst N         list the N rows of largest error (default 5)\n"
+    "  --json            print one JSON object: rows (label, line, measured_us,\n"
+    "                    predicted_us, error, held_out), mape, gmean, worst\n"
+    "  --svg FILE        plot predicted against measured, log-log, with the\n"
+    "                    y = x line\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status: 0 done, 2 bad input or usage.\n";
+
+/* Which rows a run reports. */
+enum part { PART_ALL, PART_FIT, PART_HELD };
+
+/* Most worst rows listed. */
+#define MAX_WORST 1000
+
+static int cmp_err_desc(const void *a, const void *b, void *ctx)
+{
+    const double *err = ctx;
+    double x = err[*(const int *)a], y = err[*(const int *)b];
+    return x < y ? 1 : x > y ? -1 : *(const int *)a - *(const int *)b;
+}
+
+/* Indices 0..n-1 sorted by err, largest first (insertion sort keeps it
+ * simple and stable; n is at most FT_MEAS_MAX_ROWS). */
+static void by_error(int *idx, int n, const double *err)
+{
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    for (int i = 1; i < n; i++) {
+        int v = idx[i], j = i - 1;
+        while (j >= 0 && cmp_err_desc(&idx[j], &v, (void *)err) > 0) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+}
+
+#ifdef FT_HAVE_SVGPLOT
+static int write_svg(const char *path, const ft_measured *m, const ft_target *t, const double *pred, const double *meas,
+                     const char *const *labels, int n, const ft_meas_stats *sx)
+{
+    char title[400];
+    snprintf(title, sizeof title, "%s on %s: MAPE %.1f %%, %d rows", ft_meas_format_name(m->format), t->name, sx->mape, n);
+    ft_plot_series ser = {ft_meas_format_name(m->format), meas, pred, labels, n, 0};
+    ft_plot pl = {title, "measured (us)", "predicted (us)", 1, 1, 1, &ser, 1};
+    char err[512];
+    if (ft_plot_write_svg(&pl, path, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+#endif
+
+int cmd_validate(int argc, char **argv)
+{
+    const char *target_path = NULL, *meas_path = NULL, *dir = NULL, *svg = NULL;
+    int json = 0, nworst = 5;
+    enum part part = PART_ALL;
+    cli_opts o;
+    cli_opt_init(&o, argc, argv);
+    const char *arg;
+    int is_opt;
+    while ((arg = cli_opt_next(&o, &is_opt))) {
+        if (!is_opt) {
+            cli_error("validate: unexpected argument '%s' (see 'fusetile validate --help')", arg);
+            return EXIT_USAGE;
+        }
+        if (cli_opt_is(&o, arg, "-h") || cli_opt_is(&o, arg, "--help")) {
+            fputs(validate_help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt_is(&o, arg, "--target")) {
+            if (!(target_path = cli_opt_value(&o, "--target")))
+                return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--measured")) {
+            if (!(meas_path = cli_opt_value(&o, "--measured")))
+                return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--problems")) {
+            if (!(dir = cli_opt_value(&o, "--problems")))
+                return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--svg")) {
+            if (!(svg = cli_opt_value(&o, "--svg")))
+                return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--json")) {
+            json = 1;
+        } else if (cli_opt_is(&o, arg, "--part")) {
+            const char *v = cli_opt_value(&o, "--part");
+            if (!v)
+                return EXIT_USAGE;
+            if (strcmp(v, "all") == 0)
+                part = PART_ALL;
+            else if (strcmp(v, "fit") == 0)
+                part = PART_FIT;
+            else if (strcmp(v, "held-out") == 0)
+                part = PART_HELD;
+            else {
+                cli_error("validate: --part: '%s' is not all, fit or held-out", v);
+                return EXIT_USAGE;
+            }
+        } else if (cli_opt_is(&o, arg, "--worst")) {
+            const char *v = cli_opt_value(&o, "--worst");
+            char *end;
+            long x = v ? strtol(v, &end, 10) : -1;
+            if (!v || end == v || *end || x < 0 || x > MAX_WORST) {
+                if (v)
+                    cli_error("validate: --worst: '%s' is not a count from 0 to %d", v, MAX_WORST);
+                return EXIT_USAGE;
+            }
+            nworst = (int)x;
+        } else {
+            cli_error("validate: unknown option '%s' (see 'fusetile validate --help')", arg);
+            return EXIT_USAGE;
+        }
+    }
+    if (!target_path || !meas_path) {
+        cli_error("validate: %s is required (see 'fusetile validate --help')", !target_path ? "--target" : "--measured");
+        return EXIT_USAGE;
+    }
+    if (!dir)
+        dir = FT_BENCHMARKS_DIR;
+    ft_status st;
+    ft_target *t = NULL;
+    if (ft_target_load(target_path, &t, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        return EXIT_USAGE;
+    }
+    if (t->contest) {
+        cli_error("validate: %s: a contest target has no clock; give a machine target (targets/gpu-h100.cfg)", target_path);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
+    ft_measured *m = NULL;
+    if (ft_measured_load(meas_path, dir, &m, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
+    int rc = EXIT_OK, n = 0;
+    double *pred = malloc(sizeof *pred * (size_t)m->nrows);
+    double *meas = malloc(sizeof *meas * (size_t)m->nrows);
+    double *err = malloc(sizeof *err * (size_t)m->nrows);
+    int *row = malloc(sizeof *row * (size_t)m->nrows);
+    int *order = malloc(sizeof *order * (size_t)m->nrows);
+    const char **labels = malloc(sizeof *labels * (size_t)m->nrows);
+    if (!pred || !meas || !err || !row || !order || !labels) {
+        cli_error("validate: out of memory");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    for (int i = 0; i < m->nrows; i++) {
+        int held = ft_meas_held_out(m, i);
+        if ((part == PART_FIT && held) || (part == PART_HELD && !held))
+            continue;
+        if (ft_meas_predict(&m->rows[i], t, &pred[n], &st) != FT_OK) {
+            cli_error("%s:%d: %s", meas_path, m->rows[i].line, st.msg);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        meas[n] = m->rows[i].measured_us;
+        err[n] = (pred[n] - meas[n]) / meas[n];
+        labels[n] = m->rows[i].label;
+        row[n++] = i;
+    }
+    if (n == 0) {
+        cli_error("validate: %s: no rows in part %s", meas_path, part == PART_FIT ? "fit" : "held-out");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    ft_meas_stats sx;
+    ft_meas_stats_of(pred, meas, n, &sx);
+    double *aerr = malloc(sizeof *aerr * (size_t)n);
+    if (!aerr) {
+        cli_error("validate: out of memory");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        aerr[i] = fabs(err[i]);
+    by_error(order, n, aerr);
+    free(aerr);
+    if (nworst > n)
+        nworst = n;
+    const char *part_name = part == PART_ALL ? "all" : part == PART_FIT ? "fit" : "held-out";
+    if (json) {
+        printf("{\"measured\": ");
+        cli_json_string(stdout, meas_path);
+        printf(", \"format\": \"%s\", \"target\": ", ft_meas_format_name(m->format));
+        cli_json_string(stdout, t->name);
+        printf(", \"part\": \"%s\", \"rows\": [", part_name);
+        for (int i = 0; i < n; i++) {
+            const ft_meas_row *r = &m->rows[row[i]];
+            printf("%s\n  {\"label\": ", i ? "," : "");
+            cli_json_string(stdout, r->label);
+            printf(", \"line\": %d, \"measured_us\": ", r->line);
+            cli_json_number(stdout, meas[i]);
+            printf(", \"predicted_us\": ");
+            cli_json_number(stdout, pred[i]);
+            printf(", \"error\": ");
+            cli_json_number(stdout, err[i]);
+            printf(", \"held_out\": %s}", ft_meas_held_out(m, row[i]) ? "true" : "false");
+        }
+        printf("],\n \"n\": %d, \"mape\": ", n);
+        cli_json_number(stdout, sx.mape);
+        printf(", \"gmean\": ");
+        cli_json_number(stdout, sx.gmean);
+        printf(", \"worst\": [");
+        for (int i = 0; i < nworst; i++) {
+            printf("%s", i ? ", " : "");
+            cli_json_string(stdout, m->rows[row[order[i]]].label);
+        }
+        printf("]}\n");
+    } else {
+        printf("measured  %s (%s, %d rows, part %s)\n", meas_path, ft_meas_format_name(m->format), n, part_name);
+        printf("target    %s\n\n", t->name);
+        printf("%-28s %5s %12s %12s %9s\n", "row", "line", "measured", "predicted", "error");
+        for (int i = 0; i < n; i++) {
+            const ft_meas_row *r = &m->rows[row[i]];
+            printf("%-28s %5d %12.3f %12.3f %+8.1f%%%s\n", r->label, r->line, meas[i], pred[i], 100 * err[i],
+                   ft_meas_held_out(m, row[i]) ? "  held out" : "");
+        }
+        printf("\nMAPE      %.2f %% over %d rows\n", sx.mape, n);
+        printf("gmean     %.4f (predicted / measured)\n", sx.gmean);
+        if (nworst)
+            printf("worst     ");
+        for (int i = 0; i < nworst; i++)
+            printf("%s%s %+.1f%%", i ? ", " : "", m->rows[row[order[i]]].label, 100 * err[order[i]]);
+        if (nworst)
+            printf("\n");
+    }
+#ifdef FT_HAVE_SVGPLOT
+    if (svg)
+        rc = write_svg(svg, m, t, pred, meas, labels, n, &sx);
+#endif
+done:
+    free(pred);
+    free(meas);
+    free(err);
+    free(row);
+    free(order);
+    free(labels);
+    ft_measured_free(m);
+    ft_target_free(t);
+    return rc;
+}

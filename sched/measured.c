@@ -1,0 +1,660 @@
+/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs) read into rows of one-op kernels, and each row's predicted time on a target. */
+#include "measured.h"
+
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most columns a header may have, and longest problem name. */
+#define MAX_COLUMNS 64
+#define MAX_NAME 200
+
+const char *ft_meas_format_name(ft_meas_format f)
+{
+    switch (f) {
+    case FT_MEAS_GEMM: return "gemm";
+    case FT_MEAS_POINTWISE: return "pointwise";
+    case FT_MEAS_GRAPH_OPS: return "graph_ops";
+    case FT_MEAS_GRAPHS: return "graphs";
+    }
+    return "?";
+}
+
+void ft_measured_free(ft_measured *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nrows; i++) {
+        ft_meas_row *r = &m->rows[i];
+        free(r->label);
+        free(r->problem);
+        for (int j = 0; j < r->nkernels; j++)
+            ft_problem_free(r->kernels[j]);
+        free(r->kernels);
+    }
+    free(m->rows);
+    free(m->path);
+    free(m);
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* A one-op problem from its JSON fields (tensor extents, the op); the
+ * capacity, bandwidth, native granularity and base cost are placeholders a
+ * target replaces. */
+static int kernel_new(ft_problem **out, const char *type, const char *kind, int nin, const int64_t *w, const int64_t *h,
+                      ft_status *st)
+{
+    char json[2048], ws[600] = "", hs[600] = "", ins[300] = "";
+    size_t lw = 0, lh = 0, li = 0;
+    for (int i = 0; i <= nin; i++) {
+        lw += (size_t)snprintf(ws + lw, sizeof ws - lw, "%s%lld", i ? "," : "", (long long)w[i]);
+        lh += (size_t)snprintf(hs + lh, sizeof hs - lh, "%s%lld", i ? "," : "", (long long)h[i]);
+        if (i < nin)
+            li += (size_t)snprintf(ins + li, sizeof ins - li, "%s%d", i ? "," : "", i);
+    }
+    snprintf(json, sizeof json,
+             "{\"widths\":[%s],\"heights\":[%s],\"inputs\":[[%s]],\"outputs\":[[%d]],\"base_costs\":[1],"
+             "\"op_types\":[\"%s\"],\"op_kinds\":[\"%s\"],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,"
+             "\"native_granularity\":[1,1]}",
+             ws, hs, ins, nin, type, kind);
+    return ft_problem_parse(json, kind, out, st);
+}
+
+/* Append kernel k to row r (takes it). */
+static int row_add(ft_meas_row *r, ft_problem *k, ft_status *st)
+{
+    if (r->nkernels >= FT_MEAS_MAX_KERNELS) {
+        ft_problem_free(k);
+        return ft__fail(st, FT_EINPUT, 0, "%s: more than %d kernels", r->label, FT_MEAS_MAX_KERNELS);
+    }
+    ft_problem **nk = realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
+    if (!nk) {
+        ft_problem_free(k);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    r->kernels = nk;
+    r->kernels[r->nkernels++] = k;
+    return FT_OK;
+}
+
+/* Add `count` Pointwise kernels of kind `kind` with nin inputs, each of
+ * extent w x h, to r. */
+static int add_pointwise(ft_meas_row *r, const char *kind, int nin, int64_t w, int64_t h, int count, ft_status *st)
+{
+    int64_t ws[4], hs[4];
+    for (int i = 0; i <= nin; i++) {
+        ws[i] = w;
+        hs[i] = h;
+    }
+    for (int c = 0; c < count; c++) {
+        ft_problem *k;
+        int rc = kernel_new(&k, "Pointwise", kind, nin, ws, hs, st);
+        if (rc || (rc = row_add(r, k, st)))
+            return rc;
+    }
+    return FT_OK;
+}
+
+/* The kernels that run op `o` of problem p as the measuring script does:
+ * a MatMul as is, a Pointwise op of one input as relu, of n >= 2 as n - 1
+ * adds on its output's extent, a Layout op as a copy. */
+static int add_op(ft_meas_row *r, const ft_problem *p, int o, ft_status *st)
+{
+    const ft_op *op = &p->ops[o];
+    const ft_tensor *out = &p->tensors[op->output];
+    if (op->type == FT_OP_POINTWISE && op->ninputs >= 2)
+        return add_pointwise(r, "add", 2, out->width, out->height, op->ninputs - 1, st);
+    int64_t w[3], h[3];
+    for (int i = 0; i < op->ninputs && i < 2; i++) {
+        w[i] = p->tensors[op->inputs[i]].width;
+        h[i] = p->tensors[op->inputs[i]].height;
+    }
+    int nin = op->type == FT_OP_MATMUL ? 2 : 1;
+    w[nin] = out->width;
+    h[nin] = out->height;
+    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : op->type == FT_OP_LAYOUT ? "Layout" : "Pointwise";
+    const char *kind = op->type == FT_OP_MATMUL ? "matmul" : op->type == FT_OP_LAYOUT ? "copy" : "relu";
+    ft_problem *k;
+    int rc = kernel_new(&k, type, kind, nin, w, h, st);
+    return rc ? rc : row_add(r, k, st);
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* A file being read: its text cut into lines and fields. */
+typedef struct reader {
+    const char *path;
+    const char *dir;
+    ft_status *st;
+    int line;
+    char *fields[MAX_COLUMNS];
+    int nfields;
+    /* problems read so far (graph_ops, graphs) */
+    int nprob;
+    char **prob_names;
+    ft_problem **probs;
+} reader;
+
+/* Cut line s (modified) at tabs into rd->fields. */
+static void split(reader *rd, char *s)
+{
+    rd->nfields = 0;
+    while (rd->nfields < MAX_COLUMNS) {
+        rd->fields[rd->nfields++] = s;
+        char *tab = strchr(s, '\t');
+        if (!tab)
+            break;
+        *tab = 0;
+        s = tab + 1;
+    }
+    char *cr = strchr(rd->fields[rd->nfields - 1], '\r');
+    if (cr)
+        *cr = 0;
+}
+
+static int fail_at(reader *rd, const char *column, const char *fmt, ...) FT_PRINTF(3, 4);
+static int fail_at(reader *rd, const char *column, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ft__fail(rd->st, FT_EINPUT, 0, "%s:%d: %s%s%s", rd->path, rd->line, column ? column : "", column ? ": " : "",
+                    msg);
+}
+
+/* Integer field of column `name` (index c) in [lo, hi]. */
+static int get_int(reader *rd, int c, const char *name, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (c >= rd->nfields)
+        return fail_at(rd, name, "missing (the line has %d fields)", rd->nfields);
+    char *end;
+    errno = 0;
+    long long x = strtoll(rd->fields[c], &end, 10);
+    if (end == rd->fields[c] || *end || errno)
+        return fail_at(rd, name, "\"%.40s\" is not an integer", rd->fields[c]);
+    if (x < lo || x > hi)
+        return fail_at(rd, name, "%lld is out of range (%lld to %lld)", x, (long long)lo, (long long)hi);
+    *v = (int64_t)x;
+    return FT_OK;
+}
+
+/* Time field of column `name` (index c): finite and > 0. */
+static int get_time(reader *rd, int c, const char *name, double *v)
+{
+    if (c >= rd->nfields)
+        return fail_at(rd, name, "missing (the line has %d fields)", rd->nfields);
+    char *end;
+    double x = strtod(rd->fields[c], &end);
+    if (end == rd->fields[c] || *end || !isfinite(x) || !(x > 0))
+        return fail_at(rd, name, "\"%.40s\" is not a positive time in microseconds", rd->fields[c]);
+    *v = x;
+    return FT_OK;
+}
+
+static const char *get_str(reader *rd, int c)
+{
+    return c < rd->nfields ? rd->fields[c] : "";
+}
+
+/* The problem named `name`, read from rd->dir once. */
+static int problem_named(reader *rd, const char *name, const char *column, const ft_problem **out)
+{
+    for (int i = 0; i < rd->nprob; i++)
+        if (strcmp(rd->prob_names[i], name) == 0) {
+            *out = rd->probs[i];
+            return FT_OK;
+        }
+    if (!rd->dir)
+        return fail_at(rd, column, "problem %s: no problems directory given (--problems DIR)", name);
+    if (!*name || strlen(name) > MAX_NAME || strchr(name, '/'))
+        return fail_at(rd, column, "\"%.60s\" is not a problem name", name);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", rd->dir, name);
+    ft_problem *p;
+    ft_status pst;
+    int rc = ft_problem_load(path, &p, &pst);
+    if (rc == FT_ENOMEM)
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    if (rc)
+        return fail_at(rd, column, "problem %s: %s", name, pst.msg);
+    char **nn = realloc(rd->prob_names, sizeof *nn * (size_t)(rd->nprob + 1));
+    if (nn)
+        rd->prob_names = nn;
+    ft_problem **np = nn ? realloc(rd->probs, sizeof *np * (size_t)(rd->nprob + 1)) : NULL;
+    if (np)
+        rd->probs = np;
+    char *copy = np ? ft__strdup(name) : NULL;
+    if (!copy) {
+        ft_problem_free(p);
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    }
+    rd->prob_names[rd->nprob] = copy;
+    rd->probs[rd->nprob++] = p;
+    *out = p;
+    return FT_OK;
+}
+
+/* Column indices of the formats' fields; -1 where absent. */
+typedef struct columns {
+    int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, time;
+    const char *time_name;
+} columns;
+
+static int column(reader *rd, const char *name)
+{
+    for (int i = 0; i < rd->nfields; i++)
+        if (strcmp(rd->fields[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Tell the format from the header in rd->fields. */
+static int header(reader *rd, ft_meas_format *f, columns *c)
+{
+    c->m = column(rd, "M");
+    c->n = column(rd, "N");
+    c->k = column(rd, "K");
+    c->op = column(rd, "op");
+    c->ninputs = column(rd, "ninputs");
+    c->elements = column(rd, "elements");
+    c->problem = column(rd, "problem");
+    c->type = column(rd, "type");
+    c->out_w = column(rd, "out_w");
+    c->out_h = column(rd, "out_h");
+    c->ops = column(rd, "ops");
+    if (c->m >= 0 && c->n >= 0 && c->k >= 0)
+        *f = FT_MEAS_GEMM;
+    else if (c->op >= 0 && c->ninputs >= 0 && c->elements >= 0)
+        *f = FT_MEAS_POINTWISE;
+    else if (c->problem >= 0 && c->op >= 0 && c->type >= 0 && c->out_w >= 0 && c->out_h >= 0 && c->k >= 0 &&
+             c->ninputs >= 0)
+        *f = FT_MEAS_GRAPH_OPS;
+    else if (c->problem >= 0 && c->ops >= 0)
+        *f = FT_MEAS_GRAPHS;
+    else
+        return fail_at(rd, NULL,
+                       "header names no known format (gemm: M N K; pointwise: op ninputs elements; graph_ops: problem "
+                       "op type out_w out_h K ninputs; graphs: problem ops)");
+    c->time_name = *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph";
+    c->time = column(rd, c->time_name);
+    if (c->time < 0 && *f == FT_MEAS_GRAPHS) {
+        c->time_name = "us_graph";
+        c->time = column(rd, c->time_name);
+    }
+    if (c->time < 0)
+        return fail_at(rd, NULL, "no %s column (the measured time per CUDA graph replay)",
+                       *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph");
+    return FT_OK;
+}
+
+/* Largest tensor extent a measured row may give. */
+#define MAX_EXTENT ((int64_t)1 << 24)
+
+/* Fill row r from the fields of one data line. */
+static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row *r)
+{
+    char label[MAX_NAME + 64];
+    int rc;
+    if ((rc = get_time(rd, c->time, c->time_name, &r->measured_us)))
+        return rc;
+    if (f == FT_MEAS_GEMM) {
+        int64_t m, n, k;
+        if ((rc = get_int(rd, c->m, "M", 1, MAX_EXTENT, &m)) || (rc = get_int(rd, c->n, "N", 1, MAX_EXTENT, &n)) ||
+            (rc = get_int(rd, c->k, "K", 1, MAX_EXTENT, &k)))
+            return rc;
+        snprintf(label, sizeof label, "gemm %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        if (!(r->label = ft__strdup(label)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
+        ft_problem *kp;
+        if ((rc = kernel_new(&kp, "MatMul", "matmul", 2, w, h, rd->st)))
+            return rc;
+        return row_add(r, kp, rd->st);
+    }
+    if (f == FT_MEAS_POINTWISE) {
+        const char *op = get_str(rd, c->op);
+        int64_t nin, e;
+        if ((rc = get_int(rd, c->ninputs, "ninputs", 1, 3, &nin)) ||
+            (rc = get_int(rd, c->elements, "elements", 1, MAX_EXTENT * MAX_EXTENT / 4, &e)))
+            return rc;
+        static const struct { const char *op; int nin, kernels, kin; const char *kind; } known[] = {
+            {"relu", 1, 1, 1, "relu"}, {"gelu", 1, 1, 1, "gelu"}, {"copy", 1, 1, 1, "copy"},
+            {"add", 2, 1, 2, "add"},   {"add3", 3, 2, 2, "add"},
+        };
+        int which = -1;
+        for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
+            if (strcmp(known[i].op, op) == 0)
+                which = i;
+        if (which < 0)
+            return fail_at(rd, "op", "\"%.40s\" is not one of relu, gelu, copy, add, add3", op);
+        if (nin != known[which].nin)
+            return fail_at(rd, "ninputs", "%s has %d inputs, not %lld", op, known[which].nin, (long long)nin);
+        /* a square-ish matrix of the elements: the width a power of two */
+        int64_t w = 1;
+        while (w * w < e)
+            w *= 2;
+        int64_t h = ft__ceil_div(e, w);
+        snprintf(label, sizeof label, "%s %lld", op, (long long)e);
+        if (!(r->label = ft__strdup(label)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        return add_pointwise(r, known[which].kind, known[which].kin, w, h, known[which].kernels, rd->st);
+    }
+    const char *name = get_str(rd, c->problem);
+    const ft_problem *p = NULL;
+    if ((rc = problem_named(rd, name, "problem", &p)))
+        return rc;
+    if (!(r->problem = ft__strdup(name)))
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    if (f == FT_MEAS_GRAPHS) {
+        int64_t ops;
+        if ((rc = get_int(rd, c->ops, "ops", 1, INT32_MAX, &ops)))
+            return rc;
+        if (ops != p->nops)
+            return fail_at(rd, "ops", "%lld, but problem %s has %d ops", (long long)ops, name, p->nops);
+        if (!(r->label = ft__strdup(name)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        for (int i = 0; i < p->nops; i++)
+            if ((rc = add_op(r, p, p->topo[i], rd->st)))
+                return rc;
+        return FT_OK;
+    }
+    int64_t o, ow, oh, k, nin;
+    if ((rc = get_int(rd, c->op, "op", 0, p->nops - 1, &o)))
+        return rc;
+    const ft_op *op = &p->ops[o];
+    const ft_tensor *out = &p->tensors[op->output];
+    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : op->type == FT_OP_LAYOUT ? "Layout" : "Pointwise";
+    if (strcmp(get_str(rd, c->type), type) != 0)
+        return fail_at(rd, "type", "\"%.40s\", but op %lld of %s is %s", get_str(rd, c->type), (long long)o, name, type);
+    if ((rc = get_int(rd, c->out_w, "out_w", 1, INT64_MAX, &ow)) || (rc = get_int(rd, c->out_h, "out_h", 1, INT64_MAX, &oh)) ||
+        (rc = get_int(rd, c->k, "K", 0, INT64_MAX, &k)) || (rc = get_int(rd, c->ninputs, "ninputs", 1, INT32_MAX, &nin)))
+        return rc;
+    if (ow != out->width || oh != out->height)
+        return fail_at(rd, "out_w", "%lldx%lld, but op %lld of %s writes %lldx%lld", (long long)ow, (long long)oh,
+                       (long long)o, name, (long long)out->width, (long long)out->height);
+    if (k != op->k || nin != op->ninputs)
+        return fail_at(rd, "K", "K %lld and %lld inputs, but op %lld of %s has K %lld and %d inputs", (long long)k,
+                       (long long)nin, (long long)o, name, (long long)op->k, op->ninputs);
+    snprintf(label, sizeof label, "%s op %lld", name, (long long)o);
+    if (!(r->label = ft__strdup(label)))
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    return add_op(r, p, (int)o, rd->st);
+}
+
+int ft_measured_load(const char *path, const char *problems_dir, ft_measured **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    char *text;
+    int rc = ft__read_file(path, &text, st);
+    if (rc)
+        return rc;
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.path = path;
+    rd.dir = problems_dir;
+    rd.st = st;
+    ft_measured *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = ft__strdup(path))) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
+    columns c;
+    memset(&c, 0, sizeof c);
+    int have_header = 0;
+    char *s = text;
+    while (s && *s) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = 0;
+        rd.line++;
+        char *line = s;
+        s = nl ? nl + 1 : NULL;
+        if (!*line || *line == '#' || strspn(line, " \t\r") == strlen(line))
+            continue;
+        split(&rd, line);
+        if (!have_header) {
+            if ((rc = header(&rd, &m->format, &c)))
+                goto done;
+            have_header = 1;
+            continue;
+        }
+        if (m->nrows >= FT_MEAS_MAX_ROWS) {
+            rc = fail_at(&rd, NULL, "more than %d rows", FT_MEAS_MAX_ROWS);
+            goto done;
+        }
+        ft_meas_row *nr = realloc(m->rows, sizeof *nr * (size_t)(m->nrows + 1));
+        if (!nr) {
+            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+            goto done;
+        }
+        m->rows = nr;
+        ft_meas_row *r = &m->rows[m->nrows++];
+        memset(r, 0, sizeof *r);
+        r->line = rd.line;
+        if ((rc = data_row(&rd, m->format, &c, r)))
+            goto done;
+    }
+    if (!have_header)
+        rc = ft__fail(st, FT_EINPUT, 0, "%s: empty file (no header line)", path);
+    else if (m->nrows == 0)
+        rc = ft__fail(st, FT_EINPUT, 0, "%s: no rows after the header", path);
+done:
+    for (int i = 0; i < rd.nprob; i++) {
+        free(rd.prob_names[i]);
+        ft_problem_free(rd.probs[i]);
+    }
+    free(rd.prob_names);
+    free(rd.probs);
+    free(text);
+    if (rc) {
+        ft_measured_free(m);
+        return rc;
+    }
+    *out = m;
+    return FT_OK;
+}
+
+/* ------------------------------------------------------------- prediction */
+
+/* Candidate tile extents along an axis of length len with native extent
+ * nat: nat times powers of two from 1/8 to 8 (below len; none above nat
+ * unless larger ones are allowed), and len itself where it is one of
+ * them or shorter than nat. */
+static int extents(int64_t len, int64_t nat, int larger, int64_t *out)
+{
+    int n = 0;
+    for (int s = -3; s <= 3; s++) {
+        int64_t v = s < 0 ? nat >> -s : nat << s;
+        if (v < 1 || (s > 0 && !larger))
+            continue;
+        if (v >= len) {
+            if (n == 0 || out[n - 1] != len)
+                out[n++] = len;
+            break;
+        }
+        out[n++] = v;
+    }
+    if (n == 0)
+        out[n++] = len < nat ? len : nat;
+    return n;
+}
+
+/* A candidate granularity and a lower bound on the one-op subgraph's time
+ * at it. */
+typedef struct cand {
+    int64_t w, h, k;
+    double bound;
+} cand;
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bound != y->bound)
+        return x->bound < y->bound ? -1 : 1;
+    return x->w != y->w ? (x->w < y->w ? -1 : 1) : x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Lower bound on one-op problem p's time at granularity w x h x k: its
+ * launch, and its tiles' compute (padded to native tiles, each k-step
+ * paying the step overhead) spread evenly over the units. */
+static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
+{
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
+    int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
+    double per = (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h) * op->base_cost;
+    if (op->type == FT_OP_MATMUL)
+        per *= (double)k / (double)ft_native_k(p);
+    return p->timing.launch_overhead + (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
+}
+
+int ft_kernel_time(const ft_problem *k, const ft_target *t, double *cycles, int64_t *best_w, int64_t *best_h,
+                   int64_t *best_k, ft_status *st)
+{
+    ft_status_clear(st);
+    if (t->contest)
+        return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
+    ft_problem *p = ft_problem_clone(k);
+    ft_schedule *s = ft_schedule_new(1);
+    int rc = !p || !s ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
+    int zero = 0;
+    if (rc == FT_OK)
+        rc = ft_subgraph_set_ops(&s->sg[0], &zero, 1);
+    if (rc) {
+        ft_schedule_free(s);
+        ft_problem_free(p);
+        return rc;
+    }
+    s->len_granularities = s->len_retain = s->len_orders = s->len_latencies = -1;
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t ow = out->width, oh = out->height;
+    int64_t ws[8], hs[8], ks[8];
+    int nw = extents(out->width, p->native_w, p->allow_larger, ws);
+    int nh = extents(out->height, p->native_h, p->allow_larger, hs);
+    int nk = 1;
+    ks[0] = p->native_k;
+    if (op->type == FT_OP_MATMUL) {
+        nk = 0;
+        for (int sft = -2; sft <= 3; sft++) {
+            int64_t v = sft < 0 ? p->native_k >> -sft : p->native_k << sft;
+            if (v < 1)
+                continue;
+            if (v >= op->k) {
+                ks[nk++] = op->k;
+                break;
+            }
+            ks[nk++] = v;
+        }
+    }
+    /* candidates in order of a lower bound on their time (compute alone,
+     * the units all busy): the fast ones first, the rest cut by it */
+    int ncand = 0;
+    cand cs[8 * 8 * 8];
+    for (int a = 0; a < nw; a++)
+        for (int b = 0; b < nh; b++)
+            for (int c = 0; c < nk; c++) {
+                cand *x = &cs[ncand++];
+                x->w = ws[a];
+                x->h = hs[b];
+                x->k = ks[c];
+                x->bound = cand_bound(p, x->w, x->h, x->k);
+            }
+    qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
+    double best = INFINITY;
+    for (int i = 0; i < ncand && cs[i].bound < best; i++) {
+        ft_subgraph *g = &s->sg[0];
+        g->w = cs[i].w;
+        g->h = cs[i].h;
+        g->k = cs[i].k;
+        ft_sg_result r;
+        ft_status est;
+        int erc = ft_evaluate_subgraph(p, s, 0, FT_COMPUTE_NATIVE, &r, &est);
+        if (erc == FT_ENOMEM) {
+            ft_schedule_free(s);
+            ft_problem_free(p);
+            return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        }
+        if (erc == FT_OK && r.latency < best) {
+            best = r.latency;
+            if (best_w)
+                *best_w = g->w;
+            if (best_h)
+                *best_h = g->h;
+            if (best_k)
+                *best_k = g->k;
+        }
+    }
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    if (!isfinite(best))
+        return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: no granularity fits %s's fast memory",
+                        k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh, t->name);
+    *cycles = best;
+    return FT_OK;
+}
+
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t, double *us, ft_status *st)
+{
+    ksum sum = {0, 0};
+    ksum_add(&sum, t->run_overhead);
+    for (int i = 0; i < r->nkernels; i++) {
+        double c;
+        int rc = ft_kernel_time(r->kernels[i], t, &c, NULL, NULL, NULL, st);
+        if (rc)
+            return rc;
+        ksum_add(&sum, c);
+    }
+    *us = ksum_value(&sum) / t->clock_hz * 1e6;
+    return FT_OK;
+}
+
+/* ------------------------------------------------------------- statistics */
+
+int ft_meas_held_out(const ft_measured *m, int i)
+{
+    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE)
+        return i % 3 == 2;
+    const char *name = m->rows[i].problem;
+    /* rank of the problem among the distinct names m has, in name order */
+    int rank = 0;
+    for (int j = 0; j < m->nrows; j++) {
+        const char *o = m->rows[j].problem;
+        if (strcmp(o, name) >= 0)
+            continue;
+        int first = 1;   /* count each distinct name once: at its first row */
+        for (int q = 0; q < j && first; q++)
+            first = strcmp(m->rows[q].problem, o) != 0;
+        rank += first;
+    }
+    return rank % 3 == 2;
+}
+
+void ft_meas_stats_of(const double *pred, const double *meas, int n, ft_meas_stats *out)
+{
+    ksum ape = {0, 0}, lr = {0, 0};
+    double worst = -1;
+    out->n = n;
+    out->worst = -1;
+    for (int i = 0; i < n; i++) {
+        double e = fabs(pred[i] - meas[i]) / meas[i];
+        ksum_add(&ape, e);
+        ksum_add(&lr, log(pred[i] / meas[i]));
+        if (e > worst) {
+            worst = e;
+            out->worst = i;
+        }
+    }
+    out->mape = n ? 100.0 * ksum_value(&ape) / n : 0.0;
+    out->gmean = n ? exp(ksum_value(&lr) / n) : 1.0;
+}

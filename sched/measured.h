@@ -1,0 +1,109 @@
+/* measured.h - measured kernel times (the TSV formats of
+ * targets/measured/h100/README.md: gemm, pointwise, graph_ops, graphs) and
+ * the cost model's prediction of each measured row on a target.
+ *
+ * A row is timed as one CUDA graph replay: `run_overhead` once, then one
+ * kernel after another, each kernel one op alone in a subgraph (its launch
+ * overhead included) at the granularity the model finds fastest for it
+ * (ft_kernel_time).  A gemm row is one MatMul [M,K] x [K,N]; a pointwise
+ * row one op of `ninputs` inputs on `elements` elements (add3: two adds,
+ * as measured); a graph_ops row one op of a contest problem, a graphs row
+ * every op of one, a Pointwise op of n >= 2 inputs as n - 1 adds (as the
+ * measuring script runs them).  Installed as fusetile_measured.h.
+ */
+#ifndef FUSETILE_MEASURED_H
+#define FUSETILE_MEASURED_H
+
+#include <stdint.h>
+
+#include "fusetile.h"
+#include "target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most rows a measured file may have, and most kernels one row may run. */
+#define FT_MEAS_MAX_ROWS 100000
+#define FT_MEAS_MAX_KERNELS 100000
+
+typedef enum ft_meas_format {
+    FT_MEAS_GEMM = 0,      /* M N K ... us_graph */
+    FT_MEAS_POINTWISE = 1, /* op ninputs elements ... us_graph */
+    FT_MEAS_GRAPH_OPS = 2, /* problem op type out_w out_h K ninputs ... us_graph */
+    FT_MEAS_GRAPHS = 3     /* problem ops ... us_cudagraph */
+} ft_meas_format;
+
+/* One measured row and the kernels the model times for it. */
+typedef struct ft_meas_row {
+    int line;              /* line in the file (the header is line 1) */
+    char *label;           /* "gemm 128x256x64", "relu 4096", "mlsys-2026-5 op 3", "mlsys-2026-5" */
+    char *problem;         /* graph_ops, graphs: the problem's name; else NULL */
+    double measured_us;    /* us_graph (us_cudagraph for graphs), > 0 */
+    int nkernels;
+    ft_problem **kernels;  /* one-op problems, as measured (before a target is applied) */
+} ft_meas_row;
+
+typedef struct ft_measured {
+    char *path;
+    ft_meas_format format;
+    int nrows;
+    ft_meas_row *rows;
+} ft_measured;
+
+/* Name of a format ("gemm", "pointwise", "graph_ops", "graphs"). */
+const char *ft_meas_format_name(ft_meas_format f);
+
+/* Load a measured TSV file.  Its format is told by its header's columns;
+ * graph_ops and graphs rows name contest problems, read from
+ * problems_dir/NAME.json (problems_dir may be NULL for gemm and pointwise
+ * files); a graph_ops row's type, out_w, out_h, K and ninputs must match
+ * that op of the problem.  Returns FT_OK with *out (free with
+ * ft_measured_free), or FT_EINPUT with one line "FILE:LINE: column: ..."
+ * (a missing column: "FILE:1: ..."), or FT_ENOMEM. */
+int ft_measured_load(const char *path, const char *problems_dir,
+                     ft_measured **out, ft_status *st);
+
+/* Release m and everything it owns.  NULL is a no-op. */
+void ft_measured_free(ft_measured *m);
+
+/* The model's time in cycles of one kernel (a one-op problem k) on target
+ * t: the target is applied to a copy of k and the op is timed alone at
+ * every candidate granularity (powers of two times the native one and the
+ * op's own extents, k-slices from a quarter to 8 native ones), the fastest
+ * valid one kept; *best_w/h/k (each may be NULL) receive it.  t must be a
+ * real target (not the contest one).  Returns FT_OK, FT_EINPUT when no
+ * candidate fits the fast memory (message names the kernel), FT_ENOMEM. */
+int ft_kernel_time(const ft_problem *k, const ft_target *t, double *cycles,
+                   int64_t *best_w, int64_t *best_h, int64_t *best_k,
+                   ft_status *st);
+
+/* Predicted time of row r on target t in microseconds: (run_overhead +
+ * the sum of its kernels' times) / clock_hz.  Errors as ft_kernel_time. */
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t, double *us,
+                    ft_status *st);
+
+/* Whether row i of m is held out of calibration: every third row (i % 3
+ * == 2) of a gemm or pointwise file; for graph_ops and graphs, the rows of
+ * every third problem in name order (the public six: mlsys-2026-13 and
+ * mlsys-2026-9), counting the problems m names. */
+int ft_meas_held_out(const ft_measured *m, int i);
+
+/* Error figures of n predictions against measurements (both > 0): mean
+ * absolute percentage error |p - m| / m in percent, the geometric mean of
+ * p / m, and the index of the largest relative error (-1 when n is 0). */
+typedef struct ft_meas_stats {
+    int n;
+    double mape;
+    double gmean;
+    int worst;
+} ft_meas_stats;
+
+void ft_meas_stats_of(const double *pred, const double *meas, int n,
+                      ft_meas_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
