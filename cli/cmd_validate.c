@@ -1,9 +1,7 @@
 /* cmd_validate.c - `fusetile validate`: a target's predicted times beside measured ones (targets/measured/), with the error figures, JSON and an SVG plot. */
 #include "cli.h"
 #include "measured.h"
-#ifdef FT_HAVE_SVGPLOT
 #include "svgplot.h"
-#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,14 +68,13 @@ static void by_error(int *idx, int n, const double *err)
     }
 }
 
-#ifdef FT_HAVE_SVGPLOT
 static int write_svg(const char *path, const ft_measured *m, const ft_target *t, const double *pred, const double *meas,
                      const char *const *labels, int n, const ft_meas_stats *sx)
 {
     char title[400];
     snprintf(title, sizeof title, "%s on %s: MAPE %.1f %%, %d rows", ft_meas_format_name(m->format), t->name, sx->mape, n);
     ft_plot_series ser = {ft_meas_format_name(m->format), meas, pred, labels, n, 0};
-    ft_plot pl = {title, "measured (us)", "predicted (us)", 1, 1, 1, &ser, 1};
+    ft_plot pl = {title, "measured (us)", "predicted (us)", 1, 1, 1, &ser, 1, 0, 0};
     char err[512];
     if (ft_plot_write_svg(&pl, path, err, sizeof err) != 0) {
         cli_error("%s", err);
@@ -85,7 +82,6 @@ static int write_svg(const char *path, const ft_measured *m, const ft_target *t,
     }
     return EXIT_OK;
 }
-#endif
 
 int cmd_validate(int argc, char **argv)
 {
@@ -186,7 +182,7 @@ int cmd_validate(int argc, char **argv)
         int held = ft_meas_held_out(m, i);
         if ((part == PART_FIT && held) || (part == PART_HELD && !held))
             continue;
-        if (ft_meas_predict(&m->rows[i], t, &pred[n], &st) != FT_OK) {
+        if (ft_meas_predict(&m->rows[i], t, NULL, NULL, &pred[n], &st) != FT_OK) {
             cli_error("%s:%d: %s", meas_path, m->rows[i].line, st.msg);
             rc = EXIT_USAGE;
             goto done;
@@ -262,10 +258,8 @@ int cmd_validate(int argc, char **argv)
         if (nworst)
             printf("\n");
     }
-#ifdef FT_HAVE_SVGPLOT
     if (svg)
         rc = write_svg(svg, m, t, pred, meas, labels, n, &sx);
-#endif
 done:
     free(pred);
     free(meas);

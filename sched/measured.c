@@ -44,28 +44,6 @@ void ft_measured_free(ft_measured *m)
 
 /* ---------------------------------------------------------------- kernels */
 
-/* A one-op problem from its JSON fields (tensor extents, the op); the
- * capacity, bandwidth, native granularity and base cost are placeholders a
- * target replaces. */
-static int kernel_new(ft_problem **out, const char *type, const char *kind, int nin, const int64_t *w, const int64_t *h,
-                      ft_status *st)
-{
-    char json[2048], ws[600] = "", hs[600] = "", ins[300] = "";
-    size_t lw = 0, lh = 0, li = 0;
-    for (int i = 0; i <= nin; i++) {
-        lw += (size_t)snprintf(ws + lw, sizeof ws - lw, "%s%lld", i ? "," : "", (long long)w[i]);
-        lh += (size_t)snprintf(hs + lh, sizeof hs - lh, "%s%lld", i ? "," : "", (long long)h[i]);
-        if (i < nin)
-            li += (size_t)snprintf(ins + li, sizeof ins - li, "%s%d", i ? "," : "", i);
-    }
-    snprintf(json, sizeof json,
-             "{\"widths\":[%s],\"heights\":[%s],\"inputs\":[[%s]],\"outputs\":[[%d]],\"base_costs\":[1],"
-             "\"op_types\":[\"%s\"],\"op_kinds\":[\"%s\"],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,"
-             "\"native_granularity\":[1,1]}",
-             ws, hs, ins, nin, type, kind);
-    return ft_problem_parse(json, kind, out, st);
-}
-
 /* Append kernel k to row r (takes it). */
 static int row_add(ft_meas_row *r, ft_problem *k, ft_status *st)
 {
@@ -94,7 +72,7 @@ static int add_pointwise(ft_meas_row *r, const char *kind, int nin, int64_t w, i
     }
     for (int c = 0; c < count; c++) {
         ft_problem *k;
-        int rc = kernel_new(&k, "Pointwise", kind, nin, ws, hs, st);
+        int rc = ft_kernel_new(&k, "Pointwise", kind, nin, ws, hs, st);
         if (rc || (rc = row_add(r, k, st)))
             return rc;
     }
@@ -121,7 +99,7 @@ static int add_op(ft_meas_row *r, const ft_problem *p, int o, ft_status *st)
     const char *type = op->type == FT_OP_MATMUL ? "MatMul" : op->type == FT_OP_LAYOUT ? "Layout" : "Pointwise";
     const char *kind = op->type == FT_OP_MATMUL ? "matmul" : op->type == FT_OP_LAYOUT ? "copy" : "relu";
     ft_problem *k;
-    int rc = kernel_new(&k, type, kind, nin, w, h, st);
+    int rc = ft_kernel_new(&k, type, kind, nin, w, h, st);
     return rc ? rc : row_add(r, k, st);
 }
 
@@ -315,7 +293,7 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
         int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
         ft_problem *kp;
-        if ((rc = kernel_new(&kp, "MatMul", "matmul", 2, w, h, rd->st)))
+        if ((rc = ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, rd->st)))
             return rc;
         return row_add(r, kp, rd->st);
     }
@@ -460,162 +438,6 @@ done:
         return rc;
     }
     *out = m;
-    return FT_OK;
-}
-
-/* ------------------------------------------------------------- prediction */
-
-/* Candidate tile extents along an axis of length len with native extent
- * nat: nat times powers of two from 1/8 to 8 (below len; none above nat
- * unless larger ones are allowed), and len itself where it is one of
- * them or shorter than nat. */
-static int extents(int64_t len, int64_t nat, int larger, int64_t *out)
-{
-    int n = 0;
-    for (int s = -3; s <= 3; s++) {
-        int64_t v = s < 0 ? nat >> -s : nat << s;
-        if (v < 1 || (s > 0 && !larger))
-            continue;
-        if (v >= len) {
-            if (n == 0 || out[n - 1] != len)
-                out[n++] = len;
-            break;
-        }
-        out[n++] = v;
-    }
-    if (n == 0)
-        out[n++] = len < nat ? len : nat;
-    return n;
-}
-
-/* A candidate granularity and a lower bound on the one-op subgraph's time
- * at it. */
-typedef struct cand {
-    int64_t w, h, k;
-    double bound;
-} cand;
-
-static int cand_cmp(const void *a, const void *b)
-{
-    const cand *x = a, *y = b;
-    if (x->bound != y->bound)
-        return x->bound < y->bound ? -1 : 1;
-    return x->w != y->w ? (x->w < y->w ? -1 : 1) : x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->k > y->k) - (x->k < y->k);
-}
-
-/* Lower bound on one-op problem p's time at granularity w x h x k: its
- * launch, and its tiles' compute (padded to native tiles, each k-step
- * paying the step overhead) spread evenly over the units. */
-static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
-{
-    const ft_op *op = &p->ops[0];
-    const ft_tensor *out = &p->tensors[op->output];
-    int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
-    int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
-    double per = (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h) * op->base_cost;
-    if (op->type == FT_OP_MATMUL)
-        per *= (double)k / (double)ft_native_k(p);
-    return p->timing.launch_overhead + (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
-}
-
-int ft_kernel_time(const ft_problem *k, const ft_target *t, double *cycles, int64_t *best_w, int64_t *best_h,
-                   int64_t *best_k, ft_status *st)
-{
-    ft_status_clear(st);
-    if (t->contest)
-        return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
-    ft_problem *p = ft_problem_clone(k);
-    ft_schedule *s = ft_schedule_new(1);
-    int rc = !p || !s ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
-    int zero = 0;
-    if (rc == FT_OK)
-        rc = ft_subgraph_set_ops(&s->sg[0], &zero, 1);
-    if (rc) {
-        ft_schedule_free(s);
-        ft_problem_free(p);
-        return rc;
-    }
-    s->len_granularities = s->len_retain = s->len_orders = s->len_latencies = -1;
-    const ft_op *op = &p->ops[0];
-    const ft_tensor *out = &p->tensors[op->output];
-    int64_t ow = out->width, oh = out->height;
-    int64_t ws[8], hs[8], ks[8];
-    int nw = extents(out->width, p->native_w, p->allow_larger, ws);
-    int nh = extents(out->height, p->native_h, p->allow_larger, hs);
-    int nk = 1;
-    ks[0] = p->native_k;
-    if (op->type == FT_OP_MATMUL) {
-        nk = 0;
-        for (int sft = -2; sft <= 3; sft++) {
-            int64_t v = sft < 0 ? p->native_k >> -sft : p->native_k << sft;
-            if (v < 1)
-                continue;
-            if (v >= op->k) {
-                ks[nk++] = op->k;
-                break;
-            }
-            ks[nk++] = v;
-        }
-    }
-    /* candidates in order of a lower bound on their time (compute alone,
-     * the units all busy): the fast ones first, the rest cut by it */
-    int ncand = 0;
-    cand cs[8 * 8 * 8];
-    for (int a = 0; a < nw; a++)
-        for (int b = 0; b < nh; b++)
-            for (int c = 0; c < nk; c++) {
-                cand *x = &cs[ncand++];
-                x->w = ws[a];
-                x->h = hs[b];
-                x->k = ks[c];
-                x->bound = cand_bound(p, x->w, x->h, x->k);
-            }
-    qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
-    double best = INFINITY;
-    for (int i = 0; i < ncand && cs[i].bound < best; i++) {
-        ft_subgraph *g = &s->sg[0];
-        g->w = cs[i].w;
-        g->h = cs[i].h;
-        g->k = cs[i].k;
-        ft_sg_result r;
-        ft_status est;
-        int erc = ft_evaluate_subgraph(p, s, 0, FT_COMPUTE_NATIVE, &r, &est);
-        if (erc == FT_ENOMEM) {
-            ft_schedule_free(s);
-            ft_problem_free(p);
-            return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-        }
-        if (erc == FT_OK && r.latency < best) {
-            best = r.latency;
-            if (best_w)
-                *best_w = g->w;
-            if (best_h)
-                *best_h = g->h;
-            if (best_k)
-                *best_k = g->k;
-        }
-    }
-    ft_schedule_free(s);
-    ft_problem_free(p);
-    if (!isfinite(best))
-        return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: no granularity fits %s's fast memory",
-                        k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh, t->name);
-    *cycles = best;
-    return FT_OK;
-}
-
-int ft_meas_predict(const ft_meas_row *r, const ft_target *t, double *us, ft_status *st)
-{
-    ksum sum = {0, 0};
-    ksum_add(&sum, t->run_overhead);
-    for (int i = 0; i < r->nkernels; i++) {
-        double c;
-        int rc = ft_kernel_time(r->kernels[i], t, &c, NULL, NULL, NULL, st);
-        if (rc)
-            return rc;
-        ksum_add(&sum, c);
-    }
-    *us = ksum_value(&sum) / t->clock_hz * 1e6;
     return FT_OK;
 }
 

@@ -67,21 +67,55 @@ int ft_measured_load(const char *path, const char *problems_dir,
 /* Release m and everything it owns.  NULL is a no-op. */
 void ft_measured_free(ft_measured *m);
 
-/* The model's time in cycles of one kernel (a one-op problem k) on target
- * t: the target is applied to a copy of k and the op is timed alone at
- * every candidate granularity (powers of two times the native one and the
- * op's own extents, k-slices from a quarter to 8 native ones), the fastest
- * valid one kept; *best_w/h/k (each may be NULL) receive it.  t must be a
- * real target (not the contest one).  Returns FT_OK, FT_EINPUT when no
- * candidate fits the fast memory (message names the kernel), FT_ENOMEM. */
-int ft_kernel_time(const ft_problem *k, const ft_target *t, double *cycles,
-                   int64_t *best_w, int64_t *best_h, int64_t *best_k,
-                   ft_status *st);
+/* Most split-K slices a GEMM kernel is tried with (2, 4, ... up to it),
+ * and most inputs a kernel may have (the add of the slices). */
+#define FT_KERNEL_MAX_SPLIT 64
+#define FT_KERNEL_MAX_INPUTS FT_KERNEL_MAX_SPLIT
+
+/* A new one-op problem (a kernel): an op of type "MatMul", "Pointwise" or
+ * "Layout" and kind `kind` (op_kinds) with nin inputs; tensors 0..nin-1
+ * are its inputs and nin its output, w[i] x h[i] elements each.  Its
+ * capacity, bandwidth, native granularity and base cost are placeholders
+ * a target replaces.  FT_OK with *out, FT_EINPUT (bad extents, nin not 1
+ * to FT_KERNEL_MAX_INPUTS), FT_ENOMEM. */
+int ft_kernel_new(ft_problem **out, const char *type, const char *kind,
+                  int nin, const int64_t *w, const int64_t *h, ft_status *st);
+
+/* How a kernel runs: its granularity, and for a MatMul split along K into
+ * `split` slices (1: not split) the granularity of the add of the slices'
+ * partial sums. */
+typedef struct ft_kernel_choice {
+    int64_t w, h, k;
+    int split;
+    int64_t add_w, add_h, add_k;
+} ft_kernel_choice;
+
+/* The model's time in cycles of kernel k (from ft_kernel_new or a row) on
+ * target t, a real target (not the contest one): t is applied to a copy of
+ * k and the op timed alone in one subgraph (launch overhead included) at
+ * every candidate granularity (the native one times powers of two from
+ * 1/8 to 8 along w and h, and up to the op's extents; k-slices from a
+ * quarter to 8 native ones, up to K), candidates in order of a lower bound
+ * on their time, cut once the bound reaches the best time.  A MatMul is
+ * also timed split along K into 2, 4, ... FT_KERNEL_MAX_SPLIT slices (each
+ * at least one native k-slice deep), as GEMM libraries run one whose M x N
+ * fills too few units: the MatMul of the slices stacked along M plus the
+ * add of their partial sums, a kernel of its own.  The fastest form is
+ * kept and written to *chosen (may be NULL).  With `fixed` (may be NULL)
+ * only that form is timed: how calibration re-times a kernel as a
+ * target's settings move.  Returns FT_OK, FT_EINPUT when nothing fits the
+ * fast memory (the message names the kernel), FT_ENOMEM. */
+int ft_kernel_time(const ft_problem *k, const ft_target *t,
+                   const ft_kernel_choice *fixed, double *cycles,
+                   ft_kernel_choice *chosen, ft_status *st);
 
 /* Predicted time of row r on target t in microseconds: (run_overhead +
- * the sum of its kernels' times) / clock_hz.  Errors as ft_kernel_time. */
-int ft_meas_predict(const ft_meas_row *r, const ft_target *t, double *us,
-                    ft_status *st);
+ * the sum of its kernels' times) / clock_hz.  fixed and chosen (each may be
+ * NULL) have r->nkernels entries, as in ft_kernel_time.  Errors as
+ * ft_kernel_time. */
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t,
+                    const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
+                    double *us, ft_status *st);
 
 /* Whether row i of m is held out of calibration: every third row (i % 3
  * == 2) of a gemm or pointwise file; for graph_ops and graphs, the rows of

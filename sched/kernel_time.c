@@ -1,0 +1,276 @@
+/* kernel_time.c - the cost model's time of one kernel (one op alone in a subgraph) on a target: the fastest candidate granularity, and for a MatMul the split-K form a GEMM library may run. */
+#include "measured.h"
+
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin, const int64_t *w, const int64_t *h,
+                  ft_status *st)
+{
+    *out = NULL;
+    if (nin < 1 || nin > FT_KERNEL_MAX_INPUTS)
+        return ft__fail(st, FT_EINPUT, 0, "kernel %s: %d inputs (1 to %d)", kind, nin, FT_KERNEL_MAX_INPUTS);
+    size_t n = (size_t)(nin + 1) * 64 + 512, lw = 0;
+    char *json = malloc(n);
+    if (!json)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+#define PUT(...) lw += (size_t)snprintf(json + lw, n - lw, __VA_ARGS__)
+    PUT("{\"widths\":[");
+    for (int i = 0; i <= nin; i++)
+        PUT("%s%lld", i ? "," : "", (long long)w[i]);
+    PUT("],\"heights\":[");
+    for (int i = 0; i <= nin; i++)
+        PUT("%s%lld", i ? "," : "", (long long)h[i]);
+    PUT("],\"inputs\":[[");
+    for (int i = 0; i < nin; i++)
+        PUT("%s%d", i ? "," : "", i);
+    PUT("]],\"outputs\":[[%d]],\"base_costs\":[1],\"op_types\":[\"%s\"],\"op_kinds\":[\"%s\"],"
+        "\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}",
+        nin, type, kind);
+#undef PUT
+    int rc = ft_problem_parse(json, kind, out, st);
+    free(json);
+    return rc;
+}
+/* ------------------------------------------------------------- prediction */
+
+/* Candidate tile extents along an axis of length len with native extent
+ * nat: nat times powers of two from 1/8 to 8 (below len; none above nat
+ * unless larger ones are allowed), and len itself where it is one of
+ * them or shorter than nat. */
+static int extents(int64_t len, int64_t nat, int larger, int64_t *out)
+{
+    int n = 0;
+    for (int s = -3; s <= 3; s++) {
+        int64_t v = s < 0 ? nat >> -s : nat << s;
+        if (v < 1 || (s > 0 && !larger))
+            continue;
+        if (v >= len) {
+            if (n == 0 || out[n - 1] != len)
+                out[n++] = len;
+            break;
+        }
+        out[n++] = v;
+    }
+    if (n == 0)
+        out[n++] = len < nat ? len : nat;
+    return n;
+}
+
+/* A candidate granularity and a lower bound on the one-op subgraph's time
+ * at it. */
+typedef struct cand {
+    int64_t w, h, k;
+    double bound;
+} cand;
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bound != y->bound)
+        return x->bound < y->bound ? -1 : 1;
+    return x->w != y->w ? (x->w < y->w ? -1 : 1) : x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Lower bound on one-op problem p's time at granularity w x h x k: its
+ * launch, and its tiles' compute (padded to native tiles, each k-step
+ * paying the step overhead) spread evenly over the units. */
+static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
+{
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
+    int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
+    double per = (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h) * op->base_cost;
+    if (op->type == FT_OP_MATMUL)
+        per *= (double)k / (double)ft_native_k(p);
+    return p->timing.launch_overhead + (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
+}
+
+/* The time of one-op problem k (not yet mapped onto t) at its fastest
+ * candidate granularity, or at fixed's when fixed is not NULL; *g gets the
+ * granularity (its split is left alone). */
+static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
+                      ft_kernel_choice *g, ft_status *st)
+{
+    ft_problem *p = ft_problem_clone(k);
+    ft_schedule *s = ft_schedule_new(1);
+    int rc = !p || !s ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
+    int zero = 0;
+    if (rc == FT_OK)
+        rc = ft_subgraph_set_ops(&s->sg[0], &zero, 1);
+    if (rc) {
+        ft_schedule_free(s);
+        ft_problem_free(p);
+        return rc;
+    }
+    s->len_granularities = s->len_retain = s->len_orders = s->len_latencies = -1;
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t ow = out->width, oh = out->height;
+    int ncand = 0;
+    cand cs[8 * 8 * 8];
+    if (fixed) {
+        cs[ncand++] = (cand){fixed->w, fixed->h, fixed->k, 0};
+    } else {
+        int64_t ws[8], hs[8], ks[8];
+        int nw = extents(ow, p->native_w, p->allow_larger, ws);
+        int nh = extents(oh, p->native_h, p->allow_larger, hs);
+        int nk = 1;
+        ks[0] = ft_native_k(p);
+        if (op->type == FT_OP_MATMUL) {
+            nk = 0;
+            for (int sft = -2; sft <= 3; sft++) {
+                int64_t v = sft < 0 ? ft_native_k(p) >> -sft : ft_native_k(p) << sft;
+                if (v < 1)
+                    continue;
+                if (v >= op->k) {
+                    ks[nk++] = op->k;
+                    break;
+                }
+                ks[nk++] = v;
+            }
+        }
+        /* candidates in order of a lower bound on their time (compute
+         * alone, the units all busy): the fast ones first, the rest cut */
+        for (int a = 0; a < nw; a++)
+            for (int b = 0; b < nh; b++)
+                for (int c = 0; c < nk; c++)
+                    cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
+        qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
+    }
+    double best = INFINITY;
+    for (int i = 0; i < ncand && cs[i].bound < best; i++) {
+        ft_subgraph *sg = &s->sg[0];
+        sg->w = cs[i].w;
+        sg->h = cs[i].h;
+        sg->k = cs[i].k;
+        ft_sg_result r;
+        ft_status est;
+        int erc = ft_evaluate_subgraph(p, s, 0, FT_COMPUTE_NATIVE, &r, &est);
+        if (erc == FT_ENOMEM) {
+            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+            break;
+        }
+        if (erc == FT_OK && r.latency < best) {
+            best = r.latency;
+            g->w = sg->w;
+            g->h = sg->h;
+            g->k = sg->k;
+        }
+    }
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    if (rc)
+        return rc;
+    if (!isfinite(best))
+        return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
+                        k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh,
+                        fixed ? "the granularity given no longer" : "no granularity", t->name);
+    *cycles = best;
+    return FT_OK;
+}
+
+/* The split-K form of MatMul kernel k in s slices: the MatMul of the
+ * slices stacked along M ([s*M, K/s] x [K/s, N], the same tiles and
+ * traffic as s slices side by side) and the add of the s partial sums. */
+static int split_kernels(const ft_problem *k, int s, ft_problem **mm, ft_problem **add, ft_status *st)
+{
+    const ft_op *op = &k->ops[0];
+    int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
+    int64_t ks = ft__ceil_div(op->k, s);
+    int64_t w[FT_KERNEL_MAX_INPUTS + 1], h[FT_KERNEL_MAX_INPUTS + 1];
+    w[0] = ks, h[0] = (int64_t)s * m;
+    w[1] = n, h[1] = ks;
+    w[2] = n, h[2] = (int64_t)s * m;
+    *add = NULL;
+    int rc = ft_kernel_new(mm, "MatMul", k->ops[0].kind ? k->ops[0].kind : "matmul", 2, w, h, st);
+    if (rc)
+        return rc;
+    for (int i = 0; i <= s; i++)
+        w[i] = n, h[i] = m;
+    if ((rc = ft_kernel_new(add, "Pointwise", "add", s, w, h, st))) {
+        ft_problem_free(*mm);
+        *mm = NULL;
+    }
+    return rc;
+}
+
+int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
+                   ft_kernel_choice *chosen, ft_status *st)
+{
+    ft_status_clear(st);
+    if (t->contest)
+        return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
+    ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
+    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, cycles, &best, st);
+    if (fixed && fixed->split == 1) {
+        if (chosen && rc == FT_OK)
+            *chosen = best;
+        return rc;
+    }
+    if (rc && !fixed)
+        return rc;
+    if (rc)
+        *cycles = INFINITY;
+    const ft_op *op = &k->ops[0];
+    int64_t m = k->tensors[op->output].height;
+    for (int s = 2; op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
+        if (fixed && fixed->split != s)
+            continue;
+        if (ft__ceil_div(op->k, s) < t->native_k || m > INT64_MAX / 2 / s)
+            break;
+        ft_problem *mm, *add;
+        if ((rc = split_kernels(k, s, &mm, &add, st)))
+            return rc;
+        ft_kernel_choice c = {0, 0, 0, s, 0, 0, 0};
+        ft_kernel_choice cadd = {0, 0, 0, 1, 0, 0, 0};
+        ft_kernel_choice fmm, fadd;
+        if (fixed) {
+            fmm = (ft_kernel_choice){fixed->w, fixed->h, fixed->k, 1, 0, 0, 0};
+            fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
+        }
+        double tm, ta;
+        rc = tiled_time(mm, t, fixed ? &fmm : NULL, &tm, &c, st);
+        if (rc == FT_OK)
+            rc = tiled_time(add, t, fixed ? &fadd : NULL, &ta, &cadd, st);
+        ft_problem_free(mm);
+        ft_problem_free(add);
+        if (rc == FT_ENOMEM || (rc && fixed))
+            return rc;
+        if (rc == FT_OK && tm + ta < *cycles) {
+            *cycles = tm + ta;
+            best = c;
+            best.split = s;
+            best.add_w = cadd.w;
+            best.add_h = cadd.h;
+            best.add_k = cadd.k;
+        }
+    }
+    if (!isfinite(*cycles))
+        return ft__fail(st, FT_EINPUT, 0, "%s kernel: no form fits %s's fast memory", op->kind ? op->kind : "op", t->name);
+    ft_status_clear(st);
+    if (chosen)
+        *chosen = best;
+    return FT_OK;
+}
+
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
+                    double *us, ft_status *st)
+{
+    ksum sum = {0, 0};
+    ksum_add(&sum, t->run_overhead);
+    for (int i = 0; i < r->nkernels; i++) {
+        double c;
+        int rc = ft_kernel_time(r->kernels[i], t, fixed ? &fixed[i] : NULL, &c, chosen ? &chosen[i] : NULL, st);
+        if (rc)
+            return rc;
+        ksum_add(&sum, c);
+    }
+    *us = ksum_value(&sum) / t->clock_hz * 1e6;
+    return FT_OK;
+}
