@@ -245,3 +245,9 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
     fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
 }
 
+void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t)
+{
+    if (!t || t->contest || !(t->clock_hz > 0))
+        return;
+    member_num(f, name, cycles / t->clock_hz);
+}

@@ -113,9 +113,25 @@ check schedule-contest 0 err "schedule: target $contest \(contest\): the contest
 check schedule-contest-total 0 out '^total +17600$' -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$tmp/c.json"
 check schedule-quiet 0 - '' -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$gpu" --time-limit 1 --quiet -o "$tmp/q.json"
 expect schedule-quiet-silent "stderr not empty under --quiet" test ! -s "$tmp/err"
+# total_seconds: with a real target, evaluate --json gives the total in
+# seconds at the target's clock (total cycles / clock_hz), --keep-costs too;
+# without a target, on the contest target and for an invalid schedule it is
+# absent.
+check seconds-gpu 0 out '"total_seconds": ' -- "$bin" evaluate "$P" "$S" --json --target "$gpu"
+json_check seconds-gpu-value 'd["total_seconds"] == d["total"] / 1830000000 and d["target_settings"]["clock_hz"] == 1830000000'
+check seconds-gpu-keep 0 out '"total_seconds": ' -- "$bin" evaluate "$P" "$S" --json --target "$gpu" --keep-costs
+json_check seconds-gpu-keep-value 'd["total_seconds"] == d["total"] / 1830000000'
+check seconds-none 0 out '"total": ' -- "$bin" evaluate "$P" "$S" --json
+json_check seconds-none-absent '"total_seconds" not in d'
+check seconds-contest 0 out '"total": ' -- "$bin" evaluate "$P" "$S" --json --target "$contest"
+json_check seconds-contest-absent '"total_seconds" not in d'
+check seconds-invalid 1 out '"valid": false' -- "$bin" evaluate "$P" "$S" --json --target "$targets/kpu.cfg"
+json_check seconds-invalid-absent '"total_seconds" not in d and "total" not in d'
+check seconds-help 0 out 'total_seconds' -- "$bin" evaluate --help
+
 # The whole-chip targets (docs/DEVICE.md): the scheduler's schedule of a
 # public benchmark and of an example model is valid there; the JSON gives
-# the whole-device settings.  kpu-chip is 16 tiles
+# the whole-device settings and the time in seconds.  kpu-chip is 16 tiles
 # of kpu.cfg with a shared L3: the same benchmark runs several times
 # faster there than on one tile.
 B=$(cd "$(dirname "$0")/../../benchmarks" && pwd)/mlsys-2026-1.json
@@ -125,7 +141,7 @@ for t in kpu kpu-chip tpu-v5e-chip; do
         n=$t-$(basename "$pb" .json)
         check "$n-schedule" 0 - '' -- "$bin" schedule "$pb" --target "$targets/$t.cfg" --time-limit 1 -q -o "$tmp/$n.json"
         check "$n-evaluate" 0 out '"valid": true' -- "$bin" evaluate "$pb" "$tmp/$n.json" --target "$targets/$t.cfg" --json
-        json_check "$n-ratio" 'd["ratio"] >= 1'
+        json_check "$n-seconds" 'd["total_seconds"] == d["total"] / d["target_settings"]["clock_hz"] and d["ratio"] >= 1'
         cp "$tmp/out" "$tmp/$n.eval.json"
     done
 done
