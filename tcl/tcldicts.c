@@ -186,6 +186,13 @@ static const struct target_field {
     {"pointwise_elements_per_cycle", F_DBL, offsetof(ft_target, pointwise_elements_per_cycle), 1},
     {"launch_overhead", F_DBL, offsetof(ft_target, launch_overhead), 1},
     {"double_buffering", F_BOOL, offsetof(ft_target, double_buffering), 1},
+    {"units", F_INT, offsetof(ft_target, units), 1},
+    {"slow_memory_efficiency", F_DBL, offsetof(ft_target, memory_efficiency), 1},
+    {"matmul_efficiency", F_DBL, offsetof(ft_target, matmul_efficiency), 1},
+    {"pointwise_efficiency", F_DBL, offsetof(ft_target, pointwise_efficiency), 1},
+    {"step_overhead", F_DBL, offsetof(ft_target, step_overhead), 1},
+    {"shared_cache_capacity_bytes", F_INT, offsetof(ft_target, cache_capacity_bytes), 1},
+    {"shared_cache_bandwidth", F_DBL, offsetof(ft_target, cache_bandwidth), 1},
 };
 
 Tcl_Obj *fttcl_target_info_dict(const ft_target *t)
