@@ -194,6 +194,12 @@ void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target
  * no target: null values and "problem"). */
 void cli_target_json(FILE *f, const ft_target *t, int keep_costs);
 
+/* Write ", \"NAME\": SECONDS" (a JSON member with its leading comma):
+ * `cycles` cost units as seconds at target t's clock_hz (one cost unit is
+ * one cycle on a real target).  Writes nothing without a target or on the
+ * contest target, whose cost units are not cycles. */
+void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t);
+
 /* Safety margin, in seconds, that the contest entry keeps before a time
  * limit of `limit` seconds: 5% of it, at least 0.15 s. */
 double cli_contest_margin(double limit);

@@ -20,7 +20,9 @@ static const char evaluate_help[] =
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
-    "  --json             print one JSON object instead of the table\n"
+    "  --json             print one JSON object instead of the table; with a\n"
+    "                     real target (not the contest's) it has total_seconds,\n"
+    "                     the total in cycles divided by the target's clock_hz\n"
     "  --target FILE      evaluate on the machine of FILE (targets/*.cfg): its\n"
     "                     capacity, bandwidth and native granularity replace\n"
     "                     the problem's, base costs are derived from its\n"
@@ -108,6 +110,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     cli_json_string(f, ft_compute_model_name(e->model));
     fputs(", \"total\": ", f);
     cli_json_number(f, e->total);
+    cli_json_seconds(f, "total_seconds", e->total, t);
     fputs(", \"lower_bound\": ", f);
     cli_json_number(f, e->lower_bound);
     fputs(", \"lower_bound_compute\": ", f);

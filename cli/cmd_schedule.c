@@ -288,7 +288,7 @@ int cli_schedule_run(const cli_sched_job *job)
         return EXIT_USAGE;
     }
     if (t && !job->quiet) {
-        char line[1024];
+        char line[2048];
         cli_target_summary(line, sizeof line, t, p, job->keep_costs);
         fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line);
         if (job->no_timing)

@@ -59,7 +59,10 @@ static const char simulate_help[] =
     "                     replay (counted from 0 over all subgraphs, as the\n"
     "                     traces number them); the replay and its report are\n"
     "                     whole\n"
-    "  --json             print one JSON object instead of the table\n"
+    "  --json             print one JSON object instead of the table; with a\n"
+    "                     real target (not the contest's) it has total_seconds,\n"
+    "                     the simulated total in cycles divided by the target's\n"
+    "                     clock_hz\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid and simulated = analytic (relative difference at\n"
@@ -231,6 +234,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
     cli_json_number(f, r->total_simulated);
     fputs(", \"total_analytic\": ", f);
     cli_json_number(f, r->total_analytic);
+    cli_json_seconds(f, "total_seconds", r->total_simulated, t);
     fputs(", \"difference\": ", f);
     cli_json_number(f, r->total_simulated - r->total_analytic);
     fputs(", \"relative_difference\": ", f);

@@ -119,6 +119,35 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
     return EXIT_OK;
 }
 
+/* The whole-device terms that target t set in problem p, as "; whole
+ * device: 16 units, ..." in buf (n bytes; empty when t describes one plain
+ * unit). */
+static void device_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p)
+{
+    char more[320] = "";
+    size_t len = 0;
+#define ADD(...) (len += (size_t)snprintf(more + len, sizeof more - len, __VA_ARGS__), \
+                  len = len < sizeof more ? len : sizeof more - 1)
+    if (p->timing.units > 1)
+        ADD(", %d units sharing the slow memory", p->timing.units);
+    if (p->timing.cache_capacity > 0)
+        ADD(", shared cache %.15g elements (%lld B) at %.15g elements per cycle", p->timing.cache_capacity,
+            (long long)t->cache_capacity_bytes, p->timing.cache_bandwidth);
+    if (p->timing.step_overhead > 0)
+        ADD(", step overhead %.15g cycles", p->timing.step_overhead);
+    if (t->memory_efficiency < 1)
+        ADD(", slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
+    if (t->matmul_efficiency < 1)
+        ADD(", MatMul efficiency %.15g", t->matmul_efficiency);
+    if (t->pointwise_efficiency < 1)
+        ADD(", Pointwise efficiency %.15g", t->pointwise_efficiency);
+#undef ADD
+    if (len)   /* ", a, b" -> "; whole device: a, b" */
+        snprintf(buf, n, "; whole device: %s", more + 2);
+    else
+        buf[0] = '\0';
+}
+
 void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p, int keep_costs)
 {
     if (t->contest) {
@@ -128,6 +157,8 @@ void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_proble
                  t->path, t->name);
         return;
     }
+    char device[352];
+    device_summary(device, sizeof device, t, p);
     char costs[256];
     if (keep_costs)
         snprintf(costs, sizeof costs, "base costs kept from the problem file (--keep-costs)");
@@ -135,19 +166,20 @@ void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_proble
         snprintf(costs, sizeof costs,
                  "base costs from the target's throughput (MatMul %.15g, Pointwise %.15g per input, cycles per "
                  "native tile)",
-                 (double)t->native_w * (double)t->native_h * (double)t->native_k / t->matmul_macs_per_cycle,
-                 (double)t->native_w * (double)t->native_h / t->pointwise_elements_per_cycle);
+                 (double)t->native_w * (double)t->native_h * (double)t->native_k /
+                     (t->matmul_macs_per_cycle * t->matmul_efficiency),
+                 (double)t->native_w * (double)t->native_h / (t->pointwise_elements_per_cycle * t->pointwise_efficiency));
     snprintf(buf, n,
              "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
              "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
-             "latency %.15g, launch overhead %.15g cycles, %s; %s; one cost unit = one cycle at %.15g Hz",
+             "latency %.15g, launch overhead %.15g cycles, %s%s; %s; one cost unit = one cycle at %.15g Hz",
              t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
              p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth, p->timing.duplex ? " on a separate channel" : "",
              (long long)p->native_w, (long long)p->native_h, (long long)ft_native_k(p),
              p->allow_larger ? " (larger allowed)" : "", p->timing.transfer_latency, p->timing.launch_overhead,
              p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
                                                       : "no double buffering (load, compute, write in turn)",
-             costs, t->clock_hz);
+             device, costs, t->clock_hz);
 }
 
 void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target *t, int keep_costs)
@@ -156,7 +188,7 @@ void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
            cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
     if (t) {
-        char line[1024];
+        char line[2048];
         cli_target_summary(line, sizeof line, t, p, keep_costs);
         printf("target    %s\n", line);
     }
@@ -197,6 +229,25 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "pointwise_elements_per_cycle", t->pointwise_elements_per_cycle);
         member_num(f, "launch_overhead", t->launch_overhead);
         fprintf(f, ", \"double_buffering\": %s", t->double_buffering ? "true" : "false");
+        fprintf(f, ", \"units\": %lld", (long long)t->units);
+        member_num(f, "slow_memory_efficiency", t->memory_efficiency);
+        member_num(f, "matmul_efficiency", t->matmul_efficiency);
+        member_num(f, "pointwise_efficiency", t->pointwise_efficiency);
+        member_num(f, "step_overhead", t->step_overhead);
+        if (t->cache_capacity_bytes > 0) {
+            fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld", (long long)t->cache_capacity_bytes);
+            member_num(f, "bandwidth", t->cache_bandwidth);
+            fputc('}', f);
+        } else {
+            fputs(", \"shared_cache\": null", f);
+        }
     }
     fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
+}
+
+void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t)
+{
+    if (!t || t->contest || !(t->clock_hz > 0))
+        return;
+    member_num(f, name, cycles / t->clock_hz);
 }

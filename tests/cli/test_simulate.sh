@@ -79,6 +79,20 @@ printf '{"subgraphs": [[0]], "granularities": [[128, 128, 1]], "tensors_to_retai
 check late-oom 1 err 'invalid schedule \(oom\): simulator: .*at simulated time 4723.2, subgraph 0, tile 0 \(row 0, col 0\), step 3 \(k-step 0\)' \
     -- "$bin" simulate "$tmp/late.problem.json" "$tmp/late.solution.json"
 
+# total_seconds: with a real target, simulate --json gives the simulated
+# total in seconds at the target's clock; without a target, on the contest
+# target and for an invalid schedule it is absent.
+targets=$(cd "$(dirname "$0")/../../targets" && pwd)
+check seconds-gpu 0 out '"total_seconds": ' -- "$bin" simulate "$P" "$S" --json --target "$targets/gpu-h100-sm.cfg"
+json_check seconds-gpu-value 'd["total_seconds"] == d["total_simulated"] / 1830000000'
+check seconds-none 0 out '"total_simulated": ' -- "$bin" simulate "$P" "$S" --json
+json_check seconds-none-absent '"total_seconds" not in d'
+check seconds-contest 0 out '"total_simulated": ' -- "$bin" simulate "$P" "$S" --json --target "$targets/contest.cfg"
+json_check seconds-contest-absent '"total_seconds" not in d'
+check seconds-invalid 1 out '"valid": false' -- "$bin" simulate "$P" "$S" --json --target "$targets/kpu.cfg"
+json_check seconds-invalid-absent '"total_seconds" not in d'
+check seconds-help 0 out 'total_seconds' -- "$bin" simulate --help
+
 # Traces: written on success, left out on failure.
 check trace 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/t.json" --vcd "$tmp/t.vcd"
 expect trace-json "no Chrome trace written" test -s "$tmp/t.json"

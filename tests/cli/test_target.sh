@@ -113,6 +113,48 @@ check schedule-contest 0 err "schedule: target $contest \(contest\): the contest
 check schedule-contest-total 0 out '^total +17600$' -- "$bin" evaluate "$vec/E-mlp-fused.problem.json" "$tmp/c.json"
 check schedule-quiet 0 - '' -- "$bin" schedule "$vec/E-mlp-fused.problem.json" --target "$gpu" --time-limit 1 --quiet -o "$tmp/q.json"
 expect schedule-quiet-silent "stderr not empty under --quiet" test ! -s "$tmp/err"
+# total_seconds: with a real target, evaluate --json gives the total in
+# seconds at the target's clock (total cycles / clock_hz), --keep-costs too;
+# without a target, on the contest target and for an invalid schedule it is
+# absent.
+check seconds-gpu 0 out '"total_seconds": ' -- "$bin" evaluate "$P" "$S" --json --target "$gpu"
+json_check seconds-gpu-value 'd["total_seconds"] == d["total"] / 1830000000 and d["target_settings"]["clock_hz"] == 1830000000'
+check seconds-gpu-keep 0 out '"total_seconds": ' -- "$bin" evaluate "$P" "$S" --json --target "$gpu" --keep-costs
+json_check seconds-gpu-keep-value 'd["total_seconds"] == d["total"] / 1830000000'
+check seconds-none 0 out '"total": ' -- "$bin" evaluate "$P" "$S" --json
+json_check seconds-none-absent '"total_seconds" not in d'
+check seconds-contest 0 out '"total": ' -- "$bin" evaluate "$P" "$S" --json --target "$contest"
+json_check seconds-contest-absent '"total_seconds" not in d'
+check seconds-invalid 1 out '"valid": false' -- "$bin" evaluate "$P" "$S" --json --target "$targets/kpu.cfg"
+json_check seconds-invalid-absent '"total_seconds" not in d and "total" not in d'
+check seconds-help 0 out 'total_seconds' -- "$bin" evaluate --help
+
+# The whole-chip targets (docs/DEVICE.md): the scheduler's schedule of a
+# public benchmark and of an example model is valid there; the JSON gives
+# the whole-device settings and the time in seconds.  kpu-chip is 16 tiles
+# of kpu.cfg with a shared L3: the same benchmark runs several times
+# faster there than on one tile.
+B=$(cd "$(dirname "$0")/../../benchmarks" && pwd)/mlsys-2026-1.json
+X=$(cd "$(dirname "$0")/../../examples" && pwd)/gpt2_block.problem.json
+for t in kpu kpu-chip tpu-v5e-chip; do
+    for pb in "$B" "$X"; do
+        n=$t-$(basename "$pb" .json)
+        check "$n-schedule" 0 - '' -- "$bin" schedule "$pb" --target "$targets/$t.cfg" --time-limit 1 -q -o "$tmp/$n.json"
+        check "$n-evaluate" 0 out '"valid": true' -- "$bin" evaluate "$pb" "$tmp/$n.json" --target "$targets/$t.cfg" --json
+        json_check "$n-seconds" 'd["total_seconds"] == d["total"] / d["target_settings"]["clock_hz"] and d["ratio"] >= 1'
+        cp "$tmp/out" "$tmp/$n.eval.json"
+    done
+done
+check kpu-chip-json 0 out '"valid": true' -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/kpu-chip.cfg" --json
+json_check kpu-chip-settings 'd["target_settings"]["units"] == 16 and d["target_settings"]["shared_cache"] == {"capacity_bytes": 16777216, "bandwidth": 1024} and d["target_settings"]["step_overhead"] == 64'
+expect kpu-chip-faster "kpu-chip is not at least 4 x faster than one kpu tile on $B" python3 -c '
+import json, sys
+tile, chip = (json.load(open(f))["total"] for f in sys.argv[1:3])
+sys.exit(0 if chip * 4 < tile else 1)' "$tmp/kpu-mlsys-2026-1.eval.json" "$tmp/kpu-chip-mlsys-2026-1.eval.json"
+check kpu-chip-header 0 out '^target .*\(kpu-chip\).*; whole device: 16 units sharing the slow memory, shared cache 8388608 elements \(16777216 B\) at 512 elements per cycle, step overhead 64 cycles, slow memory efficiency 0.8 \(in the bandwidths above\), MatMul efficiency 0.9; base costs from the target.s throughput \(MatMul 35.5555555555556,' \
+    -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/kpu-chip.cfg"
+check tpu-chip-settings 0 out '"units": 1, "slow_memory_efficiency": 0.9, "matmul_efficiency": 0.85, "pointwise_efficiency": 1, "step_overhead": 526, "shared_cache": null' \
+    -- "$bin" evaluate "$B" "$tmp/tpu-v5e-chip-mlsys-2026-1.json" --target "$targets/tpu-v5e-chip.cfg" --json
 check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
 check evaluate-help 0 out '--keep-costs' -- "$bin" evaluate --help
 

@@ -294,6 +294,9 @@ class TestTarget(TmpDir):
         d = t.info()
         self.assertEqual(d["native_w"], 32)
         self.assertIn("double_buffering", d)
+        self.assertEqual((d["units"], d["step_overhead"], d["shared_cache_capacity_bytes"]), (1, 0.0, 0))
+        chip = fusetile.load_target(os.path.join(os.path.dirname(KPU), "kpu-chip.cfg")).info()
+        self.assertEqual((chip["units"], chip["matmul_efficiency"], chip["shared_cache_capacity_bytes"]), (16, 0.9, 16777216))
         self.assertTrue(t.describe().startswith("kpu: clock "))
         self.assertIn("kpu", repr(t))
 

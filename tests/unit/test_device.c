@@ -1,4 +1,4 @@
-/* test_device.c - cmocka tests of the whole-device terms of the cost model (ft_timing: units in waves sharing the slow memory, the shared cache, the step overhead), their closed forms, the bounds under them and their target settings. */
+/* test_device.c - cmocka tests of the whole-device terms of the cost model (ft_timing: units in waves sharing the slow memory, the shared cache, the step overhead), their closed forms, the bounds under them, their target settings, and the scheduler choosing by them. */
 #include "ft_testutil.h"
 
 #include "../../sched/internal.h"
@@ -191,6 +191,106 @@ static void test_device_target_settings(void **state)
     unlink(path);
 }
 
+/* ------------------------------------------------- the scheduler's choice */
+
+/* One MatMul C = A x B of n x n x n on targets/gpu-h100.cfg (132 SMs, a
+ * 50 MiB L2, efficiencies and step overhead), or on the same target cut to
+ * one unit without the cache (whole = 0): the problem (caller frees). */
+static ft_problem *gemm_on_h100(int n, int whole)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"widths\": [%d, %d, %d], \"heights\": [%d, %d, %d], \"inputs\": [[0, 1]], \"outputs\": [[2]],"
+             " \"base_costs\": [1], \"op_types\": [\"MatMul\"], \"fast_memory_capacity\": 100000,"
+             " \"slow_memory_bandwidth\": 10, \"native_granularity\": [128, 128]}",
+             n, n, n, n, n, n);
+    ft_problem *p = ftt_parse(json, "gemm.json");
+    ft_target *t;
+    ft_status st;
+    if (ft_target_load(ftt_src_path("targets/gpu-h100.cfg"), &t, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    assert_int_equal(ft_target_apply(t, p, 0, &st), FT_OK);
+    ft_target_free(t);
+    assert_int_equal(p->timing.units, 132);
+    if (!whole) {
+        p->timing.units = 1;
+        p->timing.cache_capacity = 0;
+        p->timing.cache_bandwidth = 0;
+        assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+    }
+    return p;
+}
+
+/* ft_search on p, deterministic: one thread, a bounded number of restarts
+ * and a time limit the search does not reach (one op: the exhaustive passes
+ * end on their own).  Returns the schedule (caller frees) and its total. */
+static ft_schedule *search_det(const ft_problem *p, double *total)
+{
+    ft_search_opts o;
+    ft_search_opts_init(&o);
+    o.threads = 1;
+    o.seed = 1;
+    o.max_restarts = 1;
+    o.time_limit = 600;
+    ft_schedule *s;
+    ft_eval ev;
+    ft_status st;
+    assert_int_equal(ft_search(p, &o, &s, &ev, &st), FT_OK);
+    *total = ev.total;
+    ft_eval_free(&ev);
+    return s;
+}
+
+/* Schedule s evaluated on p (it must be valid there). */
+static double eval_on(const ft_problem *p, const ft_schedule *s)
+{
+    ft_eval e;
+    ft_status st;
+    if (ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    double t = e.total;
+    ft_eval_free(&e);
+    return t;
+}
+
+/* The scheduler uses the whole-device terms: on one unit a GEMM's best
+ * tiles are large (few k-steps, each paying the step overhead; few re-reads
+ * of A and B at the whole HBM bandwidth).  On 132 SMs with the L2 the
+ * search picks a granularity that makes more tiles, to fill the units'
+ * waves, and that schedule beats the one-unit schedule replayed on the
+ * whole device.  Deterministic (one thread, bounded restarts). */
+static void test_device_search_uses_units(void **state)
+{
+    (void)state;
+    const int n = ftt_valgrind() ? 512 : 1024;
+    ft_problem *one = gemm_on_h100(n, 0), *dev = gemm_on_h100(n, 1);
+    double t_one, t_dev;
+    ft_schedule *s_one = search_det(one, &t_one);
+    ft_schedule *s_dev = search_det(dev, &t_dev);
+    assert_int_equal(s_one->nsubgraphs, 1);
+    assert_int_equal(s_dev->nsubgraphs, 1);
+    const ft_subgraph *g1 = &s_one->sg[0], *gd = &s_dev->sg[0];
+    long long tiles1 = ((n + g1->w - 1) / g1->w) * ((n + g1->h - 1) / g1->h);
+    long long tilesd = ((n + gd->w - 1) / gd->w) * ((n + gd->h - 1) / gd->h);
+    double one_on_dev = eval_on(dev, s_one);
+    printf("  %d^3 GEMM: one unit chose %lld x %lld x %lld (%lld tiles), total %.17g there\n", n, (long long)g1->w,
+           (long long)g1->h, (long long)g1->k, tiles1, t_one);
+    printf("  132 SMs + L2 chose %lld x %lld x %lld (%lld tiles), total %.17g; the one-unit schedule there: %.17g\n",
+           (long long)gd->w, (long long)gd->h, (long long)gd->k, tilesd, t_dev, one_on_dev);
+    /* a different schedule, with more tiles to spread over the units */
+    assert_true(g1->w != gd->w || g1->h != gd->h || g1->k != gd->k);
+    assert_true(tilesd > tiles1);
+    /* better on the whole device than the one-unit choice (by > 10%) */
+    assert_rel(t_dev, eval_on(dev, s_dev), 1e-12);
+    assert_true(t_dev < 0.9 * one_on_dev);
+    /* and each search's choice is at least as good on its own machine */
+    assert_true(t_one <= eval_on(one, s_dev) * (1 + 1e-12));
+    ft_schedule_free(s_one);
+    ft_schedule_free(s_dev);
+    ft_problem_free(one);
+    ft_problem_free(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_device_step_overhead),
         cmocka_unit_test(test_device_bounds_and_retention),
         cmocka_unit_test(test_device_target_settings),
+        cmocka_unit_test(test_device_search_uses_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,10 +162,10 @@ static void test_target_load_bundled(void **state)
         n++;
     }
     closedir(d);
-    /* example, contest, kpu, gpu-h100-sm, tpu-v5e */
-    assert_true(n >= 5);
+    /* example, contest, kpu, kpu-chip, gpu-h100-sm, gpu-h100, tpu-v5e, tpu-v5e-chip */
+    assert_true(n >= 8);
     assert_true(contest >= 1);
-    assert_true(real >= 4);
+    assert_true(real >= 7);
 }
 
 static void test_target_load_defaults(void **state)
@@ -485,6 +485,54 @@ static void test_target_apply_timing(void **state)
     ft_target_free(t);
 }
 
+/* The whole-chip files: each is its one-unit file's unit (same clock,
+ * element size, fast memory, native granularity, peak throughput) plus the
+ * whole-device terms, which reach the problem as documented. */
+static void test_target_apply_chips(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *chip, *unit;
+        int64_t units;
+        double cache_elems, cache_bw, step_overhead, mm_eff, mem_eff;
+    } chips[] = {
+        {"kpu-chip.cfg", "kpu.cfg", 16, 16777216 / 2, 1024.0 / 2, 64, 0.9, 0.8},
+        {"tpu-v5e-chip.cfg", "tpu-v5e.cfg", 1, 0, 0, 526, 0.85, 0.9},
+    };
+    for (size_t i = 0; i < sizeof chips / sizeof *chips; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", targets_dir(), chips[i].chip);
+        ft_target *c = load_ok(path);
+        snprintf(path, sizeof path, "%s/%s", targets_dir(), chips[i].unit);
+        ft_target *u = load_ok(path);
+        assert_true(c->clock_hz == u->clock_hz);
+        assert_int_equal(c->element_bytes, u->element_bytes);
+        assert_int_equal(c->capacity_bytes, u->capacity_bytes);
+        assert_int_equal(c->native_w, u->native_w);
+        assert_int_equal(c->native_h, u->native_h);
+        assert_int_equal(c->native_k, u->native_k);
+        assert_true(c->matmul_macs_per_cycle == u->matmul_macs_per_cycle);
+        assert_true(c->pointwise_elements_per_cycle == u->pointwise_elements_per_cycle);
+        assert_int_equal(c->units, chips[i].units);
+        ft_problem *p = parse_problem();
+        ft_status st;
+        assert_int_equal(ft_target_apply(c, p, 0, &st), FT_OK);
+        assert_int_equal(p->timing.units, (int)chips[i].units);
+        assert_true(p->timing.cache_capacity == chips[i].cache_elems);
+        assert_true(p->timing.cache_bandwidth == chips[i].cache_bw);
+        assert_true(p->timing.step_overhead == chips[i].step_overhead);
+        assert_true(p->bandwidth == c->read_bandwidth * chips[i].mem_eff / (double)c->element_bytes);
+        assert_true(p->ops[0].base_cost == (double)c->native_w * (double)c->native_h * (double)c->native_k /
+                                               (c->matmul_macs_per_cycle * chips[i].mm_eff));
+        char buf[1024];
+        ft_target_describe(c, buf, sizeof buf);
+        printf("  %s\n", buf);
+        ft_problem_free(p);
+        ft_target_free(u);
+        ft_target_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_target_apply_contest_changes_nothing),
         cmocka_unit_test(test_target_apply_gpu),
         cmocka_unit_test(test_target_apply_timing),
+        cmocka_unit_test(test_target_apply_chips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
