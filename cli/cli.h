@@ -218,6 +218,7 @@ double cli_now(void);
 int cmd_evaluate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
 /* `fusetile generate`: a generated problem file (cmd_generate.c). */

@@ -8,6 +8,7 @@ static const cli_command commands[] = {
     {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--target T.cfg [--keep-costs]]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--trace OUT.json] [--vcd OUT.vcd] [--json]"},
     {"validate", cmd_validate, "validate --target T.cfg --measured FILE.tsv [--problems DIR] [--part all|fit|held-out] [--json] [--svg OUT.svg]"},
+    {"calibrate", cmd_calibrate, "calibrate --target T.cfg --measured FILE.tsv... [--problems DIR] [--free LIST] [--reset] [-o FITTED.cfg]"},
     {"generate", cmd_generate, "generate [--ops N] [--seed S] [--family contest|small|scale] [-o PROBLEM.json]"},
     {"import", cmd_import, "import MODEL [--input-shape 1x3x224x224]... [--dtype bf16|fp16|fp32|int8] [--target T.cfg] [--graph-only] [-o PROBLEM.json]"},
     {"shell", cmd_shell, "shell [SCRIPT.tcl [ARGS...]]   (Tcl with the fusetile package; a prompt without SCRIPT)"},

@@ -2,6 +2,8 @@
 #include "measured.h"
 
 #include "internal.h"
+#include "searchInt.h"
+#include "supertile.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,8 +79,9 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Lower bound on one-op problem p's time at granularity w x h x k: its
- * launch, and its tiles' compute (padded to native tiles, each k-step
- * paying the step overhead) spread evenly over the units. */
+ * launch, and the longer of its tiles' compute (padded to native tiles,
+ * each k-step paying the step overhead) spread evenly over the units and
+ * its tensors moved once at the fastest bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
 {
     const ft_op *op = &p->ops[0];
@@ -88,14 +91,22 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
     double per = (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h) * op->base_cost;
     if (op->type == FT_OP_MATMUL)
         per *= (double)k / (double)ft_native_k(p);
-    return p->timing.launch_overhead + (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
+    double compute = (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    double loaded = 0;
+    for (int i = 0; i < op->ninputs; i++)
+        loaded += (double)ft_tensor_size(p, op->inputs[i]);
+    double memory = fmax(loaded / r.rb, (double)ft_tensor_size(p, op->output) / r.wb);
+    return p->timing.launch_overhead + fmax(compute, memory);
 }
 
 /* The time of one-op problem k (not yet mapped onto t) at its fastest
  * candidate granularity, or at fixed's when fixed is not NULL; *g gets the
- * granularity (its split is left alone). */
-static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
-                      ft_kernel_choice *g, ft_status *st)
+ * granularity (its split is left alone).  Candidates whose bound reaches
+ * `budget` are not timed: *cycles is INFINITY when that cuts them all. */
+static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
+                      double *cycles, ft_kernel_choice *g, ft_status *st)
 {
     ft_problem *p = ft_problem_clone(k);
     ft_schedule *s = ft_schedule_new(1);
@@ -143,31 +154,40 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
                     cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
         qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
     }
+    /* each candidate scored exactly by the scheduler's scorer (equal to
+     * ft_evaluate's walk, through its memo of like tiles) in the one-op
+     * subgraph's context: its output written, nothing retained */
+    search S;
+    unsigned char *flags = calloc((size_t)p->ntensors * 3 + 3, 1);
+    if (!flags || ft__st_search_init(&S, p) != 0) {
+        free(flags);
+        ft_schedule_free(s);
+        ft_problem_free(p);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    sctx x = {flags, flags + p->ntensors + 1, flags + 2 * (p->ntensors + 1)};
+    x.written[op->output] = 1;
+    mixinfo mx;
+    ft_subgraph *sg = &s->sg[0];
+    ft__probe_mixed(&S, &x, sg, &mx);
     double best = INFINITY;
-    for (int i = 0; i < ncand && cs[i].bound < best; i++) {
-        ft_subgraph *sg = &s->sg[0];
-        sg->w = cs[i].w;
-        sg->h = cs[i].h;
-        sg->k = cs[i].k;
-        ft_sg_result r;
-        ft_status est;
-        int erc = ft_evaluate_subgraph(p, s, 0, FT_COMPUTE_NATIVE, &r, &est);
-        if (erc == FT_ENOMEM) {
-            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
-            break;
-        }
-        if (erc == FT_OK && r.latency < best) {
-            best = r.latency;
-            g->w = sg->w;
-            g->h = sg->h;
-            g->k = sg->k;
+    for (int i = 0; i < ncand && cs[i].bound < fmin(best, budget); i++) {
+        cfg c = {cs[i].w, cs[i].h, cs[i].k, ORD_RASTER};
+        double lat = ft__score(&S, &x, &mx, sg, &c, fmin(best, budget));
+        if (lat < best) {
+            best = lat;
+            g->w = c.w;
+            g->h = c.h;
+            g->k = c.k;
         }
     }
+    ft__st_search_free(&S);
+    free(flags);
     ft_schedule_free(s);
     ft_problem_free(p);
     if (rc)
         return rc;
-    if (!isfinite(best))
+    if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
                         k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh,
                         fixed ? "the granularity given no longer" : "no granularity", t->name);
@@ -176,17 +196,21 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
 }
 
 /* The split-K form of MatMul kernel k in s slices: the MatMul of the
- * slices stacked along M ([s*M, K/s] x [K/s, N], the same tiles and
- * traffic as s slices side by side) and the add of the s partial sums. */
+ * slices side by side (the same tiles and per-step traffic as s slices)
+ * and the add of the s partial sums.  The slices are stacked along the
+ * longer of M and N: [M, K/s] x [K/s, s*N] when M <= N, so that every
+ * element of the larger operand is there once and only the smaller
+ * operand's footprint is short (by (s - 1) / s of it). */
 static int split_kernels(const ft_problem *k, int s, ft_problem **mm, ft_problem **add, ft_status *st)
 {
     const ft_op *op = &k->ops[0];
     int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
     int64_t ks = ft__ceil_div(op->k, s);
+    int64_t sm = m <= n ? m : (int64_t)s * m, sn = m <= n ? (int64_t)s * n : n;
     int64_t w[FT_KERNEL_MAX_INPUTS + 1], h[FT_KERNEL_MAX_INPUTS + 1];
-    w[0] = ks, h[0] = (int64_t)s * m;
-    w[1] = n, h[1] = ks;
-    w[2] = n, h[2] = (int64_t)s * m;
+    w[0] = ks, h[0] = sm;
+    w[1] = sn, h[1] = ks;
+    w[2] = sn, h[2] = sm;
     *add = NULL;
     int rc = ft_kernel_new(mm, "MatMul", k->ops[0].kind ? k->ops[0].kind : "matmul", 2, w, h, st);
     if (rc)
@@ -207,7 +231,7 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
     if (t->contest)
         return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
     ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
-    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, cycles, &best, st);
+    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, cycles, &best, st);
     if (fixed && fixed->split == 1) {
         if (chosen && rc == FT_OK)
             *chosen = best;
@@ -218,11 +242,11 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
     if (rc)
         *cycles = INFINITY;
     const ft_op *op = &k->ops[0];
-    int64_t m = k->tensors[op->output].height;
+    int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
     for (int s = 2; op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
         if (fixed && fixed->split != s)
             continue;
-        if (ft__ceil_div(op->k, s) < t->native_k || m > INT64_MAX / 2 / s)
+        if (ft__ceil_div(op->k, s) < t->native_k || (m < n ? m : n) > INT64_MAX / 2 / s)
             break;
         ft_problem *mm, *add;
         if ((rc = split_kernels(k, s, &mm, &add, st)))
@@ -235,9 +259,12 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
             fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
         }
         double tm, ta;
-        rc = tiled_time(mm, t, fixed ? &fmm : NULL, &tm, &c, st);
-        if (rc == FT_OK)
-            rc = tiled_time(add, t, fixed ? &fadd : NULL, &ta, &cadd, st);
+        double budget = fixed ? INFINITY : *cycles;
+        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, &ta, &cadd, st);
+        if (rc == FT_OK && ta < budget)
+            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, &tm, &c, st);
+        else
+            tm = INFINITY;
         ft_problem_free(mm);
         ft_problem_free(add);
         if (rc == FT_ENOMEM || (rc && fixed))

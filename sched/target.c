@@ -579,6 +579,37 @@ double ft_target_kind_cost(const ft_target *t, const char *kind)
     return 1.0;
 }
 
+double *ft_target_setting(ft_target *t, const char *name, int *fraction)
+{
+    if (fraction)
+        *fraction = 0;
+    if (t->contest || !name)
+        return NULL;
+    static const char kc[] = "compute.kind_cost.";
+    if (strncmp(name, kc, sizeof kc - 1) == 0) {
+        const char *kind = name + sizeof kc - 1;
+        if (!*kind || strchr(kind, '.'))
+            return NULL;
+        for (int i = 0; i < t->nkind_costs; i++)
+            if (strcmp(t->kind_names[i], kind) == 0)
+                return &t->kind_costs[i];
+        if (t->nkind_costs >= FT_TARGET_MAX_KINDS || !(t->kind_names[t->nkind_costs] = ft__strdup(kind)))
+            return NULL;
+        t->kind_costs[t->nkind_costs] = 1.0;
+        return &t->kind_costs[t->nkind_costs++];
+    }
+    for (int i = 0; i < NSCHEMA; i++) {
+        char full[256];
+        join(full, sizeof full, schema[i].group, schema[i].name);
+        if (schema[i].kind != K_REAL || strcmp(full, name) != 0)
+            continue;
+        if (fraction)
+            *fraction = schema[i].range == R_FRACTION;
+        return (double *)((char *)t + schema[i].offset);
+    }
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- describe */
 
 /* The whole-device terms of t that differ from one plain unit, appended

@@ -127,6 +127,16 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,
  * entry named exactly so, or 1. */
 double ft_target_kind_cost(const ft_target *t, const char *kind);
 
+/* The number setting `name` of machine target t, by its dotted path
+ * ("execution.launch_overhead", "shared_cache.bandwidth",
+ * "compute.kind_cost.gelu"): a pointer into t, or NULL for a contest
+ * target or a name that is no real-number setting.  A kind_cost entry t
+ * lacks is added with factor 1 (NULL when FT_TARGET_MAX_KINDS are taken
+ * or out of memory).  *fraction (may be NULL) is 1 for a setting whose
+ * range is (0, 1] (the efficiencies).  Calibration moves settings through
+ * it. */
+double *ft_target_setting(ft_target *t, const char *name, int *fraction);
+
 /* One-line summary of t for reports, written to buf (at most n bytes, always
  * NUL-terminated when n > 0).  Returns the length the full summary has, as
  * snprintf does. */
