@@ -18,8 +18,9 @@ const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof f
  * the finite differences. */
 #define MAX_ROUNDS 12
 #define FD_STEP 1e-5
-/* Largest magnitude a parameter takes in log (or logit) space. */
-#define THETA_MAX 40.0
+/* Largest magnitude a parameter takes in log space: factors of e^30 either
+ * way (an efficiency at most 1). */
+#define THETA_MAX 30.0
 
 void ft_calib_opts_init(ft_calib_opts *o)
 {
@@ -54,18 +55,21 @@ typedef struct fit {
     ft_status *st;
 } fit;
 
+/* th clamped to setting i's range: an efficiency's log is at most 0. */
+static double clamp(const fit *F, int i, double th)
+{
+    return fmax(-THETA_MAX, fmin(F->fraction[i] ? 0.0 : THETA_MAX, th));
+}
+
 static double to_value(const fit *F, int i, double th)
 {
-    th = fmax(-THETA_MAX, fmin(THETA_MAX, th));
-    return F->fraction[i] ? 1.0 / (1.0 + exp(-th)) : exp(th);
+    return exp(clamp(F, i, th));
 }
 
 static double to_theta(const fit *F, int i, double v)
 {
-    if (F->fraction[i]) {
-        v = fmin(fmax(v, 1e-9), 1 - 1e-9);
-        return log(v / (1 - v));
-    }
+    (void)F;
+    (void)i;
     return log(fmax(v, 1e-12));
 }
 
@@ -152,6 +156,8 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
         for (int j = 0; j < n; j++) {
             memcpy(th2, th, sizeof(double) * (size_t)n);
             double h = FD_STEP * fmax(1.0, fabs(th[j]));
+            if (clamp(F, j, th[j] + h) < th[j] + h)
+                h = -h;   /* at the top of its range: a backward difference */
             th2[j] += h;
             double c2;
             if ((rc = residuals(F, th2, 0, res2, &c2)))
@@ -180,7 +186,7 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
             }
             if (solve(M, b, n, d) == 0) {
                 for (int a = 0; a < n; a++)
-                    th2[a] = fmax(-THETA_MAX, fmin(THETA_MAX, th[a] + d[a]));
+                    th2[a] = clamp(F, a, th[a] + d[a]);
                 if ((rc = residuals(F, th2, 0, res2, &newcost)))
                     goto done;
                 if (newcost < *cost) {
@@ -203,7 +209,7 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
         (*steps)++;
         if (o->on_step)
             o->on_step(o->ctx, *steps, *cost);
-        if (moved < 1e-9 || gain < 1e-14 * fmax(*cost, 1e-300))
+        if (moved < 1e-9 || gain < 1e-12 * *cost || *cost < 1e-24)
             break;
     }
 done:
@@ -214,35 +220,34 @@ done:
     return rc;
 }
 
-/* Coordinate scans from th: each setting in turn tried at SCAN_POINTS
- * points of its log (logit) range around its value, SCAN_SPAN either
- * side, kernel forms fixed, and moved to the best; SCAN_SWEEPS passes.
- * Least squares from a poor start can stop where a max() of the roofline
- * hides a setting's effect (a gelu cost below the memory time); the scan
- * starts it where each setting matters. */
+/* A coordinate scan from th: each setting in turn tried at SCAN_POINTS
+ * points of its log (logit) range, `span` either side of its value,
+ * kernel forms fixed, and moved to the best.  Least squares from a poor
+ * start can stop where a max() of the roofline hides a setting's effect
+ * (a gelu cost below the memory time) or where one setting stands in for
+ * another; each round of the fit scans first, over a narrower span each
+ * time (SCAN_SPAN, halved per round). */
 #define SCAN_POINTS 13
 #define SCAN_SPAN 3.5
-#define SCAN_SWEEPS 2
-static int scan(fit *F, double *th, double *cost, double *res)
+static int scan(fit *F, double *th, double *cost, double *res, double span)
 {
-    for (int sw = 0; sw < SCAN_SWEEPS; sw++)
-        for (int i = 0; i < F->np; i++) {
-            double best = th[i], c;
-            for (int q = 0; q < SCAN_POINTS; q++) {
-                double save = th[i];
-                th[i] = save + SCAN_SPAN * (2.0 * q / (SCAN_POINTS - 1) - 1.0);
-                int rc = residuals(F, th, 0, res, &c);
-                double tried = th[i];
-                th[i] = save;
-                if (rc)
-                    return rc;
-                if (c < *cost) {
-                    *cost = c;
-                    best = tried;
-                }
+    for (int i = 0; i < F->np; i++) {
+        double best = th[i], c;
+        for (int q = 0; q < SCAN_POINTS; q++) {
+            double save = th[i];
+            th[i] = clamp(F, i, save + span * (2.0 * q / (SCAN_POINTS - 1) - 1.0));
+            int rc = residuals(F, th, 0, res, &c);
+            double tried = th[i];
+            th[i] = save;
+            if (rc)
+                return rc;
+            if (c < *cost) {
+                *cost = c;
+                best = tried;
             }
-            th[i] = best;
         }
+        th[i] = best;
+    }
     set_theta(F, th);
     return FT_OK;
 }
@@ -358,7 +363,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         double cost;
         if ((rc = residuals(&F, th, 1, res, &cost)))
             break;
-        if (round == 0 && (rc = scan(&F, th, &cost, res)))
+        if ((rc = scan(&F, th, &cost, res, SCAN_SPAN / (1 << (round < 4 ? round : 4)))))
             break;
         if ((rc = lm_run(&F, th, &cost, o->max_iter, &r->iterations, o)))
             break;
@@ -377,7 +382,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
             rc = ft_meas_predict(F.row[i], t, NULL, F.choice[i], &us, st);
             changed |= !rc && !same_forms(prev, F.choice[i], nk);
         }
-        if (!changed)
+        if (!changed && round >= 2)
             break;
     }
     if (!rc) {

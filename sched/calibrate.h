@@ -58,7 +58,7 @@ double ft_calib_reset_value(const ft_target *t, const char *name);
  * rows of files[0..nfiles-1] (held-out rows left out unless all_rows):
  * minimise the mean over files of the mean squared log(predicted /
  * measured) of their rows (each file weighs the same).  Settings move in
- * log space (efficiencies through a logistic, so they stay in (0, 1));
+ * log space (efficiencies at most 1);
  * kernels keep their form (ft_kernel_choice) during a run of steps and are
  * chosen again between runs, until the choice settles.  Returns FT_OK
  * with *r filled; FT_EINPUT (one line: an unknown setting, a contest

@@ -259,7 +259,7 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
             fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
         }
         double tm, ta;
-        double budget = fixed ? INFINITY : *cycles;
+        double budget = fixed ? INFINITY : *cycles + t->launch_overhead;
         rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, &ta, &cadd, st);
         if (rc == FT_OK && ta < budget)
             rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, &tm, &c, st);
@@ -269,8 +269,12 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
         ft_problem_free(add);
         if (rc == FT_ENOMEM || (rc && fixed))
             return rc;
-        if (rc == FT_OK && tm + ta < *cycles) {
-            *cycles = tm + ta;
+        /* one kernel: the add of the partial sums is its last pass (the
+         * last slice of each tile adds the others, as serial split-K
+         * does), so it pays no launch of its own */
+        double ts = tm + ta - t->launch_overhead;
+        if (rc == FT_OK && ts < *cycles) {
+            *cycles = ts;
             best = c;
             best.split = s;
             best.add_w = cadd.w;

@@ -100,7 +100,8 @@ typedef struct ft_kernel_choice {
  * also timed split along K into 2, 4, ... FT_KERNEL_MAX_SPLIT slices (each
  * at least one native k-slice deep), as GEMM libraries run one whose M x N
  * fills too few units: the MatMul of the slices stacked along M plus the
- * add of their partial sums, a kernel of its own.  The fastest form is
+ * add of their partial sums as the kernel's last pass (its launch not
+ * paid twice).  The fastest form is
  * kept and written to *chosen (may be NULL).  With `fixed` (may be NULL)
  * only that form is timed: how calibration re-times a kernel as a
  * target's settings move.  Returns FT_OK, FT_EINPUT when nothing fits the

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# test_validate.sh - `fusetile validate` and `fusetile calibrate`: every measured format predicted on a real target with the error figures, JSON and SVG; the held-out parts; a small fit written as a marked target file; their error paths (exit 2, one line naming the file and line or option).
+# usage: test_validate.sh FUSETILE
+set -u
+bin=${1:?usage: test_validate.sh FUSETILE}
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+T=$root/targets/gpu-h100.cfg
+M=$root/targets/measured/h100
+B=$root/benchmarks
+py=${PYTHON:-/usr/bin/python3}
+command -v "$py" >/dev/null 2>&1 || py=python3
+
+check help 0 out 'usage: fusetile validate --target' -- "$bin" validate --help
+check help-cal 0 out 'usage: fusetile calibrate --target' -- "$bin" calibrate --help
+for f in gemm pointwise graph_ops graphs; do
+    check "$f" 0 out '^MAPE +[0-9.]+ % over [0-9]+ rows' -- "$bin" validate --target "$T" --measured "$M/$f.tsv" --problems "$B"
+    expect "$f-gmean" "no gmean line" grep -Eq '^gmean +[0-9.]+ \(predicted / measured\)' "$tmp/out"
+    expect "$f-worst" "no worst line" grep -q '^worst ' "$tmp/out"
+done
+# the held-out part is every third row
+check held 0 out 'part held-out' -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --part held-out
+rows=$(grep -c '^gemm ' "$tmp/out")
+expect held-count "held-out rows $rows, want a third of 343" test "$rows" -eq 114
+check fit 0 out 'part fit' -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --part fit
+expect fit-count "fit rows" test "$(grep -c '^gemm ' "$tmp/out")" -eq 229
+# JSON: rows with predicted_us and measured_us, mape
+check json 0 out '"mape"' -- "$bin" validate --target "$T" --measured "$M/pointwise.tsv" --json
+expect json-parse "not JSON with 45 rows" "$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["rows"]) == 45 and d["mape"] > 0 and d["gmean"] > 0
+for r in d["rows"]:
+    assert r["predicted_us"] > 0 and r["measured_us"] > 0
+' "$tmp/out"
+# SVG: well-formed, log-log with the y = x line
+check svg 0 - '' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --svg "$tmp/g.svg"
+expect svg-xml "SVG not well-formed" "$py" -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/g.svg"
+expect svg-diag "no y = x line" grep -q 'class="diagonal"' "$tmp/g.svg"
+# errors
+check no-target 2 err 'validate: --target is required' -- "$bin" validate --measured "$M/gemm.tsv"
+check no-measured 2 err 'validate: --measured is required' -- "$bin" validate --target "$T"
+check contest 2 err 'contest target has no clock' -- "$bin" validate --target "$root/targets/contest.cfg" --measured "$M/gemm.tsv"
+check missing 2 err 'nosuch.tsv: cannot' -- "$bin" validate --target "$T" --measured "$tmp/nosuch.tsv"
+printf 'M\tN\tK\tus_graph\n128\t128\tx\t5\n' >"$tmp/bad.tsv"
+check bad-row 2 err 'bad.tsv:2: K: "x" is not an integer' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv"
+check bad-part 2 err "validate: --part: 'half' is not all, fit or held-out" -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --part half
+check bad-worst 2 err 'validate: --worst' -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --worst -1
+check bad-opt 2 err "validate: unknown option '--nope'" -- "$bin" validate --nope
+check bad-dir 2 err 'graphs.tsv:2: problem: problem example_problem: .*cannot open' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --problems "$tmp"
+check bad-svg 2 err 'cannot' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --svg "$tmp/no/dir/x.svg"
+
+# calibrate: a small fit of two settings on the pointwise file, written marked
+check cal 0 out 'fitted 2 settings' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" \
+    --free execution.run_overhead,slow_memory.efficiency --quiet -o "$tmp/fit.cfg"
+expect cal-before "no error table before" grep -q '^error before:' "$tmp/out"
+expect cal-after "no error table after" grep -q '^error after:' "$tmp/out"
+expect cal-marked "fitted values not marked" test "$(grep -c 'fitted by fusetile calibrate' "$tmp/fit.cfg")" -eq 2
+expect cal-comments "comments lost" grep -q '^# Sources: NVIDIA H100' "$tmp/fit.cfg"
+check cal-loads 0 out 'MAPE' -- "$bin" validate --target "$tmp/fit.cfg" --measured "$M/pointwise.tsv"
+check cal-no-free 2 err 'execution.nosuch is not a number setting' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free execution.nosuch
+check cal-empty-free 2 err 'no setting named' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free ,
+check cal-twice 2 err 'named twice' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free execution.run_overhead,execution.run_overhead
+check cal-no-target 2 err 'calibrate: --target is required' -- "$bin" calibrate --measured "$M/pointwise.tsv"
+check cal-no-measured 2 err 'calibrate: --measured is required' -- "$bin" calibrate --target "$T"
+check cal-contest 2 err 'contest target' -- "$bin" calibrate --target "$root/targets/contest.cfg" --measured "$M/pointwise.tsv"
+check cal-bad-row 2 err 'bad.tsv:2: K' -- "$bin" calibrate --target "$T" --measured "$tmp/bad.tsv"
+check cal-bad-out 2 err 'cannot' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free execution.run_overhead --quiet -o "$tmp/no/dir/x.cfg"
+check cal-bad-opt 2 err "calibrate: unknown option '--nope'" -- "$bin" calibrate --nope
+
+echo "validate: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

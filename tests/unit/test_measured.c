@@ -1,0 +1,386 @@
+/* test_measured.c - cmocka tests of measured files (sched/measured.c: formats, errors, held-out rows, error figures), kernel timing (sched/kernel_time.c: the fastest form against every candidate evaluated exactly), calibration (sched/calibrate.c: a known target's settings recovered from data made with it) and the fitted-target writer (sched/target_write.c). */
+#include "ft_testutil.h"
+
+#include "../../sched/calibrate.h"
+#include "../../sched/measured.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/ft_measured_%d", (int)getpid());
+    return mkdir(dir, 0700) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Write text to dir/name; returns the path (static buffer). */
+static const char *put(const char *name, const char *text)
+{
+    static char path[2][400];
+    static int which;
+    which ^= 1;
+    snprintf(path[which], sizeof path[which], "%s/%s", dir, name);
+    FILE *f = fopen(path[which], "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path[which];
+}
+
+/* The text of file path (malloc'd), or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *b = calloc(1 << 20, 1);
+    if (b)
+        fread(b, 1, (1 << 20) - 1, f);
+    fclose(f);
+    return b;
+}
+
+static ft_target *h100(void)
+{
+    ft_target *t;
+    ft_status st;
+    if (ft_target_load(ftt_src_path("targets/gpu-h100.cfg"), &t, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    return t;
+}
+
+/* Loading fails with a message containing want. */
+static void load_fails(const char *text, const char *pdir, const char *want)
+{
+    ft_measured *m = (ft_measured *)1;
+    ft_status st;
+    const char *path = put("bad.tsv", text);
+    assert_int_equal(ft_measured_load(path, pdir, &m, &st), FT_EINPUT);
+    assert_null(m);
+    if (!strstr(st.msg, want))
+        fail_msg("message '%s' lacks '%s'", st.msg, want);
+    printf("  %s\n", st.msg);
+}
+
+static void test_measured_formats_and_errors(void **state)
+{
+    (void)state;
+    ft_measured *m;
+    ft_status st;
+    const char *g = put("g.tsv", "M\tN\tK\tus_stream\tus_graph\n128\t256\t64\t9\t5.5\n# a comment\n\n512\t512\t512\t9\t4.25\n"
+                                 "1024\t1024\t1024\t9\t6.6\n");
+    assert_int_equal(ft_measured_load(g, NULL, &m, &st), FT_OK);
+    assert_int_equal(m->format, FT_MEAS_GEMM);
+    assert_int_equal(m->nrows, 3);
+    assert_string_equal(m->rows[0].label, "gemm 128x256x64");
+    assert_int_equal(m->rows[1].line, 5);
+    assert_rel(m->rows[1].measured_us, 4.25, 1e-15);
+    assert_int_equal(m->rows[0].nkernels, 1);
+    const ft_problem *k = m->rows[0].kernels[0];
+    assert_int_equal(k->ops[0].type, FT_OP_MATMUL);
+    assert_int_equal(k->tensors[k->ops[0].output].height, 128);
+    assert_int_equal(k->tensors[k->ops[0].output].width, 256);
+    assert_int_equal(k->ops[0].k, 64);
+    /* every third row held out */
+    assert_false(ft_meas_held_out(m, 0));
+    assert_false(ft_meas_held_out(m, 1));
+    assert_true(ft_meas_held_out(m, 2));
+    ft_measured_free(m);
+
+    const char *p = put("p.tsv", "op\tninputs\telements\tus_graph\nadd3\t3\t4096\t4.5\ngelu\t1\t100\t3.5\n");
+    assert_int_equal(ft_measured_load(p, NULL, &m, &st), FT_OK);
+    assert_int_equal(m->format, FT_MEAS_POINTWISE);
+    assert_int_equal(m->rows[0].nkernels, 2);   /* add3: two adds */
+    assert_string_equal(m->rows[0].kernels[0]->ops[0].kind, "add");
+    assert_int_equal(m->rows[0].kernels[0]->ops[0].ninputs, 2);
+    assert_string_equal(m->rows[1].kernels[0]->ops[0].kind, "gelu");
+    /* 100 elements: a 16-wide matrix of 7 rows */
+    const ft_problem *q = m->rows[1].kernels[0];
+    assert_int_equal(q->tensors[0].width, 16);
+    assert_int_equal(q->tensors[0].height, 7);
+    ft_measured_free(m);
+
+    /* graph_ops and graphs name the bundled benchmarks */
+    const char *bench = ftt_src_path("benchmarks");
+    char bdir[4200];
+    snprintf(bdir, sizeof bdir, "%s", bench);
+    const char *go = put("go.tsv", "problem\top\ttype\tout_w\tout_h\tK\tninputs\tus_graph\n"
+                                   "mlsys-2026-5\t0\tMatMul\t512\t1024\t128\t2\t3.6\n"
+                                   "mlsys-2026-5\t4\tPointwise\t128\t1024\t0\t2\t4.6\n");
+    assert_int_equal(ft_measured_load(go, bdir, &m, &st), FT_OK);
+    assert_int_equal(m->format, FT_MEAS_GRAPH_OPS);
+    assert_string_equal(m->rows[0].label, "mlsys-2026-5 op 0");
+    assert_int_equal(m->rows[1].nkernels, 1);
+    ft_measured_free(m);
+    const char *gr = put("gr.tsv", "problem\tops\tus_cudagraph\nmlsys-2026-1\t5\t14.6\nexample_problem\t2\t3.77\n");
+    assert_int_equal(ft_measured_load(gr, bdir, &m, &st), FT_OK);
+    assert_int_equal(m->format, FT_MEAS_GRAPHS);
+    assert_true(m->rows[0].nkernels >= 5);
+    ft_measured_free(m);
+
+    /* errors name the file, line and column */
+    load_fails("", NULL, "empty file");
+    load_fails("M\tN\tK\tus_graph\n", NULL, "no rows");
+    load_fails("a\tb\n1\t2\n", NULL, "bad.tsv:1: header names no known format");
+    load_fails("M\tN\tK\tus_stream\n1\t1\t1\t1\n", NULL, "bad.tsv:1: no us_graph column");
+    load_fails("M\tN\tK\tus_graph\n1\tx\t1\t1\n", NULL, "bad.tsv:2: N: \"x\" is not an integer");
+    load_fails("M\tN\tK\tus_graph\n1\t0\t1\t1\n", NULL, "bad.tsv:2: N: 0 is out of range");
+    load_fails("M\tN\tK\tus_graph\n1\t1\t1\t-3\n", NULL, "bad.tsv:2: us_graph: \"-3\" is not a positive time");
+    load_fails("M\tN\tK\tus_graph\n1\t1\t1\tnan\n", NULL, "us_graph");
+    load_fails("M\tN\tK\tus_graph\n1\t1\n", NULL, "bad.tsv:2: us_graph: missing (the line has 2 fields)");
+    load_fails("M\tN\tK\tus_graph\n1\t1\t\t2\n", NULL, "bad.tsv:2: K: \"\" is not an integer");
+    load_fails("op\tninputs\telements\tus_graph\nsilu\t1\t5\t1\n", NULL, "op: \"silu\" is not one of");
+    load_fails("op\tninputs\telements\tus_graph\nadd\t1\t5\t1\n", NULL, "ninputs: add has 2 inputs, not 1");
+    load_fails("problem\tops\tus_cudagraph\nmlsys-2026-1\t5\t1\n", NULL, "no problems directory given");
+    load_fails("problem\tops\tus_cudagraph\nnosuch\t5\t1\n", bdir, "bad.tsv:2: problem: problem nosuch:");
+    load_fails("problem\tops\tus_cudagraph\n../x\t5\t1\n", bdir, "is not a problem name");
+    load_fails("problem\tops\tus_cudagraph\nmlsys-2026-1\t6\t1\n", bdir, "ops: 6, but problem mlsys-2026-1 has 5 ops");
+    load_fails("problem\top\ttype\tout_w\tout_h\tK\tninputs\tus_graph\nmlsys-2026-5\t0\tPointwise\t512\t1024\t128\t2\t3\n",
+               bdir, "type: \"Pointwise\", but op 0 of mlsys-2026-5 is MatMul");
+    load_fails("problem\top\ttype\tout_w\tout_h\tK\tninputs\tus_graph\nmlsys-2026-5\t0\tMatMul\t512\t999\t128\t2\t3\n",
+               bdir, "out_w: 512x999, but op 0 of mlsys-2026-5 writes 512x1024");
+    load_fails("problem\top\ttype\tout_w\tout_h\tK\tninputs\tus_graph\nmlsys-2026-5\t99\tMatMul\t512\t999\t128\t2\t3\n",
+               bdir, "op: 99 is out of range");
+    ft_measured *none = (ft_measured *)1;
+    assert_int_equal(ft_measured_load("/nonexistent/x.tsv", NULL, &none, &st), FT_EINPUT);
+    assert_null(none);
+}
+
+/* The held-out problems: every third in name order. */
+static void test_measured_held_out_problems(void **state)
+{
+    (void)state;
+    ft_measured *m;
+    ft_status st;
+    char bdir[4200];
+    snprintf(bdir, sizeof bdir, "%s", ftt_src_path("benchmarks"));
+    const char *gr = put("gr.tsv", "problem\tops\tus_cudagraph\nmlsys-2026-9\t32\t1\nexample_problem\t2\t1\nmlsys-2026-1\t5\t1\n"
+                                   "mlsys-2026-13\t63\t1\nmlsys-2026-17\t103\t1\nmlsys-2026-5\t19\t1\n");
+    assert_int_equal(ft_measured_load(gr, bdir, &m, &st), FT_OK);
+    /* name order: example_problem, mlsys-2026-1, mlsys-2026-13 (held),
+     * mlsys-2026-17, mlsys-2026-5, mlsys-2026-9 (held) */
+    int held[6] = {1, 0, 0, 1, 0, 0};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(ft_meas_held_out(m, i), held[i]);
+    ft_measured_free(m);
+}
+
+static void test_measured_stats(void **state)
+{
+    (void)state;
+    double pred[3] = {11, 9, 20}, meas[3] = {10, 10, 10};
+    ft_meas_stats s;
+    ft_meas_stats_of(pred, meas, 3, &s);
+    assert_rel(s.mape, 100.0 * (0.1 + 0.1 + 1.0) / 3, 1e-12);
+    assert_rel(s.gmean, cbrt(1.1 * 0.9 * 2.0), 1e-12);
+    assert_int_equal(s.worst, 2);
+    ft_meas_stats_of(pred, meas, 0, &s);
+    assert_int_equal(s.worst, -1);
+}
+
+/* The exact time of one-op problem k on t at granularity w x h x kk, or
+ * INFINITY when it does not fit. */
+static double exact(const ft_problem *k, const ft_target *t, int64_t w, int64_t h, int64_t kk)
+{
+    ft_problem *p = ft_problem_clone(k);
+    ft_status st;
+    assert_int_equal(ft_target_apply(t, p, 0, &st), FT_OK);
+    ft_schedule *s = ft_schedule_new(1);
+    int zero = 0;
+    assert_int_equal(ft_subgraph_set_ops(&s->sg[0], &zero, 1), FT_OK);
+    s->len_granularities = s->len_retain = s->len_orders = s->len_latencies = -1;
+    s->sg[0].w = w;
+    s->sg[0].h = h;
+    s->sg[0].k = kk;
+    ft_eval e;
+    double r = INFINITY;
+    if (ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st) == FT_OK) {
+        r = e.total;
+        ft_eval_free(&e);
+    }
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    return r;
+}
+
+/* ft_kernel_time's choice is timed exactly (as ft_evaluate), and no
+ * candidate it could have taken (every power-of-two tile) is faster. */
+static void test_kernel_time_is_exact_and_fastest(void **state)
+{
+    (void)state;
+    ft_target *t = h100();
+    static const int64_t shapes[][3] = {{128, 128, 128}, {1024, 512, 256}, {384, 8192, 64}, {2048, 2048, 2048}};
+    int nshapes = ftt_slow() ? 2 : 4;
+    for (int i = 0; i < nshapes; i++) {
+        int64_t m = shapes[i][0], n = shapes[i][1], kk = shapes[i][2];
+        int64_t w[3] = {kk, n, n}, h[3] = {m, kk, m};
+        ft_problem *k;
+        ft_status st;
+        assert_int_equal(ft_kernel_new(&k, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+        ft_kernel_choice fixed = {0, 0, 0, 1, 0, 0, 0}, c;
+        double tiled, best;
+        assert_int_equal(ft_kernel_time(k, t, NULL, &best, &c, &st), FT_OK);
+        /* the unsplit form at its own best */
+        double brute = INFINITY;
+        int64_t bw = 0, bh = 0, bk = 0;
+        for (int64_t a = 16; a <= 1024; a *= 2)
+            for (int64_t b = 16; b <= 1024; b *= 2)
+                for (int64_t q = 16; q <= 512; q *= 2) {
+                    int64_t aw = a < n ? a : n, bh2 = b < m ? b : m, qk = q < kk ? q : kk;
+                    double e = exact(k, t, aw, bh2, qk);
+                    if (e < brute) {
+                        brute = e;
+                        bw = aw, bh = bh2, bk = qk;
+                    }
+                }
+        fixed.w = bw, fixed.h = bh, fixed.k = bk;
+        assert_int_equal(ft_kernel_time(k, t, &fixed, &tiled, NULL, &st), FT_OK);
+        assert_rel(tiled, brute, 1e-12);   /* a fixed form is timed exactly */
+        assert_true(best <= brute * (1 + 1e-12));
+        if (c.split == 1)
+            assert_rel(best, exact(k, t, c.w, c.h, c.k), 1e-12);
+        printf("  %lldx%lldx%lld: %.1f cycles at %lldx%lldx%lld split %d (best power-of-two tile unsplit: %.1f)\n",
+               (long long)m, (long long)n, (long long)kk, best, (long long)c.w, (long long)c.h, (long long)c.k, c.split,
+               brute);
+        /* the choice given back is timed the same */
+        double again;
+        assert_int_equal(ft_kernel_time(k, t, &c, &again, NULL, &st), FT_OK);
+        assert_rel(again, best, 1e-12);
+        ft_problem_free(k);
+    }
+    /* a skinny GEMM with deep K fills the units only split */
+    int64_t w[3] = {8192, 128, 128}, h[3] = {128, 8192, 128};
+    ft_problem *k;
+    ft_status st;
+    assert_int_equal(ft_kernel_new(&k, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+    ft_kernel_choice c;
+    double best;
+    assert_int_equal(ft_kernel_time(k, t, NULL, &best, &c, &st), FT_OK);
+    assert_true(c.split > 1);
+    ft_problem_free(k);
+    ft_target_free(t);
+}
+
+/* Calibration recovers the settings of a known target from times
+ * predicted with it, starting from other values. */
+static void test_calibrate_recovers_synthetic(void **state)
+{
+    (void)state;
+    ft_target *truth = h100();
+    /* the known settings */
+    static const char *const names[] = {"execution.run_overhead", "execution.launch_overhead", "compute.matmul_efficiency",
+                                        "slow_memory.efficiency", "compute.kind_cost.gelu"};
+    const double want[] = {5000, 1500, 0.8, 0.85, 40};
+    const int np = ftt_slow() ? 3 : 5;   /* light under valgrind */
+    for (int i = 0; i < np; i++)
+        *ft_target_setting(truth, names[i], NULL) = want[i];
+    /* synthetic measurements: a grid of GEMMs and the pointwise ops */
+    char *text = malloc(1 << 16), *ptext = malloc(1 << 16);
+    size_t len = (size_t)sprintf(text, "M\tN\tK\tus_graph\n"), plen = (size_t)sprintf(ptext, "op\tninputs\telements\tus_graph\n");
+    int step = ftt_slow() ? 8 : 4;
+    for (int64_t m = 128; m <= 8192; m *= step)
+        for (int64_t n = 256; n <= 8192; n *= step)
+            for (int64_t k = 128; k <= 8192; k *= step) {
+                int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
+                ft_problem *kp;
+                ft_status st;
+                assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+                ft_meas_row r = {0, "g", NULL, 1, 1, &kp};
+                double us;
+                assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
+                len += (size_t)sprintf(text + len, "%lld\t%lld\t%lld\t%.17g\n", (long long)m, (long long)n, (long long)k, us);
+                ft_problem_free(kp);
+            }
+    const char *ops[] = {"relu", "gelu", "add", "add3"};
+    for (int64_t e = 4096; e <= ((int64_t)1 << 28); e *= 4 * step)
+        for (int o = 0; o < 4; o++) {
+            int nin = o >= 2 ? 2 : 1;
+            int64_t w = 1;
+            while (w * w < e)
+                w *= 2;
+            int64_t ws[3] = {w, w, w}, hs[3] = {(e + w - 1) / w, (e + w - 1) / w, (e + w - 1) / w};
+            ft_problem *kp;
+            ft_status st;
+            assert_int_equal(ft_kernel_new(&kp, "Pointwise", ops[o], nin, ws, hs, &st), FT_OK);
+            ft_problem *two[2] = {kp, kp};   /* add3: two adds */
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two};
+            double us;
+            assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
+            plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
+            ft_problem_free(kp);
+        }
+    ft_measured *files[2];
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("syn_gemm.tsv", text), NULL, &files[0], &st), FT_OK);
+    assert_int_equal(ft_measured_load(put("syn_pw.tsv", ptext), NULL, &files[1], &st), FT_OK);
+    free(text);
+    free(ptext);
+    /* start elsewhere */
+    ft_target *t = h100();
+    for (int i = 0; i < np; i++)
+        *ft_target_setting(t, names[i], NULL) = ft_calib_reset_value(t, names[i]);
+    ft_calib_opts o;
+    ft_calib_opts_init(&o);
+    o.free = names;
+    o.nfree = np;
+    ft_calib_result r;
+    assert_int_equal(ft_calibrate(t, files, 2, &o, &r, &st), FT_OK);
+    printf("  %d rows, %d steps, cost %.3g -> %.3g\n", r.rows, r.iterations, r.cost_before, r.cost_after);
+    for (int i = 0; i < np; i++)
+        printf("  %-28s start %-8g fitted %-12.6g known %g\n", names[i], r.before[i], r.after[i], want[i]);
+    for (int i = 0; i < np; i++)
+        assert_rel(r.after[i], want[i], 0.01 * want[i]);
+    assert_true(r.cost_after < 1e-6);
+
+    /* the fitted file: values in place, a missing group added, comments kept */
+    const char *out = put("fitted.cfg", "");
+    double vals[5];
+    for (int i = 0; i < np; i++)
+        vals[i] = r.after[i];
+    assert_int_equal(ft_target_write_fitted(ftt_src_path("targets/gpu-h100.cfg"), out, names, vals, np, "fitted (test)", &st),
+                     FT_OK);
+    ft_target *back;
+    assert_int_equal(ft_target_load(out, &back, &st), FT_OK);
+    for (int i = 0; i < np; i++)
+        assert_rel(*ft_target_setting(back, names[i], NULL), vals[i], 1e-5 * vals[i]);
+    assert_string_equal(back->description, t->description);
+    ft_target_free(back);
+    char *ftext = slurp(out);
+    assert_non_null(ftext);
+    assert_non_null(strstr(ftext, "# Sources: NVIDIA H100"));
+    assert_non_null(strstr(ftext, "fitted (test)"));
+    free(ftext);
+    /* errors */
+    const char *bad[] = {"execution.nosuch"};
+    o.free = bad;
+    o.nfree = 1;
+    assert_int_equal(ft_calibrate(t, files, 2, &o, &r, &st), FT_EINPUT);
+    assert_non_null(strstr(st.msg, "execution.nosuch is not a number setting"));
+    ft_measured_free(files[0]);
+    ft_measured_free(files[1]);
+    ft_target_free(t);
+    ft_target_free(truth);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measured_formats_and_errors),
+        cmocka_unit_test(test_measured_held_out_problems),
+        cmocka_unit_test(test_measured_stats),
+        cmocka_unit_test(test_kernel_time_is_exact_and_fastest),
+        cmocka_unit_test(test_calibrate_recovers_synthetic),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
