@@ -52,6 +52,21 @@ fs_t to_fs(double units);
 /* fs to cost units. */
 inline double to_units(fs_t fs) { return (double)fs / FS_PER_UNIT; }
 
+/* ------------------------------------------------- helpers of the model */
+
+/* printf into a std::string (at most 511 characters). */
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/* Division rounding up for positive operands. */
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/* Elements of a region. */
+inline std::int64_t region_elems(const ft_region &r) { return (r.r1 - r.r0) * (r.c1 - r.c0); }
+/* Whether two regions are the same. */
+inline bool region_eq(const ft_region &a, const ft_region &b)
+{
+    return a.r0 == b.r0 && a.r1 == b.r1 && a.c0 == b.c0 && a.c1 == b.c1;
+}
+
 /* ------------------------------------------------------------- failures */
 
 /* The schedule is invalid: thrown by the controller (plan checks and
