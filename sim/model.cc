@@ -36,7 +36,7 @@ static inline std::int64_t scale_up(std::int64_t a, std::int64_t m, std::int64_t
 /* ----------------------------------------------------------- Controller */
 
 Controller::Controller(sc_module_name name)
-    : sc_core::sc_module(name), channel("channel"), write_channel("write_channel"), memory("memory"), engine("engine")
+    : sc_core::sc_module(name), channel("channel"), write_channel("write_channel"), memory("memory"), engine("engine"), cache("cache")
 {
     SC_THREAD(process);
 }
@@ -88,6 +88,7 @@ void Controller::replay(Job &job)
     executed_.assign((size_t)p->nops, 0);
     op_role_.assign((size_t)p->nops, FT_ROLE_EPILOGUE);
     job.sg.assign((size_t)s->nsubgraphs, SgResult());
+    tq_.begin(job.trace, (int)ft__units(p));
     for (int i = 0; i < s->nsubgraphs; i++)
         run_subgraph(job, i, now_fs());
     for (int o = 0; o < p->nops; o++)
@@ -122,11 +123,12 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         written_[(size_t)t] = 1;
     memory->begin_subgraph(pl.buffers.data(), (int)pl.buffers.size());
     const fs_t rd_busy0 = channel->busy(), wr_busy0 = write_channel->busy(), cp_busy0 = engine->busy();
+    const fs_t nunits = (fs_t)ft__units(p);
     SgResult &res = job.sg[(size_t)sg];
     auto close = [&](fs_t t_end) { /* the subgraph's figures up to t_end */
         res.simulated = t_end - t_start;
         res.channel_busy = std::max(channel->busy() - rd_busy0, write_channel->busy() - wr_busy0);
-        res.compute_busy = engine->busy() - cp_busy0;
+        res.compute_busy = (engine->busy() - cp_busy0) / nunits;
     };
 
     ft_walk *wp = nullptr;
@@ -143,15 +145,34 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     if (tm.launch_overhead > 0)
         wait(sc_time::from_value(to_fs(tm.launch_overhead)));
     const fs_t t_begin = now_fs();
-    /* double buffering: compute ends of the two previous steps (the next
-     * step's loads go out when the older one's buffer frees), the latest
-     * end seen, and the previous step's write-backs, still to issue */
-    fs_t c_prev = t_begin, c_prev2 = t_begin, sg_end = t_begin;
-    pending_.clear();
+    /* Behind a shared cache the slow memory moves the subgraph's footprint
+     * unless it fits: the subgraph cannot end before that. */
+    const fs_t fill_end = cache->fill(pl.footprint_reads, pl.footprint_writes, t_begin);
+    /* The tiles go to the units in waves.  Each unit keeps its own time:
+     * the units of a wave are replayed one after the other, each from the
+     * wave's start (the modules answer for any future time, as in TLM's
+     * temporal decoupling); the kernel's clock moves on when no later step
+     * can start before (sync).  One unit: every tile is a wave, and the
+     * steps run as on the contest's machine.  A unit with double buffering
+     * issues a step's loads when the compute of its step two before ends
+     * (its buffer frees), the compute when they are in and the unit is
+     * free, the write-backs when the compute ends (queued with the unit's
+     * next step, so its lane serves requests in time order). */
+    waves_.begin(p, pl.ntx * pl.nty, t_begin);
+    tq_.new_subgraph();
 
     ft_step step;
+    int unit = 0;
     while (ft_walk_next(walk.get(), &step)) {
-        const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? c_prev2 : now_fs();
+        if (step.kstep == 0) {
+            bool opened;
+            unit = waves_.tile(step.index / pl.nk, &opened);
+            if (opened)
+                sync(job, waves_.horizon());
+        }
+        const std::int64_t share = waves_.share();
+        UnitClock &uc = waves_.unit(unit);
+        const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? uc.c_prev2 : uc.next;
         const double rel0 = tr ? to_units(t0 - job.start) : 0;
 
         /* What the active ops read: slices of tensors from outside the
@@ -217,7 +238,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                           sg, step.tile, step.index, t0 - job.start);
         }
         if (tr) /* every step (the writer drops repeats): a trace window starts with it */
-            ft_trace_occupancy(tr, rel0, occ);
+            tq_.occupancy(rel0, unit, occ);
 
         struct ft_trace_event ev = {};
         ev.sg = sg;
@@ -228,7 +249,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         ev.kind = FT_TRACE_LOAD;
         for (const ft_slice &l : loads_) {
             std::int64_t elems = region_elems(l.region);
-            fs_t e = channel->transfer(elems, t0, &start);
+            fs_t e = channel->transfer(elems, t0, &start, 1.0, unit, share);
             r_end = std::max(r_end, e);
             if (tr) {
                 ev.start = to_units(start - job.start);
@@ -236,7 +257,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 ev.tensor = l.tensor;
                 ev.region = l.region;
                 ev.elems = elems;
-                ft_trace_span(tr, &ev);
+                tq_.span(ev);
             }
         }
         /* Write-backs: an output leaves when its op finishes the tile. */
@@ -259,65 +280,77 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
          *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
          *    ends when the last of them ends;
          *  NONE: compute after the loads, write-backs after the compute;
-         *  PIPELINE: loads at t0 (when the buffer of two steps back frees),
-         *    compute once they are in and the engine is free, write-backs when
-         *    it ends (issued with the next step, so the channel sees requests
-         *    in time order); the controller moves on to the next step's
-         *    issue time, the previous compute's end. */
+         *  PIPELINE: loads at t0 (when the unit's buffer of two steps back
+         *    frees), compute once they are in, the unit is free and the
+         *    previous wave's computing is over, write-backs when it ends
+         *    (issued with the unit's next step); the unit's next step issues
+         *    at its previous compute's end. */
         fs_t c_issue = tm.overlap == FT_OVERLAP_STEP ? t0 : r_end, w_end = t0;
-        if (tm.overlap == FT_OVERLAP_STEP)
-            w_end = issue_writes(job, writes_, t0, ev);
-        else if (tm.overlap == FT_OVERLAP_PIPELINE) {
-            w_end = issue_writes(job, pending_, c_prev, ev);
-            pending_.swap(writes_);
+        if (tm.overlap == FT_OVERLAP_STEP) {
+            w_end = issue_writes(job, writes_, t0, ev, unit, share);
+        } else if (tm.overlap == FT_OVERLAP_PIPELINE) {
+            w_end = issue_writes(job, uc.pending, uc.c_prev, ev, unit, uc.pending_share);
+            uc.pending.swap(writes_);
+            uc.pending_share = share;
+            c_issue = std::max(c_issue, waves_.barrier());
         }
-        fs_t c_end = engine->run(cost, c_issue, &start);
+        fs_t c_end = engine->run(cost, c_issue, &start, unit);
         if (tm.overlap == FT_OVERLAP_NONE)
-            w_end = issue_writes(job, writes_, c_end, ev);
+            w_end = issue_writes(job, writes_, c_end, ev, unit, share);
         const fs_t c_start = start;
         if (tr) {
             ev.kind = FT_TRACE_COMPUTE;
             ev.tensor = -1;
             ev.region = ft_region{0, 0, 0, 0};
             ev.elems = 0;
+            ev.unit = unit;
             ev.start = to_units(c_start - job.start);
             ev.end = to_units(c_end - job.start);
-            ft_trace_span(tr, &ev);
+            tq_.span(ev);
+            ev.unit = 0;
         }
-        fs_t end = std::max(std::max(r_end, w_end), c_end), step_start = t0, resume = end;
+        fs_t end = std::max(std::max(r_end, w_end), c_end), step_start = t0;
+        uc.end = std::max(uc.end, end);
         if (tm.overlap == FT_OVERLAP_PIPELINE) {
             /* steps overlap: the step span is its compute */
             step_start = c_start;
             end = c_end;
-            sg_end = std::max(sg_end, std::max(std::max(r_end, w_end), c_end));
-            c_prev2 = c_prev;
-            c_prev = c_end;
-            resume = c_prev2;
+            uc.c_prev2 = uc.c_prev;
+            uc.c_prev = c_end;
+        } else {
+            uc.next = end;
         }
-        if (resume > now_fs())
-            wait(sc_time::from_value(resume - now_fs()));
+        uc.tile = step.tile;
+        uc.step = step.index;
+        uc.kstep = step.kstep;
         if (tr) {
             ev.kind = FT_TRACE_STEP;
             ev.start = to_units(step_start - job.start);
             ev.end = to_units(end - job.start);
-            ft_trace_span(tr, &ev);
+            tq_.span(ev);
         }
         res.steps++;
         job.steps++;
     }
     if (tm.overlap == FT_OVERLAP_PIPELINE) {
-        /* the last step's write-backs, then the subgraph ends with its last
-         * transfer or computation */
-        struct ft_trace_event ev = {};
-        ev.sg = sg;
-        ev.tile = step.tile;
-        ev.step = step.index;
-        ev.kstep = step.kstep;
-        sg_end = std::max(sg_end, issue_writes(job, pending_, c_prev, ev));
-        pending_.clear();
-        if (sg_end > now_fs())
-            wait(sc_time::from_value(sg_end - now_fs()));
+        /* each unit's last write-backs */
+        for (int u = 0; u < waves_.used(); u++) {
+            UnitClock &uc = waves_.unit(u);
+            struct ft_trace_event ev = {};
+            ev.sg = sg;
+            ev.tile = uc.tile;
+            ev.step = uc.step;
+            ev.kstep = uc.kstep;
+            uc.end = std::max(uc.end, issue_writes(job, uc.pending, uc.c_prev, ev, u, uc.pending_share));
+            uc.pending.clear();
+        }
     }
+    /* The subgraph ends with its last wave, and not before the slow memory
+     * behind the cache has moved its footprint. */
+    const fs_t sg_end = std::max(waves_.end(), fill_end);
+    tq_.flush();
+    if (sg_end > now_fs())
+        wait(sc_time::from_value(sg_end - now_fs()));
 
     memory->end_subgraph(g->retain, g->nretain);
     for (int j = 0; j < g->nops; j++)
@@ -337,17 +370,27 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     }
 }
 
-fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev)
+void Controller::sync(Job &job, fs_t t)
+{
+    if (t > now_fs())
+        wait(sc_time::from_value(t - now_fs()));
+    if (job.trace)
+        tq_.release(to_units(t - job.start));
+}
+
+fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share)
 {
     const ft_timing &tm = job.p->timing;
-    const double wb = tm.write_bandwidth > 0 ? tm.write_bandwidth : job.p->bandwidth;
+    ft__rates r;
+    ft__step_rates(job.p, &r);
     /* a shared channel moves a written element in 1 / write bandwidth */
-    const double scale = tm.duplex || wb == job.p->bandwidth ? 1.0 : job.p->bandwidth / wb;
+    const double scale = tm.duplex || r.wb == r.rb ? 1.0 : r.rb / r.wb;
     fs_t end = at, start;
     ev.kind = FT_TRACE_WRITE;
     for (const ft_slice &w : ws) {
         std::int64_t elems = region_elems(w.region);
-        fs_t e = tm.duplex ? write_channel->transfer(elems, at, &start) : channel->transfer(elems, at, &start, scale);
+        fs_t e = tm.duplex ? write_channel->transfer(elems, at, &start, 1.0, unit, share)
+                           : channel->transfer(elems, at, &start, scale, unit, share);
         end = std::max(end, e);
         if (job.trace) {
             ev.start = to_units(start - job.start);
@@ -355,7 +398,7 @@ fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at
             ev.tensor = w.tensor;
             ev.region = w.region;
             ev.elems = elems;
-            ft_trace_span(job.trace, &ev);
+            tq_.span(ev);
         }
     }
     return end;
@@ -364,12 +407,14 @@ fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at
 /* ---------------------------------------------------------------- Model */
 
 Model::Model()
-    : channel("channel"), write_channel("write_channel"), memory("fast_memory"), engine("compute_engine"), controller("controller")
+    : channel("channel"), write_channel("write_channel"), memory("fast_memory"), engine("compute_engine"), cache("shared_cache"),
+      controller("controller")
 {
     controller.channel(channel);
     controller.write_channel(write_channel);
     controller.memory(memory);
     controller.engine(engine);
+    controller.cache(cache);
 }
 
 /* SystemC reports: errors become exceptions (caught by the C API),
@@ -409,10 +454,16 @@ void run_job(Job &job)
     Model &m = model();
     const fs_t now = now_fs();
     const ft_timing &tm = job.p->timing;
-    m.channel.reset(job.p->bandwidth, tm.transfer_latency, now);
-    m.write_channel.reset(tm.write_bandwidth > 0 ? tm.write_bandwidth : job.p->bandwidth, tm.transfer_latency, now);
+    /* the steps' transfers go to the slow memory, or to the shared cache
+     * in front of it, one lane per unit (ft__step_rates) */
+    ft__rates r;
+    ft__step_rates(job.p, &r);
+    const int units = (int)ft__units(job.p);
+    m.channel.reset(r.rb, tm.transfer_latency, now, units);
+    m.write_channel.reset(r.wb, tm.transfer_latency, now, units);
     m.memory.reset(job.p);
-    m.engine.reset(job.p, job.model, now);
+    m.engine.reset(job.p, job.model, now, units);
+    m.cache.reset(job.p, now);
     job.done = false;
     m.controller.submit(&job);
     sc_core::sc_start();

@@ -1,4 +1,4 @@
-/* modules.cc - the resource modules of the simulator (model.h): the busy queue they share, the slow-memory channel, the fast memory and the compute engine; and the model's time conversion. */
+/* modules.cc - the resource modules of the simulator (model.h): the busy queue they share, the slow-memory channel and its lanes, the fast memory, the compute engine and its units, the shared cache; and the model's time conversion. */
 #include "model.h"
 
 #include <algorithm>
@@ -62,22 +62,45 @@ fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
     return end;
 }
 
+fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start, double rate)
+{
+    if (rate != rate_) {
+        /* rounding restarts with the rate: a new busy period from when the
+         * queue frees (the items before keep their ends) */
+        rate_ = rate;
+        period_start_ = issue > free_at_ ? issue : free_at_;
+        period_work_ = 0;
+    }
+    return serve(work, issue, start);
+}
+
 /* -------------------------------------------------------------- Channel */
 
 Channel::Channel(sc_module_name name) : sc_core::sc_module(name) {}
 
-void Channel::reset(double bandwidth, double latency, fs_t now)
+void Channel::reset(double bandwidth, double latency, fs_t now, int lanes)
 {
-    q_.reset(now, bandwidth);
+    bandwidth_ = bandwidth;
+    lanes_.resize((size_t)(lanes > 1 ? lanes : 1));
+    for (BusyQueue &q : lanes_)
+        q.reset(now, bandwidth);
     latency_ = to_fs(latency);
+    busy_ = 0;
 }
 
-fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale)
+fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale, int lane, std::int64_t share)
 {
     fs_t at;
     if (__builtin_add_overflow(issue, latency_, &at))
         throw std::overflow_error(CLOCK_EXHAUSTED);
-    return q_.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start);
+    /* the lane's share of the bandwidth: the cost model's rule */
+    ft__rates whole = {bandwidth_, bandwidth_, 0}, mine;
+    ft__rates_share(&whole, share, &mine);
+    BusyQueue &q = lanes_.at((size_t)lane);
+    const fs_t busy0 = q.busy();
+    fs_t end = q.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start, mine.rb);
+    busy_ += share > 1 ? (q.busy() - busy0) / (fs_t)share : q.busy() - busy0;
+    return end;
 }
 
 /* ----------------------------------------------------------- FastMemory */
@@ -171,7 +194,7 @@ void FastMemory::usage(std::int64_t *whole, std::int64_t *buffers, std::int64_t 
 
 ComputeEngine::ComputeEngine(sc_module_name name) : sc_core::sc_module(name) {}
 
-void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now)
+void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now, int units)
 {
     p_ = p;
     nw_ = p->native_w;
@@ -179,7 +202,10 @@ void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now)
     nk_ = ft_native_k(p);
     larger_ = p->allow_larger != 0;
     model_ = model;
-    q_.reset(now, 1.0);
+    step_overhead_ = p->timing.step_overhead;
+    q_.resize((size_t)(units > 1 ? units : 1));
+    for (BusyQueue &q : q_)
+        q.reset(now, 1.0);
 }
 
 int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const
@@ -212,9 +238,39 @@ double ComputeEngine::op_cost(ft_role role, const ft_active &a) const
     return ft_op_compute(p_, model_, &x);
 }
 
-fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start)
+fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start, int unit)
 {
-    return q_.serve(cost, issue, start);
+    return q_.at((size_t)unit).serve(cost + step_overhead_, issue, start);
+}
+
+fs_t ComputeEngine::busy() const
+{
+    fs_t b = 0;
+    for (const BusyQueue &q : q_)
+        b += q.busy();
+    return b;
+}
+
+/* ---------------------------------------------------------- SharedCache */
+
+SharedCache::SharedCache(sc_module_name name) : sc_core::sc_module(name) {}
+
+void SharedCache::reset(const ft_problem *p, fs_t now)
+{
+    ft__rates own;
+    ft__rates_init(p, &own);
+    capacity_ = p->timing.cache_capacity;
+    read_bw_ = own.rb;
+    write_bw_ = own.wb;
+    slow_.reset(now, read_bw_);
+}
+
+fs_t SharedCache::fill(std::int64_t reads, std::int64_t writes, fs_t at)
+{
+    if (capacity_ <= 0 || (double)reads + (double)writes <= capacity_)
+        return at; /* warm: the footprint stays in the cache between runs */
+    fs_t start, end = slow_.serve((double)reads, at, &start, read_bw_);
+    return slow_.serve((double)writes, end, &start, write_bw_);
 }
 
 }  // namespace ftsim

@@ -130,6 +130,12 @@ void Controller::plan(Job &job)
                                         "of it to keep",
                                         n, i, j, t, i),
                               i);
+            if (ft__units(p) > 1)
+                throw Invalid(FT_R_RETAIN_NOT_PRODUCED,
+                              fmt("%s: tensors_to_retain[%d][%d]: tensor %d is retained on a machine of %lld units, whose fast memories are "
+                                  "each their own (nothing is retained across subgraphs)",
+                                  n, i, j, t, (long long)ft__units(p)),
+                              i);
         }
         for (int j = 0; j < g->nops; j++)
             produced_[(size_t)p->ops[g->ops[j]].output] = 0;
@@ -231,6 +237,7 @@ void Controller::plan(Job &job)
         return false;
     };
     std::vector<unsigned char> in_slow((size_t)nt, 0);
+    std::vector<int> counted((size_t)nt, 0); /* subgraph + 1 that counted tensor t's footprint */
     for (int t = 0; t < nt; t++)
         in_slow[(size_t)t] = p->tensors[t].producer < 0;
     for (int i = 0; i < ns; i++) {
@@ -270,6 +277,20 @@ void Controller::plan(Job &job)
             else if (w)
                 pl.buffers.push_back(std::min(g->w, T->width) * std::min(g->h, T->height));
         }
+        /* The footprint in slow memory, for a shared cache: each tensor
+         * loaded from or written to slow memory, whole and once. */
+        for (int j = 0; j < g->nops; j++) {
+            const ft_op *op = &p->ops[g->ops[j]];
+            for (int k = 0; k < op->ninputs; k++) {
+                int t = op->inputs[k];
+                if (produced_[(size_t)t] || (prev && in_list(prev->retain, prev->nretain, t)) || counted[(size_t)t] == i + 1)
+                    continue;
+                counted[(size_t)t] = i + 1;
+                pl.footprint_reads += ft_tensor_size(p, t);
+            }
+        }
+        for (int t : pl.written)
+            pl.footprint_writes += ft_tensor_size(p, t);
         for (int j = 0; j < g->nops; j++)
             produced_[(size_t)p->ops[g->ops[j]].output] = 0;
         for (int t : pl.written)
