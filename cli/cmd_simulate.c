@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,9 +38,17 @@ static const char simulate_help[] =
     "                     capacity, bandwidths, native granularity, derived base\n"
     "                     costs (one cost unit = one cycle) and timing effects:\n"
     "                     transfer latency, write bandwidth, separate read and\n"
-    "                     write channels, launch overhead, double buffering.\n"
-    "                     The analytic model has a closed form for all but the\n"
-    "                     last (it keeps SPEC's per-step roofline); the report\n"
+    "                     write channels, launch overhead, double buffering;\n"
+    "                     and the whole device's (docs/DEVICE.md): units (tiles\n"
+    "                     in waves, sharing the bandwidths), shared cache\n"
+    "                     (steps at its bandwidth), cache floor (a subgraph\n"
+    "                     that overflows it waits for its footprint at the slow\n"
+    "                     memory's), step overhead.  The analytic model has a\n"
+    "                     closed form for all but double buffering: it keeps\n"
+    "                     SPEC's per-step roofline and one fill and drain per\n"
+    "                     subgraph, where the simulator pipelines each unit's\n"
+    "                     steps (a cache floor then bounds the pipeline, fill\n"
+    "                     and drain included).  The report\n"
     "                     adds, for each effect the target has, the replay\n"
     "                     with that effect turned off, and names the effect\n"
     "                     that accounts for each difference (turning it off\n"
@@ -76,10 +85,11 @@ static const char simulate_help[] =
 
 /* The timing effects of a target (ft_timing), each of which can be turned
  * off in a copy of the problem. */
-enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, NEFFECTS };
+enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, NEFFECTS };
 
 static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
-                                                  "double buffering"};
+                                                  "double buffering", "units",           "shared cache",      "cache floor",
+                                                  "step overhead"};
 
 /* Whether p's timing has effect e. */
 static int effect_present(const ft_problem *p, int e)
@@ -90,12 +100,19 @@ static int effect_present(const ft_problem *p, int e)
     case EFF_WRITE_BW: return t->write_bandwidth > 0 && t->write_bandwidth != p->bandwidth;
     case EFF_DUPLEX: return t->duplex != 0;
     case EFF_LAUNCH: return t->launch_overhead > 0;
-    default: return t->overlap == FT_OVERLAP_PIPELINE;
+    case EFF_PIPELINE: return t->overlap == FT_OVERLAP_PIPELINE;
+    case EFF_UNITS: return t->units > 1;
+    case EFF_CACHE: /* fall through */
+    case EFF_FLOOR: return t->cache_capacity > 0;
+    default: return t->step_overhead > 0;
     }
 }
 
 /* Turn effect e off in p's timing, as the target file would with that
- * setting changed (double buffering off: a step loads, computes, writes). */
+ * setting changed (double buffering off: a step loads, computes, writes;
+ * units off: one unit, its tiles in waves of one at the whole bandwidth;
+ * shared cache off: no cache; cache floor off: a cache that every
+ * subgraph fits, so no subgraph waits for the slow memory behind it). */
 static void effect_off(ft_problem *p, int e)
 {
     ft_timing *t = &p->timing;
@@ -104,7 +121,14 @@ static void effect_off(ft_problem *p, int e)
     case EFF_WRITE_BW: t->write_bandwidth = 0; break;
     case EFF_DUPLEX: t->duplex = 0; break;
     case EFF_LAUNCH: t->launch_overhead = 0; break;
-    default: t->overlap = FT_OVERLAP_NONE; break;
+    case EFF_PIPELINE: t->overlap = FT_OVERLAP_NONE; break;
+    case EFF_UNITS: t->units = 1; break;
+    case EFF_CACHE: t->cache_capacity = t->cache_bandwidth = 0; break;
+    case EFF_FLOOR:
+        if (t->cache_capacity > 0)
+            t->cache_capacity = DBL_MAX;
+        break;
+    default: t->step_overhead = 0; break;
     }
 }
 

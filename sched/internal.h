@@ -55,7 +55,7 @@ static inline double ksum_value(const ksum *k) { return k->s + k->c; }
 
 /* The bandwidths a subgraph's steps move data at, elements per cost unit
  * (read rb, write wb): p's, the shared cache's when the subgraph's
- * footprint fits it (cached = 1, ft__sg_rates), then 1/u of them for a
+ * footprint fits it (cached = 1, ft__step_rates), then 1/u of them for a
  * tile of a wave of u units (ft__rates_share). */
 typedef struct ft__rates {
     double rb, wb;
@@ -64,6 +64,11 @@ typedef struct ft__rates {
 
 /* p's own bandwidths, no cache. */
 void ft__rates_init(const ft_problem *p, ft__rates *r);
+
+/* The bandwidths every step of p moves data at before the units share
+ * them (ft_timing): the shared cache's, reads and writes alike, when p has
+ * one (cached = 1), else p's own. */
+void ft__step_rates(const ft_problem *p, ft__rates *r);
 
 /* *r = whole with both bandwidths divided by u (u <= 1: whole). */
 void ft__rates_share(const ft__rates *whole, int64_t u, ft__rates *r);

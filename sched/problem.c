@@ -178,6 +178,15 @@ void ft__rates_init(const ft_problem *p, ft__rates *r)
     r->cached = 0;
 }
 
+void ft__step_rates(const ft_problem *p, ft__rates *r)
+{
+    ft__rates_init(p, r);
+    if (p->timing.cache_capacity > 0) {
+        r->rb = r->wb = p->timing.cache_bandwidth;
+        r->cached = 1;
+    }
+}
+
 void ft__fastest_rates(const ft_problem *p, ft__rates *r)
 {
     ft__rates_init(p, r);

@@ -93,9 +93,8 @@ static int sg_rates(ft_walk *w, ft_status *st)
         }
         free(seen);
         w->floor = reads + writes <= tm->cache_capacity ? 0 : reads / w->rates.rb + writes / w->rates.wb;
-        w->rates.rb = w->rates.wb = tm->cache_bandwidth;
-        w->rates.cached = 1;
     }
+    ft__step_rates(p, &w->rates);
     w->wave = 0;
     ft__walk_at(w, 0);
     return FT_OK;

@@ -35,12 +35,12 @@ struct ft_walk {
     int kinds_differ;           /* two needs of one upstream output had different
                                    dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
-    ft__rates rates;            /* the subgraph's bandwidths (ft__sg_rates) */
+    ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
     ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
     int64_t wave;               /* tiles of the current tile's wave */
     double floor;               /* least latency of the steps together: with a shared cache
                                    the subgraph does not fit, its slow-memory footprint at
-                                   p's own bandwidths (ft__sg_rates); else 0 */
+                                   p's own bandwidths (walk.c, sg_rates); else 0 */
     /* per-step output */
     int cap;                    /* slice capacity */
     ft_slice *slices, *prev;

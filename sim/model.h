@@ -27,6 +27,13 @@
 #include "fusetile.h"
 #include "trace.h"
 
+/* The cost model's shared rules (sched/internal.h: the units' waves and
+ * their share of the bandwidths, the bandwidths the steps see), called
+ * here as in the analytic model so that the two cannot drift apart. */
+extern "C" {
+#include "internal.h"
+}
+
 namespace ftsim {
 
 /* ------------------------------------------------------------------ time */
@@ -52,6 +59,21 @@ fs_t to_fs(double units);
 /* fs to cost units. */
 inline double to_units(fs_t fs) { return (double)fs / FS_PER_UNIT; }
 
+/* ------------------------------------------------- helpers of the model */
+
+/* printf into a std::string (at most 511 characters). */
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/* Division rounding up for positive operands. */
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/* Elements of a region. */
+inline std::int64_t region_elems(const ft_region &r) { return (r.r1 - r.r0) * (r.c1 - r.c0); }
+/* Whether two regions are the same. */
+inline bool region_eq(const ft_region &a, const ft_region &b)
+{
+    return a.r0 == b.r0 && a.r1 == b.r1 && a.c0 == b.c0 && a.c1 == b.c1;
+}
+
 /* ------------------------------------------------------------- failures */
 
 /* The schedule is invalid: thrown by the controller (plan checks and
@@ -68,18 +90,25 @@ struct Invalid : std::runtime_error {
 
 /* ------------------------------------------------------------ interfaces */
 
-/* A slow-memory channel: one queue, transfers served in issue order at
- * `bandwidth` elements per cost unit, each moving data no earlier than the
- * transfer latency after its issue (requests are pipelined: the latency of
- * a transfer queued behind others is hidden). */
+/* A slow-memory channel (with a shared cache: the cache's port to the
+ * units): a queue per compute unit (a lane), transfers served in issue
+ * order on their lane, each moving data no earlier than the transfer
+ * latency after its issue (requests are pipelined: the latency of a
+ * transfer queued behind others is hidden).  The units of a wave of
+ * `share` tiles use the channel together: each lane moves data at
+ * bandwidth / share (ft__rates_share, ft_timing's units). */
 struct channel_if : virtual sc_core::sc_interface {
-    /* Queue a transfer of `elems` elements issued at time `issue`, taking
-     * elems x `scale` / bandwidth (scale != 1: a write on a shared channel
-     * whose write bandwidth differs).  Returns its end; *start receives the
-     * time its data starts moving (issue + latency, or when the transfers
-     * queued before it have ended). */
-    virtual fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0) = 0;
-    /* Total time spent moving data since the last reset. */
+    /* Queue on lane `lane` (the compute unit; 0 with one unit) a transfer
+     * of `elems` elements issued at time `issue`, taking elems x `scale` /
+     * (bandwidth / share) (scale != 1: a write on a shared channel whose
+     * write bandwidth differs; share: the tiles of the issuing tile's
+     * wave).  Returns its end; *start receives the time its data starts
+     * moving (issue + latency, or when the transfers queued before it on
+     * the lane have ended). */
+    virtual fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0, int lane = 0, std::int64_t share = 1) = 0;
+    /* Time spent moving data since the last reset, each transfer's weighted
+     * by its share of the bandwidth (1 / share): the whole channel's busy
+     * time. */
     virtual fs_t busy() const = 0;
 };
 
@@ -122,10 +151,33 @@ struct compute_if : virtual sc_core::sc_interface {
      * padding of spatial dimensions to native tiles, proportional
      * reduction, depth). */
     virtual double op_cost(ft_role role, const ft_active &a) const = 0;
-    /* Queue a computation of `cost` units issued at `issue`; returns its end,
-     * *start its start. */
-    virtual fs_t run(double cost, fs_t issue, fs_t *start) = 0;
-    /* Total time spent computing since the last reset. */
+    /* Queue on compute unit `unit` (0 with one unit) a step's computation:
+     * its ops' `cost` units plus the step overhead (ft_timing: every step
+     * pays it), issued at `issue`; returns its end, *start its start.
+     * Each unit computes one step at a time, in issue order. */
+    virtual fs_t run(double cost, fs_t issue, fs_t *start, int unit = 0) = 0;
+    /* Time spent computing since the last reset, summed over the units. */
+    virtual fs_t busy() const = 0;
+};
+
+/* The shared cache between the units and the slow memory (ft_timing's
+ * cache_capacity and cache_bandwidth).  The units' transfers go to the
+ * cache, whose port the channels model at the cache's bandwidth; behind it
+ * the slow memory moves each subgraph's footprint, unless the footprint
+ * fits the capacity (warm: it stays in the cache between runs, as in a
+ * benchmark replayed back to back). */
+struct cache_if : virtual sc_core::sc_interface {
+    /* A subgraph whose slow-memory footprint is `reads` elements to load and
+     * `writes` to write back (each tensor whole and once) starts at `at`.
+     * Returns when the slow memory has moved that footprint through the
+     * cache, the earliest end of the subgraph: `at` without a cache or when
+     * reads + writes fit its capacity; else after the reads at the slow
+     * memory's read bandwidth, then the writes at its write bandwidth. */
+    virtual fs_t fill(std::int64_t reads, std::int64_t writes, fs_t at) = 0;
+    /* Whether there is a cache. */
+    virtual bool present() const = 0;
+    /* Time the slow memory behind the cache spent moving data since the
+     * last reset. */
     virtual fs_t busy() const = 0;
 };
 
@@ -143,6 +195,10 @@ public:
     void reset(fs_t now, double rate);
     /* Serve `work` issued at `issue`; returns the end, *start the start. */
     fs_t serve(double work, fs_t issue, fs_t *start);
+    /* The same at `rate` work per cost unit from now on: a rate other than
+     * the current one starts a new busy period when the last item ends (or
+     * at `issue` when idle). */
+    fs_t serve(double work, fs_t issue, fs_t *start, double rate);
     /* Time spent serving since reset. */
     fs_t busy() const { return busy_; }
 
@@ -157,15 +213,17 @@ private:
 class Channel : public sc_core::sc_module, public channel_if {
 public:
     explicit Channel(sc_core::sc_module_name name);
-    /* A run starts at `now`; bandwidth in elements per cost unit, latency
-     * in cost units. */
-    void reset(double bandwidth, double latency, fs_t now);
-    fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0) override;
-    fs_t busy() const override { return q_.busy(); }
+    /* A run starts at `now` with `lanes` lanes (the compute units);
+     * bandwidth in elements per cost unit, latency in cost units. */
+    void reset(double bandwidth, double latency, fs_t now, int lanes = 1);
+    fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0, int lane = 0, std::int64_t share = 1) override;
+    fs_t busy() const override { return busy_; }
 
 private:
-    BusyQueue q_;  /* work in elements, rate = bandwidth */
+    double bandwidth_ = 1;
+    std::vector<BusyQueue> lanes_;  /* work in elements, rate = the lane's share of the bandwidth */
     fs_t latency_ = 0;
+    fs_t busy_ = 0;
 };
 
 class FastMemory : public sc_core::sc_module, public memory_if {
@@ -193,19 +251,37 @@ private:
 class ComputeEngine : public sc_core::sc_module, public compute_if {
 public:
     explicit ComputeEngine(sc_core::sc_module_name name);
-    /* A run starts at `now` for problem p under `model`. */
-    void reset(const ft_problem *p, ft_compute_model model, fs_t now);
+    /* A run starts at `now` for problem p under `model`, on `units`
+     * compute units. */
+    void reset(const ft_problem *p, ft_compute_model model, fs_t now, int units = 1);
     int check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const override;
     double op_cost(ft_role role, const ft_active &a) const override;
-    fs_t run(double cost, fs_t issue, fs_t *start) override;
-    fs_t busy() const override { return q_.busy(); }
+    fs_t run(double cost, fs_t issue, fs_t *start, int unit = 0) override;
+    fs_t busy() const override;
 
 private:
     std::int64_t nw_ = 1, nh_ = 1, nk_ = 1;
     bool larger_ = false;
     const ft_problem *p_ = nullptr;
     ft_compute_model model_ = FT_COMPUTE_NATIVE;
-    BusyQueue q_;  /* work in cost units, rate 1 */
+    double step_overhead_ = 0;
+    std::vector<BusyQueue> q_;  /* per unit: work in cost units, rate 1 */
+};
+
+class SharedCache : public sc_core::sc_module, public cache_if {
+public:
+    explicit SharedCache(sc_core::sc_module_name name);
+    /* A run starts at `now` for problem p: its cache (none when
+     * timing.cache_capacity is 0) and its slow memory's bandwidths. */
+    void reset(const ft_problem *p, fs_t now);
+    fs_t fill(std::int64_t reads, std::int64_t writes, fs_t at) override;
+    bool present() const override { return capacity_ > 0; }
+    fs_t busy() const override { return slow_.busy(); }
+
+private:
+    double capacity_ = 0;          /* elements */
+    double read_bw_ = 1, write_bw_ = 1;  /* the slow memory's */
+    BusyQueue slow_;               /* the slow memory behind the cache */
 };
 
 /* Per-subgraph figures of a replay. */
@@ -213,7 +289,102 @@ struct SgResult {
     fs_t simulated = 0;
     std::int64_t steps = 0;
     std::int64_t peak = 0;
-    fs_t channel_busy = 0, compute_busy = 0;  /* the busier channel's, with separate channels */
+    fs_t channel_busy = 0;  /* the busier channel's, with separate channels */
+    fs_t compute_busy = 0;  /* with several units, their mean */
+};
+
+/* ------------------------------------------------------------- units */
+
+/* Where one compute unit stands in the replay of a subgraph. */
+struct UnitClock {
+    fs_t next = 0;               /* overlap STEP and NONE: when its next step starts */
+    fs_t c_prev = 0, c_prev2 = 0;  /* PIPELINE: compute ends of its last two steps */
+    fs_t end = 0;                /* the end of the last thing it did */
+    std::vector<ft_slice> pending;  /* PIPELINE: its last step's write-backs, not issued yet */
+    std::int64_t pending_share = 1; /* ... the wave size of that step */
+    std::int64_t tile = -1, step = -1, kstep = -1;  /* its last step */
+};
+
+/* The wave scheduler of ft_timing's units: a subgraph's tiles go to the
+ * units in waves of `units` tiles, in traversal order; the tile at
+ * position pos runs on unit pos mod units and moves data at its wave's
+ * share of the bandwidths (ft__wave_size tiles share them); a wave ends
+ * when its slowest tile ends.  With one unit every tile is a wave. */
+class Waves {
+public:
+    /* A subgraph of `ntiles` tiles of p starts at `t` (after its launch
+     * overhead). */
+    void begin(const ft_problem *p, std::int64_t ntiles, fs_t t);
+    /* The tile at traversal position `pos` comes next (positions in
+     * order).  Returns its unit.  When it opens a wave after the first,
+     * the previous wave is over: overlap STEP and NONE: every unit's next
+     * step starts when the wave's last step ends; PIPELINE (the units keep
+     * their pipelines across waves): no compute of the new wave starts
+     * before the last compute of the previous one (barrier()); and *opened
+     * is set. */
+    int tile(std::int64_t pos, bool *opened);
+    /* Tiles of the current wave: the units that share the bandwidths. */
+    std::int64_t share() const { return share_; }
+    /* The state of unit u (0 .. units - 1). */
+    UnitClock &unit(int u) { return units_[(size_t)u]; }
+    /* PIPELINE with several units: no compute of the current wave starts
+     * before this; else 0. */
+    fs_t barrier() const { return barrier_; }
+    /* No step issued from now on starts (nor issues anything) before this
+     * time: the units' next step times (PIPELINE: the compute ends that
+     * free their buffers). */
+    fs_t horizon() const;
+    /* The latest end over the units (at least the subgraph's start). */
+    fs_t end() const;
+    /* Units that ran a tile of the subgraph so far. */
+    int used() const { return used_; }
+
+private:
+    const ft_problem *p_ = nullptr;
+    bool pipeline_ = false;
+    std::int64_t ntiles_ = 0, units_n_ = 1, share_ = 1;
+    int used_ = 0;
+    fs_t start_ = 0, barrier_ = 0;
+    std::vector<UnitClock> units_;
+};
+
+/* The trace records of a replay on several units, held until no later
+ * record can start before them and then handed to the trace in time order
+ * (the trace wants each kind's spans in time order, ft_trace_span; the
+ * units of a wave are replayed one after the other, each from the wave's
+ * start).  With one unit records go straight to the trace. */
+class TraceQueue {
+public:
+    /* A run with trace t (NULL: none) on `units` units. */
+    void begin(ft_trace *t, int units);
+    /* A subgraph starts: every unit's fast memory is empty. */
+    void new_subgraph();
+    /* Record a span (ft_trace_span). */
+    void span(const ft_trace_event &e);
+    /* Unit `unit`'s fast memory holds `elems` from `time` on; the trace
+     * shows the fullest unit's occupancy (ft_trace_occupancy). */
+    void occupancy(double time, int unit, std::int64_t elems);
+    /* Hand over the records that start at or before `upto` (cost units
+     * since the run's start), in time order, and tell the trace that no
+     * later record starts before it (ft_trace_sync). */
+    void release(double upto);
+    /* Hand over every record held (a subgraph ends). */
+    void flush();
+
+private:
+    struct Item {
+        double start;
+        std::uint64_t seq;   /* arrival order, for records that start together */
+        int unit;            /* occupancy: the unit; span: -1 */
+        std::int64_t elems;  /* occupancy */
+        ft_trace_event ev;   /* span */
+    };
+    void emit(const Item &it);
+    ft_trace *t_ = nullptr;
+    bool direct_ = true;
+    std::uint64_t seq_ = 0;
+    std::vector<Item> items_;
+    std::vector<std::int64_t> occ_;  /* per unit: its fast memory's occupancy */
 };
 
 /* One replay for the controller. */
@@ -240,6 +411,7 @@ public:
     sc_core::sc_port<channel_if> write_channel;  /* writes when the timing is duplex */
     sc_core::sc_port<memory_if> memory;
     sc_core::sc_port<compute_if> engine;
+    sc_core::sc_port<cache_if> cache;
 
     SC_HAS_PROCESS(Controller);
     explicit Controller(sc_core::sc_module_name name);
@@ -252,6 +424,9 @@ private:
     void replay(Job &job);
     void plan(Job &job);
     void run_subgraph(Job &job, int sg, fs_t t_start);
+    /* Nothing from now on starts before `t`: the kernel's clock moves on
+     * to it and the trace records before it go out. */
+    void sync(Job &job, fs_t t);
 
     sc_core::sc_event job_ev_;
     Job *job_ = nullptr;
@@ -262,16 +437,22 @@ private:
         std::int64_t ntx = 0, nty = 0, nk = 0;
         std::vector<int> written;        /* outputs written to slow memory */
         std::vector<std::int64_t> buffers;  /* output buffer sizes */
+        /* the slow-memory footprint (each tensor whole and once): inputs
+         * neither made here nor resident, and written outputs */
+        std::int64_t footprint_reads = 0, footprint_writes = 0;
     };
     std::vector<SgPlan> plans_;
     std::vector<unsigned char> produced_;  /* per tensor, current subgraph */
     std::vector<unsigned char> written_;   /* per tensor, current subgraph */
     std::vector<unsigned char> executed_;  /* per op */
     std::vector<ft_role> op_role_;         /* per op, current subgraph */
-    std::vector<ft_slice> needs_, loads_, writes_, pending_;
-    /* Queue `ws` (write-backs issued at `at`) on the write channel (or the
-     * shared one); returns the last one's end (`at` when there are none). */
-    fs_t issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev);
+    std::vector<ft_slice> needs_, loads_, writes_;
+    Waves waves_;
+    TraceQueue tq_;
+    /* Queue `ws` (write-backs issued at `at` by unit `unit`, in a wave of
+     * `share` tiles) on the write channel (or the shared one); returns the
+     * last one's end (`at` when there are none). */
+    fs_t issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share);
 };
 
 /* The process's model: built on first use (SystemC elaborates once per
@@ -281,6 +462,7 @@ struct Model {
     Channel write_channel;
     FastMemory memory;
     ComputeEngine engine;
+    SharedCache cache;
     Controller controller;
     Model();
 };

@@ -117,12 +117,6 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         sim->msg = "ft_sim_run: another replay is running in this process";
         return FT_EINPUT;
     }
-    if (p->timing.units > 1 || p->timing.cache_capacity > 0) {
-        /* the whole-device terms (ft_timing) are analytic only so far */
-        sim->msg = "ft_sim_run: the simulator does not model several units or a shared cache yet (the target's units and "
-                   "shared_cache); use evaluate, or a target of one unit";
-        return FT_EINPUT;
-    }
     ft_sim_opts defaults;
     ft_sim_opts_init(&defaults);
     if (!o)
@@ -141,6 +135,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             tc.capacity = p->capacity;
             tc.clock_hz = o->clock_hz;
             tc.duplex = p->timing.duplex != 0;
+            tc.units = p->timing.units > 1 ? p->timing.units : 1; /* a VCD signal and a thread per compute unit */
             tc.window_first = o->window_first;
             tc.window_count = o->window_count;
             int rc = ft_trace_open_config(&trace.t, &tc, err, sizeof err);

@@ -64,8 +64,11 @@ typedef struct ft_sim_sg {
     int64_t steps;
     int64_t peak_occupancy;    /* elements in fast memory at the fullest */
     double channel_busy;       /* fraction of the subgraph's time the channel moved data (with
-                                  separate read and write channels, the busier one's) */
-    double compute_busy;       /* fraction of the subgraph's time the engine computed */
+                                  separate read and write channels, the busier one's; with
+                                  several units, each transfer weighted by its share of the
+                                  bandwidth; with a shared cache, the cache's port) */
+    double compute_busy;       /* fraction of the subgraph's time the engine computed (with
+                                  several units, the mean over all of them) */
 } ft_sim_sg;
 
 typedef struct ft_sim_result {
@@ -96,8 +99,8 @@ int ft_sim_new(ft_sim **out, const char **err);
  * o->analytic is 0.  Returns FT_OK; FT_EINVALID when the simulator finds
  * the schedule invalid on its own (r->reason, fail_* and the message say
  * where; e.g. the fast memory overflows); FT_EINPUT for a NULL argument, a
- * machine with several units or a shared cache (not modelled yet), a
- * trace file that cannot be written, a trace clock or window out of range
+ * trace file that cannot be written (or a trace of a machine of more than
+ * FT_TRACE_MAX_UNITS units), a trace clock or window out of range
  * (a window that starts past the replay's last step included), a subgraph
  * whose step count overflows
  * 64 bits, a replay that would run past the process's simulated clock

@@ -475,6 +475,18 @@ void ft_trace_occupancy(ft_trace *t, double time, int64_t elems)
 }
 
 /* Contract: trace.h. */
+void ft_trace_sync(ft_trace *t, double time)
+{
+    if (!t || t->failed || !t->has_vcd)
+        return;
+    if (!(time >= 0) || !isfinite(time)) {
+        ft__trace_fail(t, "%s: sync time %.17g is out of range", ft__trace_name(t), time);
+        return;
+    }
+    ft__vcd_sync(t, time);
+}
+
+/* Contract: trace.h. */
 int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
 {
     int rc = FT_OK;

@@ -11,7 +11,8 @@
  * SystemC clock).  The simulator calls ft_trace_span() for every step,
  * transfer, compute and subgraph span and ft_trace_occupancy() at every
  * step's start, in non-decreasing time order per unit and subgraph by
- * subgraph; ft_trace_close() writes the files.  traces/README.md documents
+ * subgraph (ft_trace_sync() says when every unit has moved on);
+ * ft_trace_close() writes the files.  traces/README.md documents
  * the formats.
  */
 #ifndef FT_TRACE_H
@@ -129,6 +130,15 @@ void ft_trace_span(ft_trace *t, const ft_trace_event *e);
  * simulator reports it at each step's start, before the step's spans, and
  * 0 at the end; a repeated value is written once). */
 void ft_trace_occupancy(ft_trace *t, double time, int64_t elems);
+
+/* Promise that no span or occupancy change recorded from now on starts
+ * before `time` (cost units): the VCD writer may then write out the
+ * changes before it although some unit (a compute unit with no work, the
+ * write channel) has reported nothing lately, instead of holding them or
+ * spilling them to disk.  A record that breaks the promise fails the trace.
+ * The simulator calls it as its units move on together (a replay on
+ * several units).  t may be NULL. */
+void ft_trace_sync(ft_trace *t, double time);
 
 /* Finish the files (closing JSON brackets, final VCD timestamp at end_time
  * or, with a window, at the end of its last span; the save file), rename

@@ -187,6 +187,9 @@ void ft__json_free(chrome *c);
  * units); gtkw: write the save file; free: release. */
 int ft__vcd_init(ft_trace *t);
 int ft__vcd_order(ft_trace *t, int kind, int unit, double start, const ft_trace_event *e);
+/* Every unit has reached `time` (cost units): the watermark may pass it
+ * though a unit has been silent (ft_trace_sync). */
+void ft__vcd_sync(ft_trace *t, double time);
 void ft__vcd_span(ft_trace *t, const ft_trace_event *e, int64_t g);
 void ft__vcd_occupancy(ft_trace *t, double time, int64_t elems);
 void ft__vcd_position(ft_trace *t, double time, int sg, int64_t g);

@@ -364,6 +364,16 @@ int ft__vcd_order(ft_trace *t, int kind, int unit, double start, const ft_trace_
 }
 
 /* Contract: trace_int.h. */
+void ft__vcd_sync(ft_trace *t, double time)
+{
+    vcd *v = &t->v;
+    int64_t s = ft__vcd_ticks(v, time);
+    for (int u = 0; s >= 0 && u < v->nwm; u++)
+        if (v->unit_last[u] < s)
+            v->unit_last[u] = s;
+}
+
+/* Contract: trace_int.h. */
 void ft__vcd_span(ft_trace *t, const ft_trace_event *e, int64_t g)
 {
     int64_t s = ft__vcd_ticks(&t->v, e->start), f = ft__vcd_ticks(&t->v, e->end);

@@ -1,0 +1,276 @@
+/* modules.cc - the resource modules of the simulator (model.h): the busy queue they share, the slow-memory channel and its lanes, the fast memory, the compute engine and its units, the shared cache; and the model's time conversion. */
+#include "model.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+using sc_core::sc_module_name;
+
+namespace ftsim {
+
+/* Contract: model.h. */
+std::string fmt(const char *f, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+const char *const CLOCK_EXHAUSTED =
+    "the simulated clock of this process is exhausted (2^64 fs, about 1.8e10 cost units over all runs); replay in a new process";
+
+fs_t to_fs(double units)
+{
+    if (!(units >= 0) || units > MAX_SPAN_UNITS)
+        throw std::overflow_error(fmt("a span of %.17g cost units is outside the simulator's clock (0 to %.3g units at 1 fs resolution)",
+                                      units, MAX_SPAN_UNITS));
+    return (fs_t)std::llround(units * FS_PER_UNIT);
+}
+
+/* ------------------------------------------------------------ BusyQueue */
+
+void BusyQueue::reset(fs_t now, double rate)
+{
+    rate_ = rate;
+    free_at_ = now;
+    period_start_ = now;
+    period_work_ = 0;
+    busy_ = 0;
+}
+
+fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
+{
+    if (issue >= free_at_) { /* idle: a new busy period starts */
+        period_start_ = issue;
+        period_work_ = 0;
+        *start = issue;
+    } else {
+        *start = free_at_;
+    }
+    period_work_ += work;
+    fs_t end;
+    if (__builtin_add_overflow(period_start_, to_fs(period_work_ / rate_), &end))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    if (end < *start)
+        end = *start;
+    busy_ += end - *start;
+    free_at_ = end;
+    return end;
+}
+
+fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start, double rate)
+{
+    if (rate != rate_) {
+        /* rounding restarts with the rate: a new busy period from when the
+         * queue frees (the items before keep their ends) */
+        rate_ = rate;
+        period_start_ = issue > free_at_ ? issue : free_at_;
+        period_work_ = 0;
+    }
+    return serve(work, issue, start);
+}
+
+/* -------------------------------------------------------------- Channel */
+
+Channel::Channel(sc_module_name name) : sc_core::sc_module(name) {}
+
+void Channel::reset(double bandwidth, double latency, fs_t now, int lanes)
+{
+    bandwidth_ = bandwidth;
+    lanes_.resize((size_t)(lanes > 1 ? lanes : 1));
+    for (BusyQueue &q : lanes_)
+        q.reset(now, bandwidth);
+    latency_ = to_fs(latency);
+    busy_ = 0;
+}
+
+fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale, int lane, std::int64_t share)
+{
+    fs_t at;
+    if (__builtin_add_overflow(issue, latency_, &at))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    /* the lane's share of the bandwidth: the cost model's rule */
+    ft__rates whole = {bandwidth_, bandwidth_, 0}, mine;
+    ft__rates_share(&whole, share, &mine);
+    BusyQueue &q = lanes_.at((size_t)lane);
+    const fs_t busy0 = q.busy();
+    fs_t end = q.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start, mine.rb);
+    busy_ += share > 1 ? (q.busy() - busy0) / (fs_t)share : q.busy() - busy0;
+    return end;
+}
+
+/* ----------------------------------------------------------- FastMemory */
+
+FastMemory::FastMemory(sc_module_name name) : sc_core::sc_module(name) {}
+
+void FastMemory::reset(const ft_problem *p)
+{
+    p_ = p;
+    capacity_ = p->capacity;
+    whole_.assign((size_t)p->ntensors, 0);
+    whole_list_.clear();
+    whole_elems_ = buf_elems_ = slice_elems_ = 0;
+    cur_.clear();
+    prev_.clear();
+}
+
+bool FastMemory::can_retain(const unsigned char *produced, int t) const
+{
+    return t >= 0 && t < p_->ntensors && produced[t];
+}
+
+void FastMemory::begin_subgraph(const std::int64_t *buf, int nbuf)
+{
+    buf_elems_ = 0;
+    for (int i = 0; i < nbuf; i++)
+        buf_elems_ += buf[i];
+    cur_.clear();
+    prev_.clear();
+    slice_elems_ = 0;
+}
+
+std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice> *loads)
+{
+    cur_.swap(prev_);
+    cur_.clear();
+    slice_elems_ = 0;
+    for (int i = 0; i < n; i++) {
+        const ft_slice &s = need[i];
+        if (whole_[(size_t)s.tensor])
+            continue; /* the whole tensor is here */
+        bool dup = false;
+        for (const ft_slice &c : cur_)
+            if (c.tensor == s.tensor && region_eq(c.region, s.region)) {
+                dup = true;
+                break;
+            }
+        if (dup)
+            continue;
+        cur_.push_back(s);
+        slice_elems_ += region_elems(s.region);
+        bool held = false;
+        for (const ft_slice &q : prev_)
+            if (q.tensor == s.tensor && region_eq(q.region, s.region)) {
+                held = true;
+                break;
+            }
+        if (!held)
+            loads->push_back(s);
+    }
+    return whole_elems_ + buf_elems_ + slice_elems_;
+}
+
+void FastMemory::end_subgraph(const int *retained, int n)
+{
+    for (int t : whole_list_)
+        whole_[(size_t)t] = 0;
+    whole_list_.clear();
+    whole_elems_ = 0;
+    for (int i = 0; i < n; i++) {
+        int t = retained[i];
+        if (whole_[(size_t)t])
+            continue;
+        whole_[(size_t)t] = 1;
+        whole_list_.push_back(t);
+        whole_elems_ += ft_tensor_size(p_, t);
+    }
+    buf_elems_ = slice_elems_ = 0;
+    cur_.clear();
+    prev_.clear();
+}
+
+void FastMemory::usage(std::int64_t *whole, std::int64_t *buffers, std::int64_t *slices) const
+{
+    *whole = whole_elems_;
+    *buffers = buf_elems_;
+    *slices = slice_elems_;
+}
+
+/* -------------------------------------------------------- ComputeEngine */
+
+ComputeEngine::ComputeEngine(sc_module_name name) : sc_core::sc_module(name) {}
+
+void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now, int units)
+{
+    p_ = p;
+    nw_ = p->native_w;
+    nh_ = p->native_h;
+    nk_ = ft_native_k(p);
+    larger_ = p->allow_larger != 0;
+    model_ = model;
+    step_overhead_ = p->timing.step_overhead;
+    q_.resize((size_t)(units > 1 ? units : 1));
+    for (BusyQueue &q : q_)
+        q.reset(now, 1.0);
+}
+
+int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const
+{
+    const std::int64_t v[3] = {w, h, k}, lim[3] = {nw_, nh_, nk_};
+    static const char *name[3] = {"w", "h", "k"};
+    static const char *what[3] = {"tile width", "tile height", "k-slice"};
+    for (int d = 0; d < 3; d++) {
+        if (v[d] < 1) {
+            *why = fmt("%s = %lld is below 1", name[d], (long long)v[d]);
+            return FT_R_GRANULARITY_BELOW_ONE;
+        }
+        if (v[d] > lim[d] && !larger_) {
+            *why = fmt("%s = %lld is above native %lld: the compute engine cannot run a %s larger than its native %s", name[d],
+                       (long long)v[d], (long long)lim[d], what[d], d == 1 ? "height" : "width");
+            return FT_R_GRANULARITY_ABOVE_NATIVE;
+        }
+    }
+    return FT_R_NONE;
+}
+
+/* The compute rule is the library's own (ft_op_compute): the simulator
+ * replays time, not the arithmetic of one op's cost.  It applies it with
+ * the role the controller derived itself, so a wrong role in either shows
+ * as a difference. */
+double ComputeEngine::op_cost(ft_role role, const ft_active &a) const
+{
+    ft_active x = a;
+    x.role = role;
+    return ft_op_compute(p_, model_, &x);
+}
+
+fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start, int unit)
+{
+    return q_.at((size_t)unit).serve(cost + step_overhead_, issue, start);
+}
+
+fs_t ComputeEngine::busy() const
+{
+    fs_t b = 0;
+    for (const BusyQueue &q : q_)
+        b += q.busy();
+    return b;
+}
+
+/* ---------------------------------------------------------- SharedCache */
+
+SharedCache::SharedCache(sc_module_name name) : sc_core::sc_module(name) {}
+
+void SharedCache::reset(const ft_problem *p, fs_t now)
+{
+    ft__rates own;
+    ft__rates_init(p, &own);
+    capacity_ = p->timing.cache_capacity;
+    read_bw_ = own.rb;
+    write_bw_ = own.wb;
+    slow_.reset(now, read_bw_);
+}
+
+fs_t SharedCache::fill(std::int64_t reads, std::int64_t writes, fs_t at)
+{
+    if (capacity_ <= 0 || (double)reads + (double)writes <= capacity_)
+        return at; /* warm: the footprint stays in the cache between runs */
+    fs_t start, end = slow_.serve((double)reads, at, &start, read_bw_);
+    return slow_.serve((double)writes, end, &start, write_bw_);
+}
+
+}  // namespace ftsim

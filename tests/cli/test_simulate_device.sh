@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# test_simulate_device.sh - `fusetile simulate` on a whole-device target
+# (targets/gpu-h100.cfg: 132 units, a shared L2 cache, a step overhead,
+# double buffering): the simulator models the whole-device terms and agrees
+# with the analytic model (docs/DEVICE.md).
+#
+# usage: test_simulate_device.sh FUSETILE [VECTORS_DIR]
+#
+#  - on scheduler schedules of public benchmarks and examples, and on a
+#    two-wave Pointwise and one whose footprint overflows the L2 (the cache
+#    floor binds): the report accounts for every difference, and a subgraph
+#    that differs names double buffering (the one effect without an exact
+#    closed form); with double buffering off, simulated = analytic per
+#    subgraph and in total;
+#  - the report turns off each whole-device effect (units, shared cache,
+#    cache floor, step overhead) and they cost something;
+#  - traces have a busy signal and a thread per unit (132);
+#  - a trace of more units than traces show is refused, the replay is not.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+[ $# -ge 1 ] || { echo "usage: test_simulate_device.sh FUSETILE [VECTORS_DIR]" >&2; exit 2; }
+bin=$1
+src=${FT_SRCDIR:-$here/../..}
+h100=$src/targets/gpu-h100.cfg
+
+# json FILE EXPR: evaluate the Python expression EXPR over the JSON object d
+# read from FILE and print the result.
+json() {
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# The H100 without double buffering: every other term has a closed form.
+sed -E 's/^([[:space:]]*double_buffering[[:space:]]*=)[^;]*;/\1 false;/' "$h100" >"$tmp/nodb.cfg"
+expect nodb-config "no double_buffering setting in $h100" grep -q "double_buffering = false;" "$tmp/nodb.cfg"
+
+# A Pointwise op on an N x N tensor at 128 x 128: N = 2048 gives 256 tiles
+# (two waves on 132 units, the L2 holds its footprint); N = 4096 overflows
+# the L2 (2 x 16M elements of 2 bytes > 50 MiB): the cache floor binds.
+for n in 2048 4096; do
+    printf '{"widths": [%d, %d], "heights": [%d, %d], "inputs": [[0]], "outputs": [[1]], "base_costs": [100], "op_types": ["Pointwise"], "fast_memory_capacity": 100000, "slow_memory_bandwidth": 10, "native_granularity": [128, 128]}\n' \
+        "$n" "$n" "$n" "$n" >"$tmp/pw$n.json"
+done
+printf '{"subgraphs": [[0]], "granularities": [[128, 128, 1]], "tensors_to_retain": [[]], "traversal_orders": [null]}\n' >"$tmp/pw.schedule.json"
+
+limit=1
+[ "${FT_SLOW:-0}" = 1 ] && limit=3
+cases="pw2048 pw4096"
+for P in "$src/benchmarks/mlsys-2026-1.json" "$src/benchmarks/mlsys-2026-9.json" "$src/examples/bert_layer.problem.json"; do
+    n=$(basename "$P" .json)
+    n=${n%.problem}
+    cp "$P" "$tmp/$n.json"
+    check "$n-schedule" 0 - "" -- "$bin" schedule "$P" --target "$h100" --time-limit $limit -q -o "$tmp/$n.schedule.json"
+    cases="$cases $n"
+done
+cp "$tmp/pw.schedule.json" "$tmp/pw2048.schedule.json"
+cp "$tmp/pw.schedule.json" "$tmp/pw4096.schedule.json"
+
+for n in $cases; do
+    P=$tmp/$n.json
+    S=$tmp/$n.schedule.json
+    # The whole device: every difference accounted for, by double buffering.
+    check "$n-report" 0 out '^agreement +(yes|no \(accounted for by double buffering[a-z, ]*\)); every difference accounted for: yes$' \
+        -- "$bin" simulate "$P" "$S" --target "$h100"
+    for e in units 'shared cache' 'cache floor' 'step overhead'; do
+        check "$n-turned-off-$e" 0 out "^  $e +[0-9]" -- "$bin" simulate "$P" "$S" --target "$h100"
+    done
+    "$bin" simulate "$P" "$S" --target "$h100" --json >"$tmp/full.json" 2>/dev/null
+    expect "$n-accounted" "not every difference is accounted for" test "$(json "$tmp/full.json" 'd["accounted"]')" = True
+    expect "$n-named" "a subgraph that differs does not name double buffering" \
+        test "$(json "$tmp/full.json" 'all(s["accounted_for_by"] == "" or "double buffering" in s["accounted_for_by"] for s in d["subgraphs"])')" = True
+    expect "$n-units-cost" "the analytic total does not change with one unit" \
+        test "$(json "$tmp/full.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "units"][0] != d["total_analytic"]')" = True
+    expect "$n-overhead-costs" "the analytic total does not change without the step overhead" \
+        test "$(json "$tmp/full.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "step overhead"][0] < d["total_analytic"]')" = True
+
+    # Without double buffering: simulated = analytic, per subgraph and in
+    # total, and with each whole-device effect turned off too.
+    check "$n-no-double-buffering" 0 out '^agreement +yes; every difference accounted for: yes$' \
+        -- "$bin" simulate "$P" "$S" --target "$tmp/nodb.cfg"
+    "$bin" simulate "$P" "$S" --target "$tmp/nodb.cfg" --json >"$tmp/nodb.json" 2>/dev/null
+    expect "$n-no-double-buffering-subgraphs" "a subgraph differs with double buffering off" \
+        test "$(json "$tmp/nodb.json" 'all(abs(s["simulated"] - s["analytic"]) <= 1e-9 * s["analytic"] for s in d["subgraphs"])')" = True
+    expect "$n-no-double-buffering-effects" "a replay with a whole-device effect off differs" \
+        test "$(json "$tmp/nodb.json" 'all(v["ok"] and v["agree"] for v in d["effects_off"])')" = True
+done
+
+# The floor binds on the 4096 x 4096 Pointwise (its footprint at the HBM's
+# bandwidth exceeds its steps at the L2's), not on the 2048 one.
+"$bin" simulate "$tmp/pw4096.json" "$tmp/pw.schedule.json" --target "$tmp/nodb.cfg" --json >"$tmp/big.json" 2>/dev/null
+expect floor-binds "turning the cache floor off does not lower the 4096 x 4096 Pointwise" \
+    test "$(json "$tmp/big.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "cache floor"][0] < d["total_analytic"]')" = True
+"$bin" simulate "$tmp/pw2048.json" "$tmp/pw.schedule.json" --target "$tmp/nodb.cfg" --json >"$tmp/small.json" 2>/dev/null
+expect floor-warm "the cache floor binds on a footprint that fits the L2" \
+    test "$(json "$tmp/small.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "cache floor"][0] == d["total_analytic"]')" = True
+
+# Traces: a busy signal and a thread per unit.
+check trace-units 0 - "" -- "$bin" simulate "$tmp/pw2048.json" "$tmp/pw.schedule.json" --target "$h100" \
+    --trace "$tmp/t.json" --vcd "$tmp/t.vcd"
+expect vcd-unit131 "the VCD has no unit131_busy" grep -q ' unit131_busy \$end' "$tmp/t.vcd"
+expect vcd-no-unit132 "the VCD has unit132_busy" test -z "$(grep ' unit132_busy ' "$tmp/t.vcd")"
+expect json-unit131 "the Chrome trace has no thread for unit 131" grep -q '"compute unit 131"' "$tmp/t.json"
+expect json-valid "the Chrome trace is not valid JSON" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/t.json"
+
+# More units than a trace shows: the trace is refused, the replay is not.
+sed -E 's/^units = [0-9]+;/units = 2000;/' "$h100" >"$tmp/many.cfg"
+check many-units-trace 2 err 'units 2000 is out of range \(1 to 1024\)' \
+    -- "$bin" simulate "$tmp/pw2048.json" "$tmp/pw.schedule.json" --target "$tmp/many.cfg" --vcd "$tmp/m.vcd"
+check many-units 0 out '^agreement ' -- "$bin" simulate "$tmp/pw2048.json" "$tmp/pw.schedule.json" --target "$tmp/many.cfg"
+
+finish test_simulate_device
