@@ -34,7 +34,7 @@ static const char validate_help[] =
     "  --json            print one JSON object: rows (label, line, measured_us,\n"
     "                    predicted_us, error, held_out), mape, gmean, worst\n"
     "  --svg FILE        plot predicted against measured, log-log, with the\n"
-    "                    y = x line\n"
+    "                    y = x line, the worst rows labelled\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 done, 2 bad input or usage.\n";
@@ -258,8 +258,14 @@ int cmd_validate(int argc, char **argv)
         if (nworst)
             printf("\n");
     }
-    if (svg)
+    if (svg) {
+        /* only the worst rows are labelled: hundreds of labels hide the plot */
+        for (int i = 0; i < n; i++)
+            labels[i] = NULL;
+        for (int i = 0; i < nworst; i++)
+            labels[order[i]] = m->rows[row[order[i]]].label;
         rc = write_svg(svg, m, t, pred, meas, labels, n, &sx);
+    }
 done:
     free(pred);
     free(meas);
