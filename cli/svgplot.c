@@ -1,9 +1,7 @@
-/* svgplot.c - SVG scatter and line plots on linear or log axes for the command-line program (validate --svg, sweep plot): ticks, grid, legend, escaping, atomic write. */
-#include "svgplot.h"
+/* svgplot.c - SVG scatter and line plots on linear or log axes for the command-line program (validate --svg, sweep plot): axes and ticks, grid, series, legend, atomic write; the text helpers are in svgplot_text.c. */
+#include "svgplot_int.h"
 
-#include <locale.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,207 +28,6 @@ static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
                                       "#E69F00", "#56B4E9", "#000000"};
 #define NCOLOURS ((int)(sizeof palette / sizeof palette[0]))
 
-/* ------------------------------------------------------------ text */
-
-/* A growing string; bad is set (and sticks) when memory runs out. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int bad;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->bad)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 8192;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->bad = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-/* Length of the UTF-8 sequence at s if it encodes a character XML allows
- * (tab, newline, carriage return, U+0020 and up, not U+FFFE or U+FFFF),
- * else 0.  Stops at the terminating NUL. */
-static size_t xml_char_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') ? 1 : 0;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xEF && s[1] == 0xBF && s[2] >= 0xBE)
-            return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
-/* Append s XML-escaped; bytes that are not an allowed character become
- * '?'.  maxchars > 0: at most that many characters, then an ellipsis. */
-static void sb_xml(sbuf *b, const char *s, int maxchars)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    int nchars = 0;
-    while (*p) {
-        if (maxchars > 0 && nchars == maxchars) {
-            sb_puts(b, "\xE2\x80\xA6"); /* U+2026 */
-            return;
-        }
-        size_t n = xml_char_len(p);
-        nchars++;
-        if (n == 0) {
-            sb_put(b, "?", 1);
-            p++;
-            continue;
-        }
-        switch (*p) {
-        case '&': sb_puts(b, "&amp;"); break;
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
-        case '"': sb_puts(b, "&quot;"); break;
-        case '\'': sb_puts(b, "&#39;"); break;
-        default: sb_put(b, (const char *)p, n); break;
-        }
-        p += n;
-    }
-}
-
-/* Characters sb_xml(s, maxchars) shows (the ellipsis counts as one). */
-static int text_chars(const char *s, int maxchars)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    int nchars = 0;
-    while (*p) {
-        if (maxchars > 0 && nchars == maxchars)
-            return nchars + 1;
-        size_t n = xml_char_len(p);
-        p += n ? n : 1;
-        nchars++;
-    }
-    return nchars;
-}
-
-/* snprintf's text with the locale's decimal point turned into '.'. */
-static void c_point(char *buf)
-{
-    const char *dp = localeconv()->decimal_point;
-    if (!dp || !*dp || strcmp(dp, ".") == 0)
-        return;
-    char *q = strstr(buf, dp);
-    if (q) {
-        size_t n = strlen(dp);
-        *q = '.';
-        memmove(q + 1, q + n, strlen(q + n) + 1);
-    }
-}
-
-/* v with prec significant digits (%g), the exponent without '+' or
- * leading zeros ("1e6", "2.5e-7"), "-0" as "0".  Returns buf. */
-static const char *fmt_value(char *buf, size_t len, double v, int prec)
-{
-    snprintf(buf, len, "%.*g", prec, v);
-    c_point(buf);
-    char *e = strchr(buf, 'e');
-    if (e) {
-        char *d = e + 1;
-        if (*d == '-')
-            d++;
-        char *s = *d == '+' ? d + 1 : d;
-        while (*s == '0' && s[1])
-            s++;
-        memmove(d, s, strlen(s) + 1);
-    }
-    if (strcmp(buf, "-0") == 0)
-        strcpy(buf, "0");
-    return buf;
-}
-
-/* A pixel coordinate: two decimals at most, trailing zeros dropped. */
-static const char *fmt_px(char *buf, size_t len, double v)
-{
-    snprintf(buf, len, "%.2f", v);
-    c_point(buf);
-    char *dot = strchr(buf, '.');
-    if (dot) {
-        char *end = buf + strlen(buf);
-        while (end > dot + 1 && end[-1] == '0')
-            *--end = '\0';
-        if (end == dot + 1)
-            *dot = '\0';
-    }
-    if (strcmp(buf, "-0") == 0)
-        strcpy(buf, "0");
-    return buf;
-}
-
-/* Append fmt to b, with these conversions only: %s a string as is, %x a
- * string XML-escaped, %p a pixel coordinate (double), %v a value (double,
- * 6 significant digits), %d an int, %% a '%'. */
-static void emit(sbuf *b, const char *fmt, ...)
-{
-    char num[64];
-    va_list ap;
-    va_start(ap, fmt);
-    while (*fmt) {
-        const char *pc = strchr(fmt, '%');
-        if (!pc) {
-            sb_puts(b, fmt);
-            break;
-        }
-        sb_put(b, fmt, (size_t)(pc - fmt));
-        switch (pc[1]) {
-        case 's': sb_puts(b, va_arg(ap, const char *)); break;
-        case 'x': sb_xml(b, va_arg(ap, const char *), 0); break;
-        case 'p': sb_puts(b, fmt_px(num, sizeof num, va_arg(ap, double))); break;
-        case 'v': sb_puts(b, fmt_value(num, sizeof num, va_arg(ap, double), 6)); break;
-        case 'd':
-            snprintf(num, sizeof num, "%d", va_arg(ap, int));
-            sb_puts(b, num);
-            break;
-        default: sb_put(b, "%", 1); break; /* "%%" */
-        }
-        if (!pc[1])
-            break;
-        fmt = pc + 2;
-    }
-    va_end(ap);
-}
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-static int nonempty(const char *s) { return s && *s; }
 
 /* ------------------------------------------------------------ axes */
 
@@ -428,7 +225,7 @@ static int axis_setup(axis *a, int log, double lo, double hi, int have)
     for (int i = 0; i < a->n; i++) {
         tick *k = &a->ticks[i];
         if (k->labelled)
-            fmt_value(k->label, sizeof k->label, k->v, a->prec);
+            svg_fmt_value(k->label, sizeof k->label, k->v, a->prec);
     }
     return 0;
 }
@@ -462,7 +259,7 @@ static double widest_label(const axis *a)
     int w = 0;
     for (int i = 0; i < a->n; i++)
         if (a->ticks[i].labelled) {
-            int c = text_chars(a->ticks[i].label, 0);
+            int c = svg_text_chars(a->ticks[i].label, 0);
             w = c > w ? c : w;
         }
     return w * CHAR_W;
@@ -491,7 +288,7 @@ static int point_kind(const ft_plot *pl, double x, double y)
 /* Error message text for series i. */
 static const char *series_name(const ft_plot_series *s, int i, char *buf, size_t len)
 {
-    if (nonempty(s->name))
+    if (svg_nonempty(s->name))
         return s->name;
     snprintf(buf, len, "series %d", i + 1);
     return buf;
@@ -501,18 +298,18 @@ static int check_plot(const ft_plot *pl, char *err, size_t errlen)
 {
     char nb[32];
     if (!pl || !pl->series || pl->nseries <= 0) {
-        put_err(err, errlen, "plot: no series to draw");
+        svg_err(err, errlen, "plot: no series to draw");
         return -1;
     }
     for (int i = 0; i < pl->nseries; i++) {
         const ft_plot_series *s = &pl->series[i];
         if (s->n < 0) {
-            put_err(err, errlen, "plot: series '%s' has a negative number of points (%d)",
+            svg_err(err, errlen, "plot: series '%s' has a negative number of points (%d)",
                     series_name(s, i, nb, sizeof nb), s->n);
             return -1;
         }
         if (s->n > 0 && (!s->x || !s->y)) {
-            put_err(err, errlen, "plot: series '%s' has %d points but no %s values",
+            svg_err(err, errlen, "plot: series '%s' has %d points but no %s values",
                     series_name(s, i, nb, sizeof nb), s->n, !s->x ? "x" : "y");
             return -1;
         }
@@ -566,37 +363,37 @@ static double py(const frame *f, double t)
     return f->top + f->ph - (t - f->ay->t0) / (f->ay->t1 - f->ay->t0) * f->ph;
 }
 
-static void draw_grid(sbuf *b, const frame *f)
+static void draw_grid(svg_buf *b, const frame *f)
 {
-    sb_puts(b, "<g class=\"grid\" fill=\"none\" stroke-width=\"1\">\n");
+    svg_puts(b, "<g class=\"grid\" fill=\"none\" stroke-width=\"1\">\n");
     for (int pass = 0; pass < 2; pass++) { /* minor lines first, under the major ones */
         const char *colour = pass ? "#d0d0d0" : "#ececec";
         for (int i = 0; i < f->ax->n; i++)
             if (tick_major(&f->ax->ticks[i]) == pass) {
                 double x = px(f, f->ax->ticks[i].t);
-                emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", x, f->top, x,
+                svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", x, f->top, x,
                      f->top + f->ph, colour);
             }
         for (int i = 0; i < f->ay->n; i++)
             if (tick_major(&f->ay->ticks[i]) == pass) {
                 double y = py(f, f->ay->ticks[i].t);
-                emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", f->left, y,
+                svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", f->left, y,
                      f->left + f->pw, y, colour);
             }
     }
-    sb_puts(b, "</g>\n");
+    svg_puts(b, "</g>\n");
 }
 
 /* y = x across the range both axes cover: a straight line when the axes
  * have the same kind, else sampled along x. */
-static void draw_diagonal(sbuf *b, const frame *f)
+static void draw_diagonal(svg_buf *b, const frame *f)
 {
     const axis *ax = f->ax, *ay = f->ay;
     if (ax->log == ay->log) {
         double t0 = fmax(ax->t0, ay->t0), t1 = fmin(ax->t1, ay->t1);
         if (!(t1 > t0))
             return;
-        emit(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
+        svg_emit(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
                 "stroke-dasharray=\"6 4\" points=\"%p,%p %p,%p\"/>\n",
              px(f, t0), py(f, t0), px(f, t1), py(f, t1));
         return;
@@ -606,51 +403,51 @@ static void draw_diagonal(sbuf *b, const frame *f)
     if (!(v1 > v0) || v0 <= 0) /* the log axis needs positive values */
         return;
     double t0 = to_scale(ax->log, v0), t1 = to_scale(ax->log, v1);
-    sb_puts(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
+    svg_puts(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
                "stroke-dasharray=\"6 4\" points=\"");
     for (int i = 0; i <= DIAG_SAMPLES; i++) {
         double t = t0 + (t1 - t0) * i / DIAG_SAMPLES;
         double v = from_scale(ax->log, t);
-        emit(b, "%s%p,%p", i ? " " : "", px(f, t), py(f, to_scale(ay->log, v)));
+        svg_emit(b, "%s%p,%p", i ? " " : "", px(f, t), py(f, to_scale(ay->log, v)));
     }
-    sb_puts(b, "\"/>\n");
+    svg_puts(b, "\"/>\n");
 }
 
-static void draw_axes(sbuf *b, const frame *f, const ft_plot *pl, double width)
+static void draw_axes(svg_buf *b, const frame *f, const ft_plot *pl, double width)
 {
     double bottom = f->top + f->ph;
-    emit(b, "<rect class=\"frame\" x=\"%p\" y=\"%p\" width=\"%p\" height=\"%p\" fill=\"none\" "
+    svg_emit(b, "<rect class=\"frame\" x=\"%p\" y=\"%p\" width=\"%p\" height=\"%p\" fill=\"none\" "
             "stroke=\"#333333\" stroke-width=\"1\"/>\n",
          f->left, f->top, f->pw, f->ph);
-    sb_puts(b, "<g class=\"ticks\" stroke=\"#333333\" stroke-width=\"1\">\n");
+    svg_puts(b, "<g class=\"ticks\" stroke=\"#333333\" stroke-width=\"1\">\n");
     for (int i = 0; i < f->ax->n; i++) {
         double x = px(f, f->ax->ticks[i].t), len = tick_major(&f->ax->ticks[i]) ? 6 : 3;
-        emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", x, bottom, x, bottom + len);
+        svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", x, bottom, x, bottom + len);
     }
     for (int i = 0; i < f->ay->n; i++) {
         double y = py(f, f->ay->ticks[i].t), len = tick_major(&f->ay->ticks[i]) ? 6 : 3;
-        emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", f->left - len, y, f->left, y);
+        svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", f->left - len, y, f->left, y);
     }
-    sb_puts(b, "</g>\n<g class=\"ticklabels\" fill=\"#222222\">\n");
+    svg_puts(b, "</g>\n<g class=\"ticklabels\" fill=\"#222222\">\n");
     for (int i = 0; i < f->ax->n; i++)
         if (f->ax->ticks[i].labelled)
-            emit(b, "<text class=\"xtick\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
+            svg_emit(b, "<text class=\"xtick\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
                  px(f, f->ax->ticks[i].t), bottom + 20, f->ax->ticks[i].label);
     for (int i = 0; i < f->ay->n; i++)
         if (f->ay->ticks[i].labelled)
-            emit(b, "<text class=\"ytick\" x=\"%p\" y=\"%p\" text-anchor=\"end\">%x</text>\n", f->left - 9,
+            svg_emit(b, "<text class=\"ytick\" x=\"%p\" y=\"%p\" text-anchor=\"end\">%x</text>\n", f->left - 9,
                  py(f, f->ay->ticks[i].t) + 4, f->ay->ticks[i].label);
-    sb_puts(b, "</g>\n");
-    if (nonempty(pl->title))
-        emit(b, "<text class=\"title\" x=\"%p\" y=\"26\" text-anchor=\"middle\" font-size=\"16\" "
+    svg_puts(b, "</g>\n");
+    if (svg_nonempty(pl->title))
+        svg_emit(b, "<text class=\"title\" x=\"%p\" y=\"26\" text-anchor=\"middle\" font-size=\"16\" "
                 "font-weight=\"bold\">%x</text>\n",
              width / 2, pl->title);
-    if (nonempty(pl->xlabel))
-        emit(b, "<text class=\"xlabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
+    if (svg_nonempty(pl->xlabel))
+        svg_emit(b, "<text class=\"xlabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
              f->left + f->pw / 2, bottom + 42, pl->xlabel);
-    if (nonempty(pl->ylabel)) {
+    if (svg_nonempty(pl->ylabel)) {
         double x = 20, y = f->top + f->ph / 2;
-        emit(b, "<text class=\"ylabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\" "
+        svg_emit(b, "<text class=\"ylabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\" "
                 "transform=\"rotate(-90 %p %p)\">%x</text>\n",
              x, y, x, y, pl->ylabel);
     }
@@ -660,24 +457,24 @@ static const char *series_colour(int i) { return palette[i % NCOLOURS]; }
 static int series_hollow(int i) { return (i / NCOLOURS) % 2 == 1; }
 
 /* The marker style attributes of series i. */
-static void marker_style(sbuf *b, int i)
+static void marker_style(svg_buf *b, int i)
 {
     if (series_hollow(i))
-        emit(b, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", series_colour(i));
+        svg_emit(b, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", series_colour(i));
     else
-        emit(b, "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.75\"", series_colour(i));
+        svg_emit(b, "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.75\"", series_colour(i));
 }
 
 /* Series i: its polyline, its markers with tooltips, its point labels.
  * -1 when out of memory. */
-static int draw_series(sbuf *b, const frame *f, const ft_plot *pl, int i)
+static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
 {
     const ft_plot_series *s = &pl->series[i];
-    const char *xname = nonempty(pl->xlabel) ? pl->xlabel : "x";
-    const char *yname = nonempty(pl->ylabel) ? pl->ylabel : "y";
+    const char *xname = svg_nonempty(pl->xlabel) ? pl->xlabel : "x";
+    const char *yname = svg_nonempty(pl->ylabel) ? pl->ylabel : "y";
     char nb[32];
     const char *name = series_name(s, i, nb, sizeof nb);
-    emit(b, "<g class=\"series\">\n");
+    svg_emit(b, "<g class=\"series\">\n");
     if (s->lines && s->n > 1) {
         xorder *o = malloc((size_t)s->n * sizeof *o);
         int n = 0;
@@ -688,42 +485,42 @@ static int draw_series(sbuf *b, const frame *f, const ft_plot *pl, int i)
                 o[n++] = (xorder){s->x[j], j};
         qsort(o, (size_t)n, sizeof *o, xorder_cmp);
         if (n > 1) {
-            emit(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", series_colour(i));
+            svg_emit(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", series_colour(i));
             for (int j = 0; j < n; j++)
-                emit(b, "%s%p,%p", j ? " " : "", px(f, to_scale(f->ax->log, o[j].x)),
+                svg_emit(b, "%s%p,%p", j ? " " : "", px(f, to_scale(f->ax->log, o[j].x)),
                      py(f, to_scale(f->ay->log, s->y[o[j].i])));
-            sb_puts(b, "\"/>\n");
+            svg_puts(b, "\"/>\n");
         }
         free(o);
     }
-    sb_puts(b, "<g ");
+    svg_puts(b, "<g ");
     marker_style(b, i);
-    sb_puts(b, ">\n");
+    svg_puts(b, ">\n");
     for (int j = 0; j < s->n; j++) {
         if (point_kind(pl, s->x[j], s->y[j]) != PT_OK)
             continue;
-        const char *label = s->labels && nonempty(s->labels[j]) ? s->labels[j] : NULL;
-        emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\"><title>%x%s%x: %x = %v, %x = %v</title></circle>\n",
+        const char *label = s->labels && svg_nonempty(s->labels[j]) ? s->labels[j] : NULL;
+        svg_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\"><title>%x%s%x: %x = %v, %x = %v</title></circle>\n",
              px(f, to_scale(f->ax->log, s->x[j])), py(f, to_scale(f->ay->log, s->y[j])), MARK_R, name,
              label ? " " : "", label ? label : "", xname, s->x[j], yname, s->y[j]);
     }
-    sb_puts(b, "</g>\n");
+    svg_puts(b, "</g>\n");
     if (s->labels) {
-        sb_puts(b, "<g class=\"pointlabels\" font-size=\"10\" fill=\"#222222\">\n");
+        svg_puts(b, "<g class=\"pointlabels\" font-size=\"10\" fill=\"#222222\">\n");
         for (int j = 0; j < s->n; j++) {
-            if (!nonempty(s->labels[j]) || point_kind(pl, s->x[j], s->y[j]) != PT_OK)
+            if (!svg_nonempty(s->labels[j]) || point_kind(pl, s->x[j], s->y[j]) != PT_OK)
                 continue;
             double x = px(f, to_scale(f->ax->log, s->x[j])), y = py(f, to_scale(f->ay->log, s->y[j]));
-            double w = text_chars(s->labels[j], LABEL_CHARS) * CHAR_W * 10 / 12;
+            double w = svg_text_chars(s->labels[j], LABEL_CHARS) * CHAR_W * 10 / 12;
             int left = x + 5 + w > f->left + f->pw;
-            emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? x - 5 : x + 5,
+            svg_emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? x - 5 : x + 5,
                  y - 5 < f->top + 10 ? y + 14 : y - 5, left ? " text-anchor=\"end\"" : "");
-            sb_xml(b, s->labels[j], LABEL_CHARS);
-            sb_puts(b, "</text>\n");
+            svg_xml(b, s->labels[j], LABEL_CHARS);
+            svg_puts(b, "</text>\n");
         }
-        sb_puts(b, "</g>\n");
+        svg_puts(b, "</g>\n");
     }
-    sb_puts(b, "</g>\n");
+    svg_puts(b, "</g>\n");
     return 0;
 }
 
@@ -738,24 +535,24 @@ static int shown_points(const ft_plot *pl, const ft_plot_series *s)
 
 #define NO_POINTS " (no points)"
 
-static void draw_legend(sbuf *b, const ft_plot *pl, double x, double y)
+static void draw_legend(svg_buf *b, const ft_plot *pl, double x, double y)
 {
     char nb[32];
-    sb_puts(b, "<g class=\"legend\">\n");
+    svg_puts(b, "<g class=\"legend\">\n");
     for (int i = 0; i < pl->nseries; i++, y += LEGEND_ROW) {
         const ft_plot_series *s = &pl->series[i];
         if (s->lines)
-            emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\" stroke-width=\"1.5\"/>\n", x, y,
+            svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\" stroke-width=\"1.5\"/>\n", x, y,
                  x + 20, y, series_colour(i));
-        emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
+        svg_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
         marker_style(b, i);
-        emit(b, "/>\n<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
-        sb_xml(b, series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
+        svg_emit(b, "/>\n<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
+        svg_xml(b, series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
         if (shown_points(pl, s) == 0)
-            sb_puts(b, NO_POINTS);
-        sb_puts(b, "</text>\n");
+            svg_puts(b, NO_POINTS);
+        svg_puts(b, "</text>\n");
     }
-    sb_puts(b, "</g>\n");
+    svg_puts(b, "</g>\n");
 }
 
 /* Contract: svgplot.h. */
@@ -793,13 +590,13 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
 
     axis *axes = malloc(2 * sizeof *axes);
     if (!axes) {
-        put_err(err, errlen, "plot: out of memory");
+        svg_err(err, errlen, "plot: out of memory");
         return NULL;
     }
     axis *ax = &axes[0], *ay = &axes[1];
     int bad_x = axis_setup(ax, !!pl->xlog, xlo, xhi, have) != 0;
     if (bad_x || axis_setup(ay, !!pl->ylog, ylo, yhi, have) != 0) {
-        put_err(err, errlen, "plot: the %s values span too wide a range to plot (%.6g to %.6g)",
+        svg_err(err, errlen, "plot: the %s values span too wide a range to plot (%.6g to %.6g)",
                 bad_x ? "x" : "y", bad_x ? xlo : ylo, bad_x ? xhi : yhi);
         free(axes);
         return NULL;
@@ -821,15 +618,15 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
     int legend_chars = 0;
     for (int i = 0; i < pl->nseries; i++) {
         const ft_plot_series *s = &pl->series[i];
-        int c = text_chars(series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
+        int c = svg_text_chars(series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
         if (shown_points(pl, s) == 0)
             c += (int)strlen(NO_POINTS);
         legend_chars = c > legend_chars ? c : legend_chars;
     }
     double width = pl->width > 0 ? pl->width : PLOT_W, height = pl->height > 0 ? pl->height : PLOT_H;
-    double top = nonempty(pl->title) ? 44 : 16;
-    double left = 14 + (nonempty(pl->ylabel) ? 24 : 0) + widest_label(ay) + 10;
-    double bottom = 8 + 18 + (nonempty(pl->xlabel) ? 24 : 0) + ncap * 16 + 10;
+    double top = svg_nonempty(pl->title) ? 44 : 16;
+    double left = 14 + (svg_nonempty(pl->ylabel) ? 24 : 0) + widest_label(ay) + 10;
+    double bottom = 8 + 18 + (svg_nonempty(pl->xlabel) ? 24 : 0) + ncap * 16 + 10;
     double right = 20 + 28 + legend_chars * CHAR_W + 12;
     double pw = fmax(width - left - right, MIN_PW), ph = fmax(height - top - bottom, MIN_PH);
     if (shared)
@@ -840,14 +637,14 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
     thin_labels(ay, ph, 20);
     frame f = {left, top, pw, ph, ax, ay};
 
-    sbuf b = {0};
-    emit(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    svg_buf b = {0};
+    svg_emit(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%p\" height=\"%p\" viewBox=\"0 0 %p %p\" "
              "font-family=\"sans-serif\" font-size=\"12\">\n",
          width, height, width, height);
-    if (nonempty(pl->title))
-        emit(&b, "<title>%x</title>\n", pl->title);
-    sb_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    if (svg_nonempty(pl->title))
+        svg_emit(&b, "<title>%x</title>\n", pl->title);
+    svg_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     draw_grid(&b, &f);
     if (pl->diagonal)
         draw_diagonal(&b, &f);
@@ -857,13 +654,13 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
         rc = draw_series(&b, &f, pl, i);
     draw_legend(&b, pl, left + pw + 20, top + 8);
     for (int i = 0; i < ncap; i++)
-        emit(&b, "<text class=\"caption\" x=\"%p\" y=\"%p\" fill=\"#555555\">%x</text>\n", left,
-             top + ph + 26 + (nonempty(pl->xlabel) ? 24 : 0) + 16 * (i + 1), caption[i]);
-    sb_puts(&b, "</svg>\n");
+        svg_emit(&b, "<text class=\"caption\" x=\"%p\" y=\"%p\" fill=\"#555555\">%x</text>\n", left,
+             top + ph + 26 + (svg_nonempty(pl->xlabel) ? 24 : 0) + 16 * (i + 1), caption[i]);
+    svg_puts(&b, "</svg>\n");
     free(axes);
     if (rc != 0 || b.bad) {
         free(b.p);
-        put_err(err, errlen, "plot: out of memory");
+        svg_err(err, errlen, "plot: out of memory");
         return NULL;
     }
     return b.p;
@@ -873,8 +670,8 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
 int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t errlen)
 {
     ft_status st;
-    if (!nonempty(path)) {
-        put_err(err, errlen, "plot: no output file named");
+    if (!svg_nonempty(path)) {
+        svg_err(err, errlen, "plot: no output file named");
         return -1;
     }
     char *text = ft_plot_svg(pl, err, errlen);
@@ -883,7 +680,7 @@ int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t err
     int rc = ft__write_atomic(text, path, &st);
     free(text);
     if (rc != FT_OK) {
-        put_err(err, errlen, "%s", st.msg);
+        svg_err(err, errlen, "%s", st.msg);
         return -1;
     }
     return 0;

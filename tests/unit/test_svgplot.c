@@ -1,6 +1,7 @@
 /* test_svgplot.c - unit tests of the SVG plotter (cli/svgplot.c): well-formed XML, tick placement on log and linear axes, escaping, skipped points, edge cases, determinism, atomic writes.
  *
- * The plotter is compiled into this test (#include of cli/svgplot.c), as
+ * The plotter is compiled into this test (#include of cli/svgplot.c and
+ * cli/svgplot_text.c), as
  * test_trace.c does with the trace writers, so that the test can check
  * the axis code directly and needs no part of the command-line program.
  */
@@ -9,6 +10,7 @@
 #endif
 
 #include "../../cli/svgplot.c" /* first: before cmocka's macros */
+#include "../../cli/svgplot_text.c"
 
 #include <ctype.h>
 #include <dirent.h>
