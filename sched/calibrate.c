@@ -352,9 +352,12 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
     }
     r->nfree = np;
     int rc = fit_rows(&F);
-    double *res = rc ? NULL : malloc(sizeof(double) * (size_t)F.nres);
-    ft_kernel_choice *prev = NULL;
-    if (!rc && !res)
+    double *res = rc || F.nres < 1 ? NULL : malloc(sizeof(double) * (size_t)F.nres);
+    int maxk = 1;   /* the previous forms of one row, to tell a change */
+    for (int i = 0; !rc && i < F.nres; i++)
+        maxk = F.row[i]->nkernels > maxk ? F.row[i]->nkernels : maxk;
+    ft_kernel_choice *prev = rc ? NULL : malloc(sizeof *prev * (size_t)maxk);
+    if (!rc && (!res || !prev))
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     r->rows = F.nres;
     if (!rc)   /* the cost before: the target as given */
@@ -371,12 +374,6 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         int changed = 0;
         for (int i = 0; i < F.nres && !rc; i++) {
             int nk = F.row[i]->nkernels;
-            free(prev);
-            prev = malloc(sizeof *prev * (size_t)(nk + 1));
-            if (!prev) {
-                rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
-                break;
-            }
             memcpy(prev, F.choice[i], sizeof *prev * (size_t)nk);
             double us;
             rc = ft_meas_predict(F.row[i], t, NULL, F.choice[i], &us, st);

@@ -40,14 +40,14 @@ int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin,
 }
 /* ------------------------------------------------------------- prediction */
 
-/* Candidate tile extents along an axis of length len with native extent
- * nat: nat times powers of two from 1/8 to 8 (below len; none above nat
- * unless larger ones are allowed), and len itself where it is one of
- * them or shorter than nat. */
-static int extents(int64_t len, int64_t nat, int larger, int64_t *out)
+/* Candidate extents along an axis of length len with native extent nat:
+ * nat times 2^lo .. 2^hi (below len; none above nat unless larger ones
+ * are allowed), and len itself where it is one of them or shorter than
+ * nat.  At most hi - lo + 2 of them. */
+static int extents(int64_t len, int64_t nat, int lo, int hi, int larger, int64_t *out)
 {
     int n = 0;
-    for (int s = -3; s <= 3; s++) {
+    for (int s = lo; s <= hi; s++) {
         int64_t v = s < 0 ? nat >> -s : nat << s;
         if (v < 1 || (s > 0 && !larger))
             continue;
@@ -109,17 +109,11 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
                       double *cycles, ft_kernel_choice *g, ft_status *st)
 {
     ft_problem *p = ft_problem_clone(k);
-    ft_schedule *s = ft_schedule_new(1);
-    int rc = !p || !s ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
-    int zero = 0;
-    if (rc == FT_OK)
-        rc = ft_subgraph_set_ops(&s->sg[0], &zero, 1);
+    int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
     if (rc) {
-        ft_schedule_free(s);
         ft_problem_free(p);
         return rc;
     }
-    s->len_granularities = s->len_retain = s->len_orders = s->len_latencies = -1;
     const ft_op *op = &p->ops[0];
     const ft_tensor *out = &p->tensors[op->output];
     int64_t ow = out->width, oh = out->height;
@@ -129,25 +123,14 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         cs[ncand++] = (cand){fixed->w, fixed->h, fixed->k, 0};
     } else {
         int64_t ws[8], hs[8], ks[8];
-        int nw = extents(ow, p->native_w, p->allow_larger, ws);
-        int nh = extents(oh, p->native_h, p->allow_larger, hs);
+        int nw = extents(ow, p->native_w, -3, 3, p->allow_larger, ws);
+        int nh = extents(oh, p->native_h, -3, 3, p->allow_larger, hs);
         int nk = 1;
         ks[0] = ft_native_k(p);
-        if (op->type == FT_OP_MATMUL) {
-            nk = 0;
-            for (int sft = -2; sft <= 3; sft++) {
-                int64_t v = sft < 0 ? ft_native_k(p) >> -sft : ft_native_k(p) << sft;
-                if (v < 1)
-                    continue;
-                if (v >= op->k) {
-                    ks[nk++] = op->k;
-                    break;
-                }
-                ks[nk++] = v;
-            }
-        }
-        /* candidates in order of a lower bound on their time (compute
-         * alone, the units all busy): the fast ones first, the rest cut */
+        if (op->type == FT_OP_MATMUL)
+            nk = extents(op->k, ft_native_k(p), -2, 3, p->allow_larger, ks);
+        /* candidates in order of a lower bound on their time
+         * (cand_bound): the fast ones first, the rest cut */
         for (int a = 0; a < nw; a++)
             for (int b = 0; b < nh; b++)
                 for (int c = 0; c < nk; c++)
@@ -161,14 +144,15 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     unsigned char *flags = calloc((size_t)p->ntensors * 3 + 3, 1);
     if (!flags || ft__st_search_init(&S, p) != 0) {
         free(flags);
-        ft_schedule_free(s);
         ft_problem_free(p);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
     sctx x = {flags, flags + p->ntensors + 1, flags + 2 * (p->ntensors + 1)};
     x.written[op->output] = 1;
     mixinfo mx;
-    ft_subgraph *sg = &s->sg[0];
+    int zero = 0;
+    ft_subgraph one = {.nops = 1, .ops = &zero};
+    ft_subgraph *sg = &one;
     ft__probe_mixed(&S, &x, sg, &mx);
     double best = INFINITY;
     for (int i = 0; i < ncand && cs[i].bound < fmin(best, budget); i++) {
@@ -183,10 +167,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     }
     ft__st_search_free(&S);
     free(flags);
-    ft_schedule_free(s);
     ft_problem_free(p);
-    if (rc)
-        return rc;
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
                         k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh,
