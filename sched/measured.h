@@ -94,8 +94,9 @@ typedef struct ft_kernel_choice {
  * target t, a real target (not the contest one): t is applied to a copy of
  * k and the op timed alone in one subgraph (launch overhead included) at
  * every candidate granularity (the native one times powers of two from
- * 1/8 to 8 along w and h, and up to the op's extents; k-slices from a
- * quarter to 8 native ones, up to K), candidates in order of a lower bound
+ * 1/8 to 8 along w and h, up to the op's extents; k-slices from a
+ * quarter to 8 native ones, up to K; none above native unless the
+ * target allows larger granularities), candidates in order of a lower bound
  * on their time, cut once the bound reaches the best time.  A MatMul is
  * also timed split along K into 2, 4, ... FT_KERNEL_MAX_SPLIT slices (each
  * at least one native k-slice deep), as GEMM libraries run one whose M x N
