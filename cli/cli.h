@@ -237,5 +237,10 @@ int cmd_shell(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 /* `fusetile sweep plot` (sweep_plot.c): argv[0] is "plot". */
 int cli_sweep_plot(int argc, char **argv);
+/* `fusetile sweep submit|status|gather` (cmd_sweep_slurm.c): a sweep as a
+ * Slurm job array with per-task databases; argv[0] is the subcommand. */
+int cli_sweep_submit(int argc, char **argv);
+int cli_sweep_status(int argc, char **argv);
+int cli_sweep_gather(int argc, char **argv);
 
 #endif

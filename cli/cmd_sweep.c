@@ -13,6 +13,9 @@ static const char sweep_help[] =
     "usage: fusetile sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet]\n"
     "       fusetile sweep list SWEEP.cfg\n"
     "       fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--log-x] [--log-y] -o OUT.svg\n"
+    "       fusetile sweep submit SWEEP.cfg --slurm [--array-size M] [--db OUT.db] [--sbatch-opt OPT]... [--dry-run]\n"
+    "       fusetile sweep status SWEEP.cfg|OUT.db [--db OUT.db]\n"
+    "       fusetile sweep gather SWEEP.cfg|OUT.db [--db OUT.db]\n"
     "\n"
     "Run every combination of a sweep file's axes (problems, targets, capacity,\n"
     "bandwidth, native, units, compute_model, strategy, time_limit, seed; or\n"
@@ -253,7 +256,7 @@ static int sweep_list(int argc, char **argv)
 int cmd_sweep(int argc, char **argv)
 {
     if (argc < 2) {
-        cli_error("sweep: needs a command: run, list or plot (try 'fusetile sweep --help')");
+        cli_error("sweep: needs a command: run, list, plot, submit, status or gather (try 'fusetile sweep --help')");
         return EXIT_USAGE;
     }
     const char *sub = argv[1];
@@ -267,6 +270,12 @@ int cmd_sweep(int argc, char **argv)
         return sweep_list(argc - 1, argv + 1);
     if (strcmp(sub, "plot") == 0)
         return cli_sweep_plot(argc - 1, argv + 1);
-    cli_error("sweep: unknown command '%s': run, list or plot (try 'fusetile sweep --help')", sub);
+    if (strcmp(sub, "submit") == 0)
+        return cli_sweep_submit(argc - 1, argv + 1);
+    if (strcmp(sub, "status") == 0)
+        return cli_sweep_status(argc - 1, argv + 1);
+    if (strcmp(sub, "gather") == 0)
+        return cli_sweep_gather(argc - 1, argv + 1);
+    cli_error("sweep: unknown command '%s': run, list, plot, submit, status or gather (try 'fusetile sweep --help')", sub);
     return EXIT_USAGE;
 }

@@ -1,4 +1,5 @@
 /* slurm.c - the files of a sweep submitted to Slurm (layout, batch script, job record) and running Slurm's commands with a time limit. */
+#define _XOPEN_SOURCE 700
 #include "slurm.h"
 
 #include <dirent.h>

@@ -74,9 +74,13 @@ static int open_memory(sqlite3 **c, ft_status *st)
 }
 
 /* Attach `path` as schema `alias` (mode "ro" or "rw") and check that it is
- * a database with a runs table. */
+ * a database with a runs table.  A file only read is still attached
+ * read-write when it is writable: a read-only connection to a WAL database
+ * creates its -wal and -shm files and cannot remove them when it closes. */
 static int attach(sqlite3 *c, const char *path, const char *alias, const char *mode, ft_status *st)
 {
+    if (strcmp(mode, "ro") == 0 && access(path, W_OK) == 0)
+        mode = "rw";
     char *uri = file_uri(path, mode);
     if (!uri)
         return fail(st, FT_ENOMEM, "out of memory");
@@ -449,6 +453,36 @@ int ft_sweep_seed_task(const ft_sweep *sw, const char *main_db, const char *task
         detach(c, "m");
     }
     free(cols);
+    sqlite3_close(c);
+    return rc;
+}
+
+int ft_sweep_meta_get(const char *db_path, const char *name, char **value, ft_status *st)
+{
+    ft_status_clear(st);
+    *value = NULL;
+    sqlite3 *c = NULL;
+    char *uri = file_uri(db_path, "ro");
+    if (!uri)
+        return fail(st, FT_ENOMEM, "out of memory");
+    int r = sqlite3_open_v2(uri, &c, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    sqlite3_stmt *s = NULL;
+    if (r == SQLITE_OK)
+        r = sqlite3_prepare_v2(c, "SELECT value FROM meta WHERE key = ?1", -1, &s, NULL);
+    if (r == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        r = sqlite3_step(s);
+        if (r == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(s, 0);
+            if (t && !(*value = strdup((const char *)t)))
+                r = SQLITE_NOMEM;
+            else
+                r = SQLITE_DONE;
+        }
+    }
+    int rc = r == SQLITE_DONE ? FT_OK : db_fail(st, c, db_path, r);
+    sqlite3_finalize(s);
     sqlite3_close(c);
     return rc;
 }

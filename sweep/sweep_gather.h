@@ -2,8 +2,10 @@
  *
  * Conventions are sweep.h's: an int code (FT_OK, FT_EINPUT, FT_ENOMEM) and
  * one line in the caller's ft_status; nothing printed.  Task databases are
- * opened read-only except by ft_sweep_seed_task, so counting is safe while
- * tasks are writing them.  A key's rows are merged with one rule
+ * only read, except by ft_sweep_seed_task, so counting is safe while tasks
+ * are writing them (a writable file is opened read-write all the same, so
+ * that SQLite removes the WAL files it makes when the last connection
+ * closes).  A key's rows are merged with one rule
  * everywhere: an ok row wins over a failed one, and among rows of the same
  * status the database named later wins.
  */
@@ -62,6 +64,12 @@ int ft_sweep_gather(const ft_sweep *sw, const char *main_db, const char *const *
  * number of rows copied.  FT_OK, or FT_EINPUT / FT_ENOMEM with st->msg. */
 int ft_sweep_seed_task(const ft_sweep *sw, const char *main_db, const char *task_db, int k, int slice_m,
                        int *copied, ft_status *st);
+
+/* The value of meta.`name` in database `db_path`, opened read-only: FT_OK
+ * with *value a malloc'd string (the caller frees it; NULL when the
+ * database has no such entry), or FT_EINPUT ("PATH: ...") / FT_ENOMEM with
+ * *value NULL. */
+int ft_sweep_meta_get(const char *db_path, const char *name, char **value, ft_status *st);
 
 #ifdef __cplusplus
 }
