@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -73,8 +74,12 @@ static int open_memory(sqlite3 **c, ft_status *st)
     return FT_OK;
 }
 
+/* attach()'s result for a database without any table (not attached). */
+#define ATTACHED_EMPTY (-1)
+
 /* Attach `path` as schema `alias` (mode "ro" or "rw") and check that it is
- * a database with a runs table.  A file only read is still attached
+ * a database with a runs table; ATTACHED_EMPTY (and not attached) when it
+ * has no table at all.  A file only read is still attached
  * read-write when it is writable: a read-only connection to a WAL database
  * creates its -wal and -shm files and cannot remove them when it closes. */
 static int attach(sqlite3 *c, const char *path, const char *alias, const char *mode, ft_status *st)
@@ -112,8 +117,16 @@ static int attach(sqlite3 *c, const char *path, const char *alias, const char *m
         return code;
     }
     if (!found) {
+        /* no tables at all: a database its task created and never wrote */
+        long long tables = -1;
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.sqlite_master", alias);
+        if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+            tables = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
         snprintf(sql, sizeof sql, "DETACH %s", alias);
         sqlite3_exec(c, sql, NULL, NULL, NULL);
+        if (tables == 0)
+            return ATTACHED_EMPTY;
         return fail(st, FT_EINPUT, "%s: no runs table (not a sweep results database)", path);
     }
     return FT_OK;
@@ -226,6 +239,8 @@ static int see_tasks(sqlite3 *c, const char *const *task_dbs, int ntask, ft_swee
 {
     for (int i = 0; i < ntask; i++) {
         int rc = attach(c, task_dbs[i], "t", "ro", st);
+        if (rc == ATTACHED_EMPTY)
+            continue;
         if (rc)
             return rc;
         rc = see(c, "t", task_dbs[i], st);
@@ -253,7 +268,9 @@ int ft_sweep_tally_dbs(const ft_sweep *sw, const char *main_db, const char *cons
         return rc;
     if (!(rc = load_expansion(c, sw, st)) &&
         !(rc = exec(c, "CREATE TEMP TABLE seen(key TEXT PRIMARY KEY, ok INTEGER NOT NULL)", NULL, st))) {
-        if (main_exists(main_db) && !(rc = attach(c, main_db, "m", "ro", st))) {
+        if (main_exists(main_db) && (rc = attach(c, main_db, "m", "ro", st)) == ATTACHED_EMPTY) {
+            rc = FT_OK;
+        } else if (main_exists(main_db) && !rc) {
             long long v = 0;
             rc = see(c, "m", main_db, st);
             if (!rc)
@@ -353,10 +370,12 @@ static int copy_rows(sqlite3 *c, const char *fmt, const char *cols, const char *
     return rc;
 }
 
-/* Create `path` with the sweep schema when it does not exist. */
+/* Create `path` with the sweep schema when it does not exist or is empty
+ * (0 bytes: created, never written). */
 static int ensure_db(const char *path, const char *sweep_path, ft_status *st)
 {
-    if (access(path, F_OK) == 0)
+    struct stat sb;
+    if (stat(path, &sb) == 0 && sb.st_size > 0)
         return FT_OK;
     ft_sweep_db *db = NULL;
     int rc = ft_sweep_db_open(path, sweep_path, &db, st);
@@ -393,7 +412,11 @@ int ft_sweep_gather(const ft_sweep *sw, const char *main_db, const char *const *
         goto out;
     for (int i = 0; i < ntask && !rc; i++) {
         char *cols = NULL;
-        if ((rc = attach(c, task_dbs[i], "t", "ro", st)))
+        if ((rc = attach(c, task_dbs[i], "t", "ro", st)) == ATTACHED_EMPTY) {
+            rc = FT_OK;
+            continue;
+        }
+        if (rc)
             break;
         rc = shared_columns(c, "main", "t", task_dbs[i], &cols, st);
         if (!rc)
@@ -437,7 +460,9 @@ int ft_sweep_seed_task(const ft_sweep *sw, const char *main_db, const char *task
     if ((rc = open_memory(&c, st)))
         return rc;
     char *cols = NULL;
-    if (!(rc = load_expansion(c, sw, st)) && !(rc = attach(c, main_db, "m", "ro", st))) {
+    if (!(rc = load_expansion(c, sw, st)) && (rc = attach(c, main_db, "m", "ro", st)) == ATTACHED_EMPTY) {
+        rc = FT_OK;
+    } else if (!rc) {
         if (!(rc = attach(c, task_db, "t", "rw", st))) {
             if (!(rc = shared_columns(c, "t", "m", task_db, &cols, st))) {
                 char fmt[512];
@@ -449,6 +474,8 @@ int ft_sweep_seed_task(const ft_sweep *sw, const char *main_db, const char *task
                 rc = copy_rows(c, fmt, cols, task_db, copied, st);
             }
             detach(c, "t");
+        } else if (rc == ATTACHED_EMPTY) {
+            rc = fail(st, FT_EINPUT, "%s: no runs table (not a sweep results database)", task_db);
         }
         detach(c, "m");
     }
