@@ -583,6 +583,11 @@ static int submit(const submit_opts *s, sweep_files *f)
         cli_error("%s: cannot get the working directory: %s", cmd, strerror(errno));
         goto out;
     }
+    if (strpbrk(f->sweep_abs, "\t\n") || strpbrk(f->l.db, "\t\n")) {
+        cli_error("%s: %s: a tab or newline in the sweep or database path cannot be recorded in jobs.tsv", cmd,
+                  f->sweep_abs);
+        goto out;
+    }
     if (!(self = cli_self_path())) {
         cli_error("%s: cannot find the fusetile program's own path", cmd);
         goto out;

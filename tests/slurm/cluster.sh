@@ -214,15 +214,27 @@ KillWait=2
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
-    # no cgroup.conf: slurmd 22.05 always loads a cgroup plugin (autodetected,
-    # only initialized: proctrack/linuxproc and task/none use no cgroups)
     export SLURM_CONF=$dir/slurm.conf
 
     slurmctld -D -i -f "$dir/slurm.conf" >"$dir/log/slurmctld.out" 2>&1 &
     pids[1]=$!
-    slurmd -D -N "$node" -f "$dir/slurm.conf" >"$dir/log/slurmd.out" 2>&1 &
-    pids[2]=$!
-    if ! wait_for 30 node_idle; then
+    # slurmd 22.05 always loads a cgroup plugin, though proctrack/linuxproc
+    # and task/none use no cgroup: let it autodetect one first (without
+    # systemd, IgnoreSystemd); when slurmd exits, try cgroup/v1 and
+    # cgroup/v2 by name before giving up
+    local cg rc=1
+    for cg in "" cgroup/v1 cgroup/v2; do
+        { echo "# cgroup.conf - written by tests/slurm/cluster.sh"
+          [ -n "$cg" ] && echo "CgroupPlugin=$cg"
+          echo "IgnoreSystemd=yes"; } >"$dir/cgroup.conf"
+        slurmd -D -N "$node" -f "$dir/slurm.conf" >>"$dir/log/slurmd.out" 2>&1 &
+        pids[2]=$!
+        wait_for 30 node_idle
+        rc=$?
+        [ $rc -eq 2 ] && kill -0 "${pids[1]}" 2>/dev/null && ! kill -0 "${pids[2]}" 2>/dev/null || break
+        wait "${pids[2]}" 2>/dev/null
+    done
+    if [ $rc -ne 0 ]; then
         local why="" p
         for p in 1 2; do
             if ! kill -0 "${pids[$p]}" 2>/dev/null; then
