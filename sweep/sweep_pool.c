@@ -122,6 +122,8 @@ typedef struct pool {
     int nqueue, head;
     int *back;           /* indices taken back from a worker that could not get them */
     int nback;
+    struct pollfd *fds;  /* the parent's poll set and its workers */
+    int *which;
     ft_sweep_counts c;
     char db_error[sizeof ((ft_status *)0)->msg];
 } pool;
@@ -161,6 +163,11 @@ static int spawn(pool *P, int i)
             }
         close(to[1]);
         close(from[0]);
+        free(P->queue);   /* the parent's, copied by the fork */
+        free(P->back);
+        free(P->w);
+        free(P->fds);
+        free(P->which);
         worker_main(P->sw, P->db_path, to[0], from[1]);
     }
     close(to[0]);
@@ -296,8 +303,8 @@ int ft_sweep_execute(const ft_sweep *sw, const char *db_path, const ft_sweep_exe
     P.queue = malloc(((size_t)sw->nruns + 1) * sizeof *P.queue);
     P.back = malloc(((size_t)sw->nruns + 1) * sizeof *P.back);
     P.w = calloc((size_t)jobs, sizeof *P.w);
-    struct pollfd *fds = calloc((size_t)jobs, sizeof *fds);
-    int *which = calloc((size_t)jobs, sizeof *which);
+    struct pollfd *fds = P.fds = calloc((size_t)jobs, sizeof *fds);
+    int *which = P.which = calloc((size_t)jobs, sizeof *which);
     int rc = FT_OK;
     if (!P.queue || !P.back || !P.w || !fds || !which) {
         st->code = rc = FT_ENOMEM;
