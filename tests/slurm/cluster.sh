@@ -28,7 +28,6 @@
 set -u
 
 SKIP=77
-here=$(cd "$(dirname "$0")" && pwd)
 
 skip() {
     echo "slurm cluster: skipped: $*"
