@@ -148,6 +148,10 @@ int cli_slurm_task_dbs(const cli_slurm_layout *l, char ***out, int *n)
         errno = ENOMEM;
         return -1;
     }
+    if (count == 0) {
+        free(v);
+        return 0;
+    }
     qsort(v, (size_t)count, sizeof *v, by_index);
     for (int i = 0; i < count; i++)
         list[i] = v[i].path;
