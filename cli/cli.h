@@ -232,5 +232,15 @@ int cmd_import(int argc, char **argv);
  * (cmd_shell.c); without Tcl at build time it prints an error and returns
  * EXIT_USAGE. */
 int cmd_shell(int argc, char **argv);
+/* `fusetile sweep run|list|plot` (cmd_sweep.c): sweep files run on worker
+ * processes into SQLite (docs/SWEEP.md). */
+int cmd_sweep(int argc, char **argv);
+/* `fusetile sweep plot` (sweep_plot.c): argv[0] is "plot". */
+int cli_sweep_plot(int argc, char **argv);
+/* `fusetile sweep submit|status|gather` (cmd_sweep_slurm.c): a sweep as a
+ * Slurm job array with per-task databases; argv[0] is the subcommand. */
+int cli_sweep_submit(int argc, char **argv);
+int cli_sweep_status(int argc, char **argv);
+int cli_sweep_gather(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"calibrate", cmd_calibrate, "calibrate --target T.cfg --measured FILE.tsv... [--problems DIR] [--free LIST] [--reset] [-o FITTED.cfg]"},
     {"generate", cmd_generate, "generate [--ops N] [--seed S] [--family contest|small|scale] [-o PROBLEM.json]"},
     {"import", cmd_import, "import MODEL [--input-shape 1x3x224x224]... [--dtype bf16|fp16|fp32|int8] [--target T.cfg] [--graph-only] [-o PROBLEM.json]"},
+    {"sweep", cmd_sweep, "sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet] | list SWEEP.cfg | plot DB --x AXIS --y METRIC [--group AXIS] -o OUT.svg | submit SWEEP.cfg --slurm [--array-size M] [--dry-run] | status SWEEP.cfg|DB | gather SWEEP.cfg|DB"},
     {"shell", cmd_shell, "shell [SCRIPT.tcl [ARGS...]]   (Tcl with the fusetile package; a prompt without SCRIPT)"},
     {"mlsys", cmd_mlsys, "mlsys INPUT.json OUTPUT.json   (the contest entry; also run as `mlsys`)"},
 };

@@ -276,6 +276,31 @@ char *ft_problem_to_json(const ft_problem *p);
  * st->msg. */
 int ft_problem_write(const ft_problem *p, const char *path, ft_status *st);
 
+/* Machine parameters that replace a problem's (ft_problem_override): each
+ * field 0 keeps the problem's value. */
+typedef struct ft_override {
+    double capacity;     /* fast-memory capacity, elements, > 0 */
+    double bandwidth;    /* slow-memory (read) bandwidth, elements per cost
+                            unit, > 0; a separate write bandwidth
+                            (timing.write_bandwidth) keeps its ratio to it */
+    int64_t native_w;    /* native granularity width, 1 to FT_OVERRIDE_MAX_NATIVE */
+    int64_t native_h;    /* native granularity height, the same range */
+    int64_t native_k;    /* native k-slice, the same range */
+    int units;           /* compute units (timing.units), 1 to FT_MAX_UNITS */
+} ft_override;
+
+/* Largest native granularity ft_problem_override accepts (as a target's). */
+#define FT_OVERRIDE_MAX_NATIVE ((int64_t)1 << 24)
+
+/* Replace p's capacity, bandwidth, native granularity and units by the
+ * nonzero fields of *o (a sweep's overrides; the base costs stay as they
+ * are, cost units per native tile), then call ft_problem_finish.  Returns
+ * FT_OK; FT_EINPUT when a field is out of range (negative, NaN, infinite,
+ * above its limit), with st->msg "capacity is -1, must be a positive
+ * number" and p unchanged; or ft_problem_finish's error (p may then be
+ * partly changed: discard it). */
+int ft_problem_override(ft_problem *p, const ft_override *o, ft_status *st);
+
 /* Elements of tensor t (width x height; overflow was rejected at load). */
 int64_t ft_tensor_size(const ft_problem *p, int t);
 

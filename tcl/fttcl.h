@@ -98,6 +98,10 @@ Tcl_ObjCmdProc fttcl_problem_cmd, fttcl_target_cmd, fttcl_schedule_cmd;
  * (tclproblem.c).  TCL_OK with its name as the result, or TCL_ERROR. */
 int fttcl_problem_handle_of(Tcl_Interp *interp, ProbRef *pr, Tcl_Obj *name);
 
+/* fusetile::sweep run FILE ?-jobs N? ?-db DB? ?-slice K/M? | keys FILE
+ * (tclsweep.c): the sweep library (sweep/sweep.h) from Tcl. */
+int fttcl_sweep_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *const objv[]);
+
 /* ------------------------------------------------------------ errors and
  * arguments (tclargs.c) */
 

@@ -6,6 +6,8 @@
  *   fusetile::target NAME FILE                        -> target handle
  *   fusetile::schedule NAME PROBLEM FILE | ... -text JSON -> schedule handle
  *   fusetile::handles ?problem|target|schedule?       -> live handles
+ *   fusetile::sweep run FILE ?-jobs N? ?-db DB? ?-slice K/M? -> counts dict
+ *   fusetile::sweep keys FILE                         -> {IDX KEY} pairs
  *
  * Every factory returns the handle's fully qualified command name.  A handle
  * is freed when its command is deleted: `h destroy`, `rename h {}`, or the
@@ -26,6 +28,7 @@
  *   tclproblem.c    the problem handle command (configure, schedule, ...)
  *   tcltarget.c     the target handle command
  *   tclschedule.c   the schedule handle command (evaluate, simulate, ...)
+ *   tclsweep.c      fusetile::sweep (sweep files, through sweep/sweep.h)
  *
  * Errors: the interp's result is one line naming the file, field or option
  * (the library's own messages where it has one) and errorCode is
@@ -168,6 +171,7 @@ int Fusetile_Init(Tcl_Interp *interp)
         Tcl_CreateObjCommand(interp, "::fusetile::target", factory_target, NULL, NULL);
         Tcl_CreateObjCommand(interp, "::fusetile::schedule", factory_schedule, NULL, NULL);
         Tcl_CreateObjCommand(interp, "::fusetile::handles", factory_handles, NULL, NULL);
+        Tcl_CreateObjCommand(interp, "::fusetile::sweep", fttcl_sweep_cmd, NULL, NULL);
         if (Tcl_Export(interp, ns, "*", 0) != TCL_OK)
             return TCL_ERROR;
     }
