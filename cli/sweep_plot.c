@@ -10,9 +10,12 @@
 
 /* Most lines (group values) one plot draws. */
 #define SWEEP_PLOT_MAX_GROUPS 64
+/* Most --where filters of one plot. */
+#define SWEEP_PLOT_MAX_WHERE 8
 
 static const char plot_help[] =
-    "usage: fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--log-x] [--log-y] -o OUT.svg\n"
+    "usage: fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]...\n"
+    "                          [--log-x] [--log-y] -o OUT.svg\n"
     "\n"
     "Plot the ok runs of a sweep database (fusetile sweep run): one line per\n"
     "value of --group (one line without it), x an input column, y a result\n"
@@ -26,6 +29,9 @@ static const char plot_help[] =
     "                  ratio, subgraphs, sim_total, wall_s, or an input above\n"
     "  --group COLUMN  any column: problem, target, native, compute_model,\n"
     "                  strategy, agreement, or a number column (at most 64 values)\n"
+    "  --where COLUMN=VALUE  only the runs whose COLUMN is VALUE (a problem or\n"
+    "                  target also matches by its file name: problem=resnet18.problem.json);\n"
+    "                  repeatable (at most 8), all must hold\n"
     "  --log-x, --log-y  log10 axes (points at or below 0 are left out)\n"
     "  -o, --output FILE  the SVG file (written atomically)\n"
     "  -h, --help      show this help\n"
@@ -108,7 +114,29 @@ static char *group_name(const char *col, const char *value)
 }
 
 /* Query the database and write the plot; the exit status. */
-static int plot(const char *dbpath, const char *xc, const char *yc, const char *gc, int logx, int logy, const char *out)
+/* A --where filter: COLUMN=VALUE split at the '='. */
+typedef struct where {
+    char col[32];
+    const char *value;
+} where;
+
+/* Parse --where's argument into *w: 0, or -1 after the error line. */
+static int parse_where(const char *arg, where *w)
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || n == 0 || n >= sizeof w->col) {
+        cli_error("sweep plot: --where %s: expected COLUMN=VALUE", arg);
+        return -1;
+    }
+    memcpy(w->col, arg, n);
+    w->col[n] = '\0';
+    w->value = eq + 1;
+    return check_column("--where", w->col, 0);
+}
+
+static int plot(const char *dbpath, const char *xc, const char *yc, const char *gc, const where *wh, int nwh, int logx,
+                int logy, const char *out)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
@@ -119,15 +147,38 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
         cli_error("sweep plot: %s: cannot open: %s", dbpath, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
-    char *sql = sqlite3_mprintf("SELECT %s, \"%w\", AVG(\"%w\"), COUNT(*) FROM runs WHERE status = 'ok' AND \"%w\" IS NOT NULL"
-                                " AND \"%w\" IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
-                                gc ? gc : "''", xc, yc, xc, yc);
+    /* the filters: "col" = ?N, or a path ending in /?N */
+    char *filter = sqlite3_mprintf("");
+    for (int i = 0; i < nwh && filter; i++) {
+        char *f = sqlite3_mprintf("%s AND (\"%w\" = ?%d OR \"%w\" LIKE '%%/' || ?%d ESCAPE '\\')", filter, wh[i].col,
+                                  2 * i + 1, wh[i].col, 2 * i + 2);
+        sqlite3_free(filter);
+        filter = f;
+    }
+    char *sql = !filter ? NULL
+                        : sqlite3_mprintf("SELECT %s, \"%w\", AVG(\"%w\"), COUNT(*) FROM runs WHERE status = 'ok' AND \"%w\" IS NOT NULL"
+                                          " AND \"%w\" IS NOT NULL%s GROUP BY 1, 2 ORDER BY 1, 2",
+                                          gc ? gc : "''", xc, yc, xc, yc, filter);
+    sqlite3_free(filter);
     if (!sql || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
         cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, sql ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_free(sql);
         goto out;
     }
     sqlite3_free(sql);
+    for (int i = 0; i < nwh; i++) {
+        /* the LIKE pattern's own wildcards in the value are escaped */
+        char esc[512];
+        size_t k = 0;
+        for (const char *c = wh[i].value; *c && k + 2 < sizeof esc; c++) {
+            if (*c == '%' || *c == '_' || *c == '\\')
+                esc[k++] = '\\';
+            esc[k++] = *c;
+        }
+        esc[k] = '\0';
+        sqlite3_bind_text(q, 2 * i + 1, wh[i].value, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, 2 * i + 2, esc, -1, SQLITE_TRANSIENT);
+    }
     char *prev = NULL;
     int first = 1, s;
     while ((s = sqlite3_step(q)) == SQLITE_ROW) {
@@ -162,15 +213,17 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
         goto out;
     }
     if (!nlines) {
-        cli_error("sweep plot: %s: no ok run has both %s and %s", dbpath, xc, yc);
+        cli_error("sweep plot: %s: no ok run has both %s and %s%s", dbpath, xc, yc, nwh ? " (with the --where filters)" : "");
         rc = EXIT_INVALID;
         goto out;
     }
     ft_plot_series series[SWEEP_PLOT_MAX_GROUPS];
     for (int i = 0; i < nlines; i++)
         series[i] = (ft_plot_series){.name = lines[i].name, .x = lines[i].x, .y = lines[i].y, .n = lines[i].n, .lines = 1};
-    char title[256], ylabel[128];
-    snprintf(title, sizeof title, "%s against %s%s%s (%s)", yc, xc, gc ? " by " : "", gc ? gc : "", dbpath);
+    char title[512], ylabel[128], filters[256] = "";
+    for (int i = 0, k = 0; i < nwh && k < (int)sizeof filters; i++)
+        k += snprintf(filters + k, sizeof filters - (size_t)k, "%s%s=%s", i ? ", " : "; ", wh[i].col, wh[i].value);
+    snprintf(title, sizeof title, "%s against %s%s%s (%s%s)", yc, xc, gc ? " by " : "", gc ? gc : "", dbpath, filters);
     snprintf(ylabel, sizeof ylabel, maxn > 1 ? "%s (mean of the runs at each x)" : "%s", yc);
     ft_plot pl = {.title = title, .xlabel = xc, .ylabel = ylabel, .xlog = logx, .ylog = logy, .series = series,
                   .nseries = nlines};
@@ -198,7 +251,8 @@ int cli_sweep_plot(int argc, char **argv)
 {
     cli_opts o;
     const char *arg, *db = NULL, *xc = NULL, *yc = NULL, *gc = NULL, *out = NULL;
-    int is_opt, logx = 0, logy = 0;
+    int is_opt, logx = 0, logy = 0, nwh = 0;
+    where wh[SWEEP_PLOT_MAX_WHERE];
     cli_opt_init(&o, argc, argv);
     o.cmd = "sweep plot";
     while ((arg = cli_opt_next(&o, &is_opt))) {
@@ -220,6 +274,16 @@ int cli_sweep_plot(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--group")) {
             if (!(gc = cli_opt_value(&o, "--group")) || check_column("--group", gc, 0))
                 return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--where")) {
+            const char *v = cli_opt_value(&o, "--where");
+            if (!v)
+                return EXIT_USAGE;
+            if (nwh == SWEEP_PLOT_MAX_WHERE) {
+                cli_error("sweep plot: more than %d --where filters (SWEEP_PLOT_MAX_WHERE)", SWEEP_PLOT_MAX_WHERE);
+                return EXIT_USAGE;
+            }
+            if (parse_where(v, &wh[nwh++]))
+                return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--log-x")) {
             logx = 1;
         } else if (cli_opt_is(&o, arg, "--log-y")) {
@@ -236,5 +300,5 @@ int cli_sweep_plot(int argc, char **argv)
         cli_error("sweep plot: needs DB, --x, --y and -o (try 'fusetile sweep plot --help')");
         return EXIT_USAGE;
     }
-    return plot(db, xc, yc, gc, logx, logy, out);
+    return plot(db, xc, yc, gc, wh, nwh, logx, logy, out);
 }

@@ -159,7 +159,14 @@ if [ $have_sqlite = 1 ]; then
     expect plot-xml "SVG not well-formed" python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/s/p.svg"
     expect plot-legend "no legend entry per target" grep -q 'target=kpu.cfg' "$tmp/s/p.svg"
     expect plot-mean "the y label does not say mean" grep -q 'mean of the runs' "$tmp/s/p.svg"
+    check plot-where 0 - '' -- "$bin" sweep plot "$tmp/s/small.db" --x capacity --y total --group target --where target=kpu.cfg -o "$tmp/s/w.svg"
+    expect plot-where-kept "the kept target is not in the legend" grep -q 'target=kpu.cfg' "$tmp/s/w.svg"
+    expect plot-where-one "--where kept another target" test "$(grep -o "target=[^<:)]*" "$tmp/s/w.svg" | sort -u | wc -l)" -eq 1
+    expect plot-all-groups "without --where a target is missing" test "$(grep -o "target=[^<:)]*" "$tmp/s/p.svg" | sort -u | wc -l)" -eq 2
+    check plot-where-none 1 err 'with the --where filters' -- "$bin" sweep plot "$tmp/s/small.db" --x capacity --y total --where 'target=no%such.cfg' -o "$tmp/s/w.svg"
 fi
+check plot-where-bad 2 err 'sweep plot: --where target: expected COLUMN=VALUE' -- "$bin" sweep plot "$tmp/s/small.db" --x capacity --y total --where target -o "$tmp/x.svg"
+check plot-where-col 2 err 'sweep plot: --where nope: no such column' -- "$bin" sweep plot "$tmp/s/small.db" --x capacity --y total --where nope=1 -o "$tmp/x.svg"
 check plot-bad-x 2 err 'sweep plot: --x capasity: no such column' -- "$bin" sweep plot "$tmp/s/small.db" --x capasity --y total -o "$tmp/x.svg"
 check plot-text-x 2 err 'sweep plot: --x target: a text column' -- "$bin" sweep plot "$tmp/s/small.db" --x target --y total -o "$tmp/x.svg"
 check plot-bad-group 2 err 'sweep plot: --group nope: no such column' -- "$bin" sweep plot "$tmp/s/small.db" --x capacity --y total --group nope -o "$tmp/x.svg"
