@@ -133,6 +133,24 @@ static int parse_slice(const char *v, int *k, int *m)
     return 0;
 }
 
+
+/* Load sweep file `file` for subcommand cmd: the sweep, or NULL after one
+ * error line (no file given, or ft_sweep_load's message). */
+static ft_sweep *load_sweep(const char *cmd, const char *file)
+{
+    if (!file) {
+        cli_error("sweep %s: needs SWEEP.cfg (try 'fusetile sweep %s --help')", cmd, cmd);
+        return NULL;
+    }
+    ft_status st;
+    ft_sweep *sw;
+    if (ft_sweep_load(file, &sw, &st) != FT_OK) {
+        cli_error("%s", st.msg);
+        return NULL;
+    }
+    return sw;
+}
+
 static int sweep_run(int argc, char **argv)
 {
     cli_opts o;
@@ -181,16 +199,9 @@ static int sweep_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!file) {
-        cli_error("sweep run: needs SWEEP.cfg (try 'fusetile sweep run --help')");
+    ft_sweep *sw = load_sweep("run", file);
+    if (!sw)
         return EXIT_USAGE;
-    }
-    ft_status st;
-    ft_sweep *sw;
-    if (ft_sweep_load(file, &sw, &st) != FT_OK) {
-        cli_error("%s", st.msg);
-        return EXIT_USAGE;
-    }
     char *dbdef = db ? NULL : ft_sweep_default_db(file);
     if (!db && !dbdef) {
         cli_error("sweep run: out of memory");
@@ -203,6 +214,7 @@ static int sweep_run(int argc, char **argv)
     eo.on_progress = on_progress;
     eo.ctx = &ui;
     ft_sweep_counts c;
+    ft_status st;
     int rc = ft_sweep_execute(sw, ui.db, &eo, &c, &st);
     if (rc != FT_OK) {
         cli_error("sweep run: %s", st.msg);
@@ -233,16 +245,9 @@ static int sweep_list(int argc, char **argv)
         }
         file = arg;
     }
-    if (!file) {
-        cli_error("sweep list: needs SWEEP.cfg (try 'fusetile sweep list --help')");
+    ft_sweep *sw = load_sweep("list", file);
+    if (!sw)
         return EXIT_USAGE;
-    }
-    ft_status st;
-    ft_sweep *sw;
-    if (ft_sweep_load(file, &sw, &st) != FT_OK) {
-        cli_error("%s", st.msg);
-        return EXIT_USAGE;
-    }
     for (int i = 0; i < sw->nruns; i++)
         printf("%d\t%s\n", sw->runs[i].idx, sw->runs[i].key);
     ft_sweep_free(sw);

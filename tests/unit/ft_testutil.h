@@ -94,6 +94,16 @@ static inline int ftt_has_vectors(const char *dir)
     return stat(path, &sb) == 0;
 }
 
+/* Remove directory dir and everything under it (a test's temporary
+ * directory; dir must not contain a single quote): 0, or -1. */
+static inline int ftt_rmtree(const char *dir)
+{
+    char cmd[600];
+    if (strchr(dir, '\'') || (size_t)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= sizeof cmd)
+        return -1;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 /* Directory of the cost-model vectors (NAME.problem.json, NAME.solution.json,
  * expected.tsv, bad/).  Looked up, in order: $FT_TESTDATA; $FT_SRCDIR/tests/
  * vectors (tests/run-checks sets FT_SRCDIR); tests/vectors relative to the

@@ -19,9 +19,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ftt_rmtree(dir);
 }
 
 /* Write text to dir/name; returns the path (static buffer). */

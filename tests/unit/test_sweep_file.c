@@ -43,12 +43,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
-        return -1;
+    int rc = ftt_rmtree(f->dir);
     free(f);
-    return 0;
+    return rc;
 }
 
 /* Write text to the fixture's s.cfg and load it: the code, *out set on FT_OK. */
