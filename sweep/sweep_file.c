@@ -667,7 +667,7 @@ int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st)
     if (!config_read(&cfg, f)) {
         fclose(f);
         st->code = FT_EINPUT;
-        snprintf(st->msg, sizeof st->msg, "%s:%d: syntax error: %s", path, config_error_line(&cfg), config_error_text(&cfg));
+        snprintf(st->msg, sizeof st->msg, "%s:%d: %s (not libconfig syntax)", path, config_error_line(&cfg), config_error_text(&cfg));
         config_destroy(&cfg);
         return FT_EINPUT;
     }
