@@ -90,7 +90,7 @@ bad runs-entry 'runs\[0\].capasity: unknown setting' 'problems = ["p.json"];
 runs = ( { capasity = 5; } );'
 bad runs-dup 'runs: runs 0 and 1 have the same inputs' 'runs = ( { problem = "p.json"; capacity = 5000; },
          { problem = "./p.json"; capacity = 5000; } );'
-bad syntax 'syntax error (not libconfig syntax)' 'problems = ["p.json"]
+bad syntax 'syntax error \(not libconfig syntax\)' 'problems = ["p.json"]
 capacity = ;'
 printf '{ "nope": 1 }\n' >"$tmp/bad/broken.json"
 bad bad-problem 'problems: .*broken.json' 'problems = ["broken.json"];'
