@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h" /* ft__write_atomic */
 #include "slurm.h"
 #include "sweep.h"
 #include "sweep_gather.h"
@@ -524,27 +525,17 @@ static char *command_line(char *const *argv)
     return s;
 }
 
-/* Write text to path atomically (a temporary file, then rename), mode 755. */
-static int write_script(const char *path, const char *text)
+/* Write the batch script text to path atomically (the library's
+ * ft__write_atomic), then make it executable: FT_OK, or an error with the
+ * message in *st. */
+static int write_script(const char *path, const char *text, ft_status *st)
 {
-    size_t n = strlen(path) + 8;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (ok && (chmod(tmp, 0755) != 0 || rename(tmp, path) != 0))
-        ok = 0;
-    if (!ok) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
+    int rc = ft__write_atomic(text, path, st);
+    if (rc == FT_OK && chmod(path, 0755) != 0) {
+        st->code = rc = FT_EINPUT;
+        snprintf(st->msg, sizeof st->msg, "%s: cannot make it executable: %s", path, strerror(errno));
     }
-    free(tmp);
-    return ok ? 0 : -1;
+    return rc;
 }
 
 /* Whether job `id` still has tasks in squeue: 1 yes, 0 no or unknown. */
@@ -673,8 +664,8 @@ static int submit(const submit_opts *s, sweep_files *f)
         }
         free(tdb);
     }
-    if (write_script(script_path, script)) {
-        cli_error("%s: %s: cannot write: %s", cmd, script_path, strerror(errno));
+    if (write_script(script_path, script, &st) != FT_OK) {
+        cli_error("%s: %s", cmd, st.msg);
         goto out;
     }
     cli_run_result r;

@@ -94,6 +94,16 @@ static inline int ftt_has_vectors(const char *dir)
     return stat(path, &sb) == 0;
 }
 
+/* Make a fresh temporary directory $TMPDIR/STEM-XXXXXX (/tmp without
+ * TMPDIR) in dir (n bytes): 0, or -1 (too long, or mkdtemp failed). */
+static inline int ftt_tmpdir(char *dir, size_t n, const char *stem)
+{
+    const char *tmp = getenv("TMPDIR");
+    if ((size_t)snprintf(dir, n, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", stem) >= n)
+        return -1;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
 /* Remove directory dir and everything under it (a test's temporary
  * directory; dir must not contain a single quote): 0, or -1. */
 static inline int ftt_rmtree(const char *dir)

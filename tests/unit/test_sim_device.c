@@ -40,15 +40,8 @@ static int teardown(void **state)
         ft_sim_free(f->sim);
         ft_schedule_free(f->s);
         ft_problem_free(f->p);
-        if (f->dir[0]) {
-            static const char *const names[] = {"t.json", "t.vcd", "t.gtkw"};
-            char path[128];
-            for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-                snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
-                unlink(path);
-            }
-            rmdir(f->dir);
-        }
+        if (f->dir[0])
+            ftt_rmtree(f->dir);
         free(f);
     }
     *state = NULL;
@@ -323,8 +316,7 @@ static void test_sim_device_retain_refused(void **state)
 static void test_sim_device_trace_units(void **state)
 {
     fixture *f = *state;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ft-simdev-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(ftt_tmpdir(f->dir, sizeof f->dir, "ft-simdev"), 0);
     load16(f, 10000);
     f->p->timing.units = 4;
     assert_int_equal(replay(f, 1), FT_OK);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "ft_testutil.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -224,11 +225,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "%s/ft-svgplot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir)) {
+    if (!f || ftt_tmpdir(f->dir, sizeof f->dir, "ft-svgplot")) {
         free(f);
         return -1;
     }
@@ -240,22 +237,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    DIR *d = opendir(f->dir);
-    if (d) {
-        struct dirent *e;
-        char p[1024];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            if (remove(p) != 0)
-                rmdir(p);
-        }
-        closedir(d);
-    }
-    rmdir(f->dir);
+    int rc = ftt_rmtree(f->dir);
     free(f);
-    return 0;
+    return rc;
 }
 
 /* The validate-like sample: predicted against measured, two groups. */

@@ -15,9 +15,10 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    strcpy(f->dir, "/tmp/ft-sweepdb-XXXXXX");
-    if (!f || !mkdtemp(f->dir))
+    if (!f || ftt_tmpdir(f->dir, sizeof f->dir, "ft-sweepdb")) {
+        free(f);
         return -1;
+    }
     snprintf(f->db, sizeof f->db, "%s/r.db", f->dir);
     *state = f;
     return 0;

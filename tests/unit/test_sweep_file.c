@@ -27,9 +27,10 @@ static void copy_file(const char *from, const char *to)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    strcpy(f->dir, "/tmp/ft-sweep-XXXXXX");
-    if (!f || !mkdtemp(f->dir))
+    if (!f || ftt_tmpdir(f->dir, sizeof f->dir, "ft-sweep")) {
+        free(f);
         return -1;
+    }
     char p[160];
     snprintf(p, sizeof p, "%s/p.json", f->dir);
     copy_file(ftt_src_path("tests/vectors/ex1A.problem.json"), p);

@@ -20,11 +20,10 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    if (!f)
+    if (!f || ftt_tmpdir(f->dir, sizeof f->dir, "ft-gather")) {
+        free(f);
         return -1;
-    strcpy(f->dir, "/tmp/ft-gather-XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
+    }
     snprintf(f->main_db, sizeof f->main_db, "%s/main.db", f->dir);
     snprintf(f->a, sizeof f->a, "%s/task-0.db", f->dir);
     snprintf(f->b, sizeof f->b, "%s/task-1.db", f->dir);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "ft_testutil.h"
 
 #include <jansson.h>
 
@@ -33,11 +34,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "%s/ft-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir)) {
+    if (!f || ftt_tmpdir(f->dir, sizeof f->dir, "ft-trace")) {
         free(f);
         return -1;
     }
@@ -79,21 +76,10 @@ static void dir_listing(const fixture *f, char *out, size_t len)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    DIR *d = opendir(f->dir);
-    struct dirent *de;
-    char path[512];
-    if (d) {
-        while ((de = readdir(d)) != NULL)
-            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-                snprintf(path, sizeof path, "%s/%s", f->dir, de->d_name);
-                remove(path);
-            }
-        closedir(d);
-    }
-    rmdir(f->dir);
+    int rc = ftt_rmtree(f->dir);
     free(f);
     vcd_buffer_cap = FT_TRACE_VCD_BUFFER;
-    return 0;
+    return rc;
 }
 
 static char *slurp(const char *path)
