@@ -13,16 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What the path of an output names, after its symbolic links. */
-enum out_kind { OUT_NEW, OUT_REGULAR, OUT_DEVICE };
+enum out_kind { OUT_NEW, OUT_REGULAR, OUT_DEVICE, OUT_FIFO };
 
 /* Inputs protected from the outputs (ft__out_protect). */
 static struct {
     dev_t dev;
     ino_t ino;
-    const char *path, *role;
+    char *path;       /* copy */
+    const char *role;
 } inputs[FT_OUT_MAX_INPUTS];
 static int ninputs;
 
@@ -45,9 +47,10 @@ int ft__out_protect(const char *path, const char *role, ft_status *st)
             return FT_OK;
     if (ninputs == FT_OUT_MAX_INPUTS)
         return ft__fail(st, FT_EINPUT, 0, "%s: more than %d input files (FT_OUT_MAX_INPUTS)", path, FT_OUT_MAX_INPUTS);
+    if (!(inputs[ninputs].path = ft__strdup(path)))
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
     inputs[ninputs].dev = sb.st_dev;
     inputs[ninputs].ino = sb.st_ino;
-    inputs[ninputs].path = path;
     inputs[ninputs].role = role ? role : "an";
     ninputs++;
     return FT_OK;
@@ -56,6 +59,8 @@ int ft__out_protect(const char *path, const char *role, ft_status *st)
 /* Contract: safe_write.h. */
 void ft__out_unprotect_all(void)
 {
+    for (int i = 0; i < ninputs; i++)
+        free(inputs[i].path);
     ninputs = 0;
 }
 
@@ -155,11 +160,15 @@ static int classify(const char *path, int regular_only, enum out_kind *kind, str
         *kind = OUT_DEVICE;
         return FT_OK;
     }
+    if (S_ISFIFO(sb->st_mode) && !regular_only) {
+        *kind = OUT_FIFO; /* whether a process reads it is seen at the open */
+        return FT_OK;
+    }
     if (S_ISDIR(sb->st_mode))
         return ft__fail(st, FT_EINPUT, 0, "%s: cannot write: %s", path, strerror(EISDIR));
     return ft__fail(st, FT_EINPUT, 0, "%s: is %s%s; refusing to write to it (%s)", path, *islink ? "a symbolic link to " : "",
                     kind_name(sb->st_mode),
-                    regular_only ? "a database must be a regular file" : "outputs are regular files, character devices or - for standard output");
+                    regular_only ? "a database must be a regular file" : "outputs are regular files, character devices, FIFOs or - for standard output");
 }
 
 /* Contract: safe_write.h. */
@@ -183,16 +192,37 @@ static void release(ft__out *o)
     memset(o, 0, sizeof *o);
 }
 
-/* Open a character device in place: FT_OK with o->f, or FT_EINPUT. */
-static int open_device(ft__out *o, const char *path, ft_status *st)
+/* Open a character device or a FIFO in place: FT_OK with o->f, or
+ * FT_EINPUT.  A FIFO is opened without blocking: one that no process has
+ * open for reading is retried every FT_OUT_FIFO_POLL_MS for
+ * FT_OUT_FIFO_WAIT_MS, then refused, instead of waiting for ever. */
+static int open_stream(ft__out *o, const char *path, int fifo, ft_status *st)
 {
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    int fd = -1;
+    for (int waited = 0;; waited += FT_OUT_FIFO_POLL_MS) {
+        fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
+        if (fd >= 0 || !fifo || errno != ENXIO || waited >= FT_OUT_FIFO_WAIT_MS)
+            break;
+        struct timespec ts = {0, FT_OUT_FIFO_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (fd < 0 && fifo && errno == ENXIO)
+        return ft__fail(st, FT_EINPUT, 0, "%s: is a FIFO that no process reads (waited %d ms); refusing to block on it", path,
+                        FT_OUT_FIFO_WAIT_MS);
     if (fd < 0)
         return ft__fail(st, FT_EINPUT, 0, "%s: cannot write: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISCHR(sb.st_mode)) { /* it changed under us */
+    if (fstat(fd, &sb) != 0 || !(fifo ? S_ISFIFO(sb.st_mode) : S_ISCHR(sb.st_mode))) { /* it changed under us */
         close(fd);
         return ft__fail(st, FT_EINPUT, 0, "%s: changed while being opened; refusing to write to it", path);
+    }
+    if (fifo) { /* writes block as usual from here on */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+            int e = errno;
+            close(fd);
+            return ft__fail(st, FT_EINPUT, 0, "%s: cannot write: %s", path, strerror(e));
+        }
     }
     o->f = fdopen(fd, "wb");
     if (!o->f) {
@@ -255,8 +285,8 @@ int ft__out_open(ft__out *o, const char *path, ft_status *st)
     o->path = ft__strdup(path);
     if (!o->path)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
-    if (kind == OUT_DEVICE) {
-        rc = open_device(o, path, st);
+    if (kind == OUT_DEVICE || kind == OUT_FIFO) {
+        rc = open_stream(o, path, kind == OUT_FIFO, st);
     } else {
         if (islink) {
             char buf[PATH_MAX];

@@ -15,9 +15,11 @@
  *  - a symbolic link: written through: the link stays, and the file it
  *    finally names gets these rules (a regular file is replaced
  *    atomically in its own directory); a dangling link is refused;
- *  - a character device (/dev/null, a terminal): written in place, never
- *    replaced, truncated or removed;
- *  - a directory, FIFO, socket or block device: refused;
+ *  - a character device (/dev/null, a terminal) or a FIFO (a pipe, as
+ *    /dev/stdout on a pipe or the shell's >(...)): written in place, never
+ *    replaced, truncated or removed; a FIFO that no process reads is
+ *    refused after FT_OUT_FIFO_WAIT_MS instead of blocking for ever;
+ *  - a directory, socket or block device: refused;
  *  - a file the command read as input (ft__out_protect; the same device
  *    and inode, so also under another name or a hard link): refused.
  * A refusal or a failure is one message naming the path, and the file
@@ -31,6 +33,11 @@
  * refused with a message naming this limit. */
 #define FT_OUT_MAX_INPUTS 64
 
+/* How long an output waits for a process to open a FIFO for reading
+ * before it refuses it, and how often it looks, in milliseconds. */
+#define FT_OUT_FIFO_WAIT_MS 2000
+#define FT_OUT_FIFO_POLL_MS 10
+
 /* Tries at a fresh temporary name (PATH.fusetile-tmp.PID.N) before
  * ft__out_open gives up. */
 #define FT_OUT_TMP_TRIES 100
@@ -38,7 +45,7 @@
 /* An output being written: write to f; then ft__out_commit or
  * ft__out_abort, exactly once. */
 typedef struct ft__out {
-    FILE *f;     /* the temporary file, or the device written in place */
+    FILE *f;     /* the temporary file, or the device or FIFO written in place */
     char *path;  /* the path as named, for messages */
     char *dest;  /* the file the rename replaces (path, or a symbolic
                     link's final target); NULL when written in place */
@@ -50,7 +57,8 @@ typedef struct ft__out {
 
 /* Check path against the output rules without writing: FT_OK when an
  * output there would be written (a new name, a regular file, a link to
- * one, or with regular_only = 0 a character device), else FT_EINPUT with
+ * one, or with regular_only = 0 a character device or a FIFO, which is
+ * not opened: a reader would see the end of its input), else FT_EINPUT with
  * one line naming the path ("P: is a FIFO; refusing to write to it ...",
  * "P: is the problem input; refusing to overwrite it").  Commands call it
  * before a long run, and on a database path (regular_only = 1: SQLite
@@ -88,13 +96,13 @@ int ft__write_atomic(const char *text, const char *path, ft_status *st);
 /* Protect an input file from this process's outputs: any later output
  * whose file is the same (device and inode) as path is refused with "OUT:
  * is the ROLE input; refusing to overwrite it".  role ("problem",
- * "schedule", ...) and path must stay valid while protected (argv strings
- * and literals do).  A path that does not exist, or is not a regular file,
- * is not recorded.  FT_OK, or FT_EINPUT past FT_OUT_MAX_INPUTS.  Not
+ * "schedule", ...) must stay valid while protected (a literal); path is
+ * copied.  A path that does not exist, or is not a regular file, is not
+ * recorded.  FT_OK, FT_ENOMEM, or FT_EINPUT past FT_OUT_MAX_INPUTS.  Not
  * thread-safe: call it before writers start. */
 int ft__out_protect(const char *path, const char *role, ft_status *st);
 
-/* Forget every protected input (ft__out_protect). */
+/* Forget every protected input (ft__out_protect) and free the copies. */
 void ft__out_unprotect_all(void);
 
 /* Remove the temporary file of every output open now; async-signal-safe,
