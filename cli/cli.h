@@ -48,6 +48,10 @@ const char *cli_out_or_stdout(const char *v);
  * after one message "PROGNAME: CMD: PATH: ...". */
 int cli_check_output(const char *cmd, const char *path, int regular_only);
 
+/* Record errno e of a failed write to standard output that a command
+ * saw (the first one is kept for cli_finish_stdout's message). */
+void cli_stdout_failed(int e);
+
 /* At the end of the program: forget the protected inputs (cli_input),
  * flush and close standard output; a failed
  * write or close anywhere on it ("> /dev/full", a closed pipe) prints

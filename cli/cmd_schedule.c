@@ -262,8 +262,10 @@ static int write_final(const cli_sched_job *job, const ft_schedule *s, const ft_
             fputs(text, stdout);
             if (text[0] && text[strlen(text) - 1] != '\n')
                 fputc('\n', stdout);
-            if (fflush(stdout) != 0 || ferror(stdout))
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                cli_stdout_failed(errno);
                 rc = -1; /* reported once, by cli_finish_stdout */
+            }
             free(text);
         }
     }

@@ -32,19 +32,31 @@ int cli_check_output(const char *cmd, const char *path, int regular_only)
     return EXIT_OK;
 }
 
+/* errno of a failed write to standard output that a command saw first
+ * (cli_stdout_failed), 0 if none. */
+static int stdout_errno;
+
+void cli_stdout_failed(int e)
+{
+    if (!stdout_errno)
+        stdout_errno = e;
+}
+
 int cli_finish_stdout(int rc)
 {
     ft__out_unprotect_all();
-    errno = 0;
     int bad = ferror(stdout);
     int e = fflush(stdout) != 0 ? errno : 0;
     if (fclose(stdout) != 0 && !e)
         e = errno;
-    if (!e && bad)
-        e = errno ? errno : EIO;
-    if (!e && !bad)
+    if (!e && !bad && !stdout_errno)
         return rc;
-    cli_error("standard output: %s", strerror(e ? e : EIO));
+    if (stdout_errno)
+        e = stdout_errno;
+    if (e)
+        cli_error("standard output: %s", strerror(e));
+    else /* stdio dropped the reason with the failed buffer */
+        cli_error("standard output: write error");
     return EXIT_USAGE;
 }
 
