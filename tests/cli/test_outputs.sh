@@ -14,7 +14,7 @@ vec=${2:?usage: test_outputs.sh FUSETILE VECTORS_DIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $bin in /*) ;; *) bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") ;; esac
 slow=${FT_SLOW:-0}
-if [ "$slow" = 1 ]; then kills=${FT_KILLS:-10}; scale=20; else kills=${FT_KILLS:-100}; scale=1; fi
+if [ "$slow" = 1 ]; then kills=${FT_KILLS:-10}; scale=5; else kills=${FT_KILLS:-100}; scale=1; fi
 
 mounts=()
 cleanup() {
