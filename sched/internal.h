@@ -23,10 +23,10 @@ int ft__read_file(const char *path, char **out, ft_status *st);
  * FT_EINPUT with "NAME: empty file" or "NAME:LINE:COL: not valid JSON". */
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
 
-/* Write the NUL-terminated text to path atomically: a temporary file
- * beside it, then rename; a path that exists and is not a regular file
- * (/dev/null, a FIFO) is written in place instead.  FT_OK, FT_ENOMEM, or FT_EINPUT with the OS error
- * naming the file. */
+/* Write the NUL-terminated text to path under the output rules of
+ * safe_write.h (atomic replacement, the rest refused or written in place).
+ * FT_OK, FT_ENOMEM, or FT_EINPUT naming the file.  Defined in
+ * safe_write.c. */
 int ft__write_atomic(const char *text, const char *path, ft_status *st);
 
 /* strdup that tolerates NULL (returns NULL) */
