@@ -69,6 +69,9 @@ static int fail(loader *L, int line, const char *setting, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
+    for (char *c = m; *c; c++)   /* a value quoted from the file stays on one line */
+        if ((unsigned char)*c < ' ')
+            *c = '?';
     L->st->code = FT_EINPUT;
     snprintf(L->st->msg, sizeof L->st->msg, "%s:%d: %s: %s", L->path, line, setting, m);
     return -1;
