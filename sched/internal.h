@@ -10,8 +10,10 @@
 #define FT_PRINTF(a, b)
 #endif
 
-/* Fill *st (may be NULL) with code, reason and a formatted message; returns
- * code so callers can write `return ft__fail(st, FT_EINPUT, 0, ...)`. */
+/* Fill *st (may be NULL) with code, reason and a formatted message (its
+ * control characters, a newline quoted from the input say, become '?': one
+ * line); returns code so callers can write
+ * `return ft__fail(st, FT_EINPUT, 0, ...)`. */
 int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
     FT_PRINTF(4, 5);
 
