@@ -63,6 +63,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (check_fn)
         return 0;
+    /* every Python object from malloc (PYTHONMALLOC=malloc): pymalloc's
+     * arenas are mmap'd, where a leak checker does not look for the
+     * pointers that keep blocks alive */
+    PyPreConfig preconfig;
+    PyPreConfig_InitIsolatedConfig(&preconfig);
+    preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
+    PyStatus pre = Py_PreInitialize(&preconfig);
+    if (PyStatus_Exception(pre))
+        FZ_FAIL("cannot start Python: %s", pre.err_msg ? pre.err_msg : "?");
     PyConfig config;
     PyConfig_InitIsolatedConfig(&config);   /* no environment, no user site: the same run everywhere */
     config.install_signal_handlers = 0;
