@@ -63,12 +63,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (check_fn)
         return 0;
-    /* every Python object from malloc (PYTHONMALLOC=malloc): pymalloc's
-     * arenas are mmap'd, where a leak checker does not look for the
-     * pointers that keep blocks alive */
+    /* Under AddressSanitizer, every Python object from malloc
+     * (PYTHONMALLOC=malloc): pymalloc's arenas are mmap'd, where
+     * LeakSanitizer does not look for the pointers that keep blocks alive.
+     * Not under valgrind, which then blames CPython's own code for
+     * uninitialised reads (pymalloc hides them). */
     PyPreConfig preconfig;
     PyPreConfig_InitIsolatedConfig(&preconfig);
+#if defined(__SANITIZE_ADDRESS__)
     preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
+#endif
+#endif
     PyStatus pre = Py_PreInitialize(&preconfig);
     if (PyStatus_Exception(pre))
         FZ_FAIL("cannot start Python: %s", pre.err_msg ? pre.err_msg : "?");
