@@ -37,6 +37,14 @@ if [ -x "$build/fuzz/replay-schedule" ]; then
     check replay-pair 0 out '^replay: 1 inputs, no finding$' -- "$build/fuzz/replay-schedule" "$tmp/pair"
 fi
 
+# what the regressions found, through the command: a problem whose base
+# cost overflows the latency is one clear error, not a total of nan
+reg=$root/fuzz/regress/schedule/overflowing-base-cost
+python3 -c 'import sys; p, s = open(sys.argv[1], "rb").read().split(b"\0", 1); open(sys.argv[2], "wb").write(p); open(sys.argv[3], "wb").write(s)' \
+    "$reg" "$tmp/ob.problem.json" "$tmp/ob.schedule.json"
+check overflow-evaluate 2 err 'ob.schedule.json: subgraph 3: latency is -?nan, not a finite number: a base cost, a size or the bandwidth of the problem is out of range$' \
+    -- "$1" evaluate "$tmp/ob.problem.json" "$tmp/ob.schedule.json"
+
 # fuzz/run: its usage errors
 check run-usage 2 err '^usage: run SRCDIR BUILDDIR SECONDS NAME' -- sh "$root/fuzz/run" "$root"
 check run-seconds 2 err "FUZZ_SECONDS must be a whole number of seconds, at least 1, not 'x'" -- sh "$root/fuzz/run" "$root" "$build" x problem
