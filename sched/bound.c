@@ -33,9 +33,12 @@ void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
 {
     *reads = *writes = 0;
     for (int t = 0; t < p->ntensors; t++) {
-        if (p->tensors[t].producer < 0)
+        /* a tensor no op produces or reads starts where it must end: no
+         * traffic (counting it read let the bound exceed a valid
+         * schedule's total: fuzz/regress/schedule/orphan-tensor) */
+        if (p->tensors[t].producer < 0 && p->tensors[t].nconsumers > 0)
             *reads += ft_tensor_size(p, t);
-        else if (p->tensors[t].nconsumers == 0)
+        else if (p->tensors[t].producer >= 0 && p->tensors[t].nconsumers == 0)
             *writes += ft_tensor_size(p, t);
     }
 }

@@ -1,6 +1,7 @@
 /* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly, the working set checked. */
 #include "walk.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,17 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         if (rc) {
             ft_eval_free(out);
             return rc;
+        }
+        if (!isfinite(out->sg[i].latency)) {
+            /* finite inputs whose products overflow (base_costs near 1e308,
+             * a bandwidth near 0): no latency to report
+             * (fuzz/regress/schedule/overflowing-base-cost) */
+            double lat = out->sg[i].latency;
+            ft_eval_free(out);
+            return ft__fail(st, FT_EINPUT, 0,
+                            "%s: subgraph %d: latency is %g, not a finite number: a base cost, a size or the "
+                            "bandwidth of the problem is out of range",
+                            s->name ? s->name : "schedule", i, lat);
         }
         ksum_add(&total, out->sg[i].latency);
     }

@@ -10,8 +10,10 @@
 #define FT_PRINTF(a, b)
 #endif
 
-/* Fill *st (may be NULL) with code, reason and a formatted message; returns
- * code so callers can write `return ft__fail(st, FT_EINPUT, 0, ...)`. */
+/* Fill *st (may be NULL) with code, reason and a formatted message (its
+ * control characters, a newline quoted from the input say, become '?': one
+ * line); returns code so callers can write
+ * `return ft__fail(st, FT_EINPUT, 0, ...)`. */
 int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
     FT_PRINTF(4, 5);
 
@@ -28,6 +30,23 @@ int ft__json_parse(const char *text, const char *name, void **root, ft_status *s
  * FT_OK, FT_ENOMEM, or FT_EINPUT naming the file.  Defined in
  * safe_write.c. */
 int ft__write_atomic(const char *text, const char *path, ft_status *st);
+
+/* Most levels of groups, lists and arrays one libconfig text (a target or
+ * a sweep file) may nest (ft__cfg_read). */
+#define FT_CFG_MAX_DEPTH 64
+
+struct config_t;
+
+/* Parse the libconfig text `text` (a target or sweep file; `name` names it
+ * in messages) into cfg, which the caller has config_init'ed and
+ * config_destroy's whatever the result.  The text is first read by a
+ * scanner that mirrors libconfig 1.5's (sched/cfgtext.c) and refuses, with
+ * "NAME:LINE: message", what libconfig would leak memory on (a string
+ * literal where its grammar allows none), what it would silently drop (a
+ * string or a comment left open at the end), @include, and nesting deeper
+ * than FT_CFG_MAX_DEPTH.  FT_OK, FT_ENOMEM, or FT_EINPUT with
+ * "NAME:LINE: message (not libconfig syntax)" for libconfig's own errors. */
+int ft__cfg_read(struct config_t *cfg, const char *text, const char *name, ft_status *st);
 
 /* strdup that tolerates NULL (returns NULL) */
 char *ft__strdup(const char *s);

@@ -72,6 +72,11 @@ int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(st->msg, sizeof st->msg, fmt, ap);
         va_end(ap);
+        /* one line whatever the message quotes from its input (a JSON
+         * parser's "near" text, a value with a newline) */
+        for (char *c = st->msg; *c; c++)
+            if ((unsigned char)*c < ' ')
+                *c = '?';
     }
     return code;
 }

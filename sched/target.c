@@ -87,7 +87,7 @@ static int find(const char *group, const char *name)
  * were seen. */
 typedef struct loader {
     const char *path;
-    char *text;          /* the file's text, to check 32-bit integer literals */
+    const char *text;    /* the file's text, to check 32-bit integer literals */
     ft_target *t;
     ft_status *st;
     int seen[NSCHEMA];
@@ -126,8 +126,9 @@ static void join(char *buf, size_t n, const char *group, const char *name)
     snprintf(buf, n, "%s%s%s", group, *group ? "." : "", name);
 }
 
-/* File and line of a setting, for messages: the file libconfig recorded
- * (an @include may name another), else the loaded path. */
+/* File and line of a setting, for messages: the file libconfig recorded,
+ * else (always, as texts are read from memory and @include is refused:
+ * ft__cfg_read) the loaded path. */
 static const char *where_file(const loader *L, const config_setting_t *s)
 {
     const char *f = s ? config_setting_source_file(s) : NULL;
@@ -476,17 +477,23 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
     fclose(f);
     if (isdir)
         return ft__fail(st, FT_EINPUT, 0, "%s: cannot read: %s", path, strerror(EISDIR));
+    char *text;
+    int rc = ft__read_file(path, &text, st);
+    if (rc)
+        return rc;
+    rc = ft_target_parse(text, path, out, st);
+    free(text);
+    return rc;
+}
 
+int ft_target_parse(const char *text, const char *name, ft_target **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
     config_t cfg;
     config_init(&cfg);
-    if (config_read_file(&cfg, path) != CONFIG_TRUE) {
-        int rc;
-        if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
-            rc = ft__fail(st, FT_EINPUT, 0, "%s: cannot read: %s", path, config_error_text(&cfg));
-        else
-            rc = ft__fail(st, FT_EINPUT, 0, "%s:%d: %s (not libconfig syntax)",
-                          config_error_file(&cfg) ? config_error_file(&cfg) : path, config_error_line(&cfg),
-                          config_error_text(&cfg));
+    int rc = ft__cfg_read(&cfg, text, name, st);
+    if (rc) {
         config_destroy(&cfg);
         return rc;
     }
@@ -494,15 +501,12 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
     ft_target *t = calloc(1, sizeof *t);
     loader L;
     memset(&L, 0, sizeof L);
-    L.path = path;
-    if (ft__read_file(path, &L.text, st) != FT_OK)
-        L.text = NULL;   /* only the 32-bit literal check needs it */
-    ft_status_clear(st);
+    L.path = name;
+    L.text = text;
     L.t = t;
     L.st = st;
-    int rc = FT_OK;
-    if (!t || !(t->path = ft__strdup(path))) {
-        rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
+    if (!t || !(t->path = ft__strdup(name))) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name);
         goto done;
     }
     /* `contest` first: it decides which settings are allowed. */
@@ -513,7 +517,6 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
         goto done;
 done:
     config_destroy(&cfg);
-    free(L.text);
     if (rc) {
         ft_target_free(t);
         return rc;

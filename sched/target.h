@@ -92,6 +92,10 @@ typedef struct ft_target {
  * ..." when the file cannot be read). */
 int ft_target_load(const char *path, ft_target **out, ft_status *st);
 
+/* As ft_target_load, from the text of a target file (NUL-terminated);
+ * `name` stands for the file in messages and becomes t->path. */
+int ft_target_parse(const char *text, const char *name, ft_target **out, ft_status *st);
+
 /* Release a target and the strings it owns.  NULL is a no-op. */
 void ft_target_free(ft_target *t);
 

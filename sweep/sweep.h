@@ -71,6 +71,11 @@ typedef struct ft_sweep {
  * for it, "FILE: cannot open: ..." when unreadable). */
 int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st);
 
+/* As ft_sweep_load, from the text of a sweep file (NUL-terminated); `path`
+ * names the file in messages and keys, and its directory is the one the
+ * text's relative file names are read from. */
+int ft_sweep_parse(const char *text, const char *path, ft_sweep **out, ft_status *st);
+
 /* Release a sweep and its runs.  NULL is a no-op. */
 void ft_sweep_free(ft_sweep *sw);
 

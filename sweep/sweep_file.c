@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "target.h"
 
 /* ------------------------------------------------------------------ axes */
@@ -68,6 +69,9 @@ static int fail(loader *L, int line, const char *setting, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
+    for (char *c = m; *c; c++)   /* a value quoted from the file stays on one line */
+        if ((unsigned char)*c < ' ')
+            *c = '?';
     L->st->code = FT_EINPUT;
     snprintf(L->st->msg, sizeof L->st->msg, "%s:%d: %s: %s", L->path, line, setting, m);
     return -1;
@@ -655,23 +659,26 @@ int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st)
 {
     ft_status_clear(st);
     *out = NULL;
+    char *text;
+    int rc = ft__read_file(path, &text, st);
+    if (rc)
+        return rc;
+    rc = ft_sweep_parse(text, path, out, st);
+    free(text);
+    return rc;
+}
+
+int ft_sweep_parse(const char *text, const char *path, ft_sweep **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
     loader L = {.path = path, .st = st};
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        st->code = FT_EINPUT;
-        snprintf(st->msg, sizeof st->msg, "%s: cannot open: %s", path, strerror(errno));
-        return FT_EINPUT;
-    }
     config_t cfg;
     config_init(&cfg);
-    if (!config_read(&cfg, f)) {
-        fclose(f);
-        st->code = FT_EINPUT;
-        snprintf(st->msg, sizeof st->msg, "%s:%d: %s (not libconfig syntax)", path, config_error_line(&cfg), config_error_text(&cfg));
+    if (ft__cfg_read(&cfg, text, path, st) != FT_OK) {
         config_destroy(&cfg);
-        return FT_EINPUT;
+        return st->code;
     }
-    fclose(f);
     const char *slash = strrchr(path, '/');
     L.dir = slash ? malloc((size_t)(slash - path) + 2) : dupstr("");
     ft_sweep *sw = calloc(1, sizeof *sw);

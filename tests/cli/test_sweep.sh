@@ -92,6 +92,9 @@ bad runs-dup 'runs: runs 0 and 1 have the same inputs' 'runs = ( { problem = "p.
          { problem = "./p.json"; capacity = 5000; } );'
 bad syntax 'syntax error \(not libconfig syntax\)' 'problems = ["p.json"]
 capacity = ;'
+bad misplaced-string 'syntax error: unexpected string "q.json" \(a string stands only as a value, in a list or in an array\)' 'problems = ["p.json"] "q.json";'
+bad unterminated-string 'unterminated string: no closing " before the end of the file' 'problems = ["p.json"];
+strategy = "search'
 printf '{ "nope": 1 }\n' >"$tmp/bad/broken.json"
 bad bad-problem 'problems: .*broken.json' 'problems = ["broken.json"];'
 

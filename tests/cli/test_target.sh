@@ -102,6 +102,14 @@ line=$(grep -n '^compute = {' "$tmp/missing.cfg" | cut -d: -f1)
 check missing-setting 2 err "^fusetile: $tmp/missing.cfg:$line: missing required setting compute.matmul_macs_per_cycle" -- "$bin" evaluate "$P" "$S" --target "$tmp/missing.cfg"
 printf 'name = "x";\ncontest = true\nclock_hz = = 1;\n' >"$tmp/syntax.cfg"
 check syntax-target 2 err "^fusetile: $tmp/syntax.cfg:3: syntax error \(not libconfig syntax\)$" -- "$bin" schedule "$P" --target "$tmp/syntax.cfg"
+# Malformed strings: refused before libconfig (which would leak a misplaced
+# string, and drop an unterminated one without a word), with their line.
+printf 'name = "x";\ncontest = true "y";\n' >"$tmp/string.cfg"
+check misplaced-string 2 err "^fusetile: $tmp/string.cfg:2: syntax error: unexpected string \"y\" \(a string stands only as a value, in a list or in an array\) \(not libconfig syntax\)$" -- "$bin" schedule "$P" --target "$tmp/string.cfg"
+printf 'name = "x";\ncontest = true;\ndescription = "a" "b;\n' >"$tmp/open.cfg"
+check unterminated-string 2 err "^fusetile: $tmp/open.cfg:3: unterminated string: no closing \" before the end of the file \(not libconfig syntax\)$" -- "$bin" schedule "$P" --target "$tmp/open.cfg"
+printf 'name = "x";\n@include "/dev/zero"\n' >"$tmp/include.cfg"
+check include 2 err "^fusetile: $tmp/include.cfg:2: @include is not supported: write the settings in this file$" -- "$bin" schedule "$P" --target "$tmp/include.cfg"
 
 # schedule: says what came from the target, and the schedule it writes is
 # valid on that target.

@@ -323,7 +323,11 @@ static void test_target_reject_syntax(void **state)
     write_cfg(f, 8, "  read_bandwidth == 32;");
     expect_error(f, 8, "syntax error (not libconfig syntax)");
     write_text(f, "{\"name\": \"json is not libconfig\"}\n");
-    expect_error(f, 1, "syntax error (not libconfig syntax)");
+    expect_error(f, 1, "syntax error: unexpected string \"name\" (a string stands only as a value, in a list or in an "
+                       "array) (not libconfig syntax)");
+    /* A string left open, which libconfig alone would drop. */
+    write_cfg(f, 1, "name = \"t");
+    expect_error(f, 1, "unterminated string: no closing \" before the end of the file (not libconfig syntax)");
     /* A repeated setting is libconfig's own error. */
     write_cfg(f, 3, "element_bytes = 2; element_bytes = 4;");
     ft_target *t = NULL;

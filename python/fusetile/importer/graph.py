@@ -196,24 +196,79 @@ class Graph:
 def graph_from_json(d, where="graph"):
     """Build a canonical Graph from the dict of a model graph JSON file.
 
-    Raises ImportFailure (naming `where`) when the format or a field is wrong.
+    Raises ImportFailure (naming `where` and the field) when the format or a
+    field is wrong: every name a string, every shape a list of integers (or
+    null), attrs and source objects, and every buffer a node or the graph
+    names listed under "buffers".
     """
     from .errors import ImportFailure
+
+    def bad(field, what):
+        return ImportFailure(where, f"malformed model graph: {field} {what}", "see docs/MODEL_GRAPH.md for the format")
+
+    def get(obj, key, field, kind, default=None, required=True):
+        if key not in obj:
+            if required:
+                raise bad(field, "is missing")
+            return default
+        v = obj[key]
+        if kind is str and not isinstance(v, str):
+            raise bad(field, "must be a string")
+        if kind is list and not isinstance(v, list):
+            raise bad(field, "must be a list")
+        if kind is dict and not isinstance(v, dict):
+            raise bad(field, "must be an object")
+        return v
+
+    def names(obj, key, field):
+        v = get(obj, key, field, list)
+        for i, x in enumerate(v):
+            if not isinstance(x, str):
+                raise bad(f"{field}[{i}]", "must be a string (a buffer's name)")
+        return v
+
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise ImportFailure(where, f"not a model graph (\"format\" is not \"{FORMAT}\")",
                             "write one with 'fusetile import MODEL --graph-only'")
-    g = Graph(model=d.get("model", where), frontend=d.get("frontend", "json"))
-    try:
-        for name, b in d["buffers"].items():
-            g.add_buffer(name, b["shape"], b.get("dtype", "float32"), b.get("kind", "activation"), b.get("producer"))
-        for n in d["nodes"]:
-            g.nodes.append(Node(n["name"], n["op"], n["inputs"], n["outputs"], n.get("attrs", {}), n.get("source", {})))
-        g.inputs = list(d["inputs"])
-        g.outputs = list(d["outputs"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise ImportFailure(where, f"malformed model graph: missing or bad field {e}",
-                            "see docs/MODEL_GRAPH.md for the format") from None
-    g.notes = list(d.get("notes", []))
+    model = d.get("model", where)
+    frontend = d.get("frontend", "json")
+    g = Graph(model=model if isinstance(model, str) else where, frontend=frontend if isinstance(frontend, str) else "json")
+    for name, b in get(d, "buffers", "buffers", dict).items():
+        f = f"buffers[{name!r}]"
+        if not isinstance(b, dict):
+            raise bad(f, "must be an object")
+        shape = get(b, "shape", f + ".shape", None)
+        if shape is not None and (not isinstance(shape, list) or
+                                  not all(isinstance(x, int) and not isinstance(x, bool) for x in shape)):
+            raise bad(f + ".shape", "must be a list of integers or null")
+        dtype = get(b, "dtype", f + ".dtype", str, "float32", False)
+        kind = get(b, "kind", f + ".kind", str, "activation", False)
+        if kind not in BUFFER_KINDS:
+            raise bad(f + ".kind", f"is {kind!r}, not one of {', '.join(BUFFER_KINDS)}")
+        producer = b.get("producer")
+        if producer is not None and not isinstance(producer, str):
+            raise bad(f + ".producer", "must be a node's name or null")
+        g.add_buffer(name, shape, dtype, kind, producer)
+    for i, n in enumerate(get(d, "nodes", "nodes", list)):
+        f = f"nodes[{i}]"
+        if not isinstance(n, dict):
+            raise bad(f, "must be an object")
+        node = Node(get(n, "name", f + ".name", str), get(n, "op", f + ".op", str), names(n, "inputs", f + ".inputs"),
+                    names(n, "outputs", f + ".outputs"), get(n, "attrs", f + ".attrs", dict, {}, False),
+                    get(n, "source", f + ".source", dict, {}, False))
+        for field, refs in ((".inputs", node.inputs), (".outputs", node.outputs)):
+            for j, r in enumerate(refs):
+                if r not in g.buffers:
+                    raise bad(f"{f}{field}[{j}]", f"names {r!r}, which \"buffers\" does not list")
+        g.nodes.append(node)
+    g.inputs = list(names(d, "inputs", "inputs"))
+    g.outputs = list(names(d, "outputs", "outputs"))
+    for field, refs in (("inputs", g.inputs), ("outputs", g.outputs)):
+        for j, r in enumerate(refs):
+            if r not in g.buffers:
+                raise bad(f"{field}[{j}]", f"names {r!r}, which \"buffers\" does not list")
+    notes = d.get("notes", [])
+    g.notes = [str(x) for x in notes] if isinstance(notes, list) else []
     return g
 
 
