@@ -129,9 +129,11 @@ int ft__read_file(const char *path, char **out, ft_status *st)
     }
     fclose(f);
     buf[len] = '\0';
-    if (memchr(buf, '\0', len)) {
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        size_t at = (size_t)(nul - buf);
         free(buf);
-        return ft__fail(st, FT_EINPUT, 0, "%s: not a JSON text (NUL byte)", path);
+        return ft__fail(st, FT_EINPUT, 0, "%s: not a text file (a NUL byte at offset %zu)", path, at);
     }
     *out = buf;
     return FT_OK;

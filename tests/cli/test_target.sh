@@ -163,6 +163,9 @@ check kpu-chip-header 0 out '^target .*\(kpu-chip\).*; whole device: 16 units sh
     -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/kpu-chip.cfg"
 check tpu-chip-settings 0 out '"units": 1, "slow_memory_efficiency": 0.9, "matmul_efficiency": 0.85, "pointwise_efficiency": 1, "step_overhead": 526, "shared_cache": null' \
     -- "$bin" evaluate "$B" "$tmp/tpu-v5e-chip-mlsys-2026-1.json" --target "$targets/tpu-v5e-chip.cfg" --json
+# a NUL byte in a target file: one line naming the file and the offset
+printf 'name = "x";\0\n' >"$tmp/nul.cfg"
+check nul-byte 2 err 'nul.cfg: not a text file \(a NUL byte at offset 11\)' -- "$bin" schedule "$P" --target "$tmp/nul.cfg"
 check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
 check evaluate-help 0 out '--keep-costs' -- "$bin" evaluate --help
 
