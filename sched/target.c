@@ -468,6 +468,8 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
 {
     ft_status_clear(st);
     *out = NULL;
+    if (ft__file_size_check(path, FT_MAX_TARGET_BYTES, "FT_MAX_TARGET_BYTES", st))
+        return FT_EINPUT;
     struct stat sb;
     FILE *f = fopen(path, "r");
     if (!f)

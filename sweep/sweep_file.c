@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* ft__file_size_check */
 #include "target.h"
 
 /* ------------------------------------------------------------------ axes */
@@ -656,6 +657,8 @@ int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st)
     ft_status_clear(st);
     *out = NULL;
     loader L = {.path = path, .st = st};
+    if (ft__file_size_check(path, FT_MAX_SWEEP_BYTES, "FT_MAX_SWEEP_BYTES", st))
+        return FT_EINPUT;
     FILE *f = fopen(path, "r");
     if (!f) {
         st->code = FT_EINPUT;
