@@ -106,7 +106,9 @@
 #define FT_MAX_TARGET_BYTES ((long long)1 << 20)
 
 /* Largest pattern library (patterns/ *.patterns), bytes.  Checked by
- * ft_patterns_load.  Why: the bundled libraries are under 8 KiB. */
+ * the pattern-library loader (schedule --strategy patterns --patterns,
+ * the search's patterns start).  Why: the bundled libraries are under
+ * 8 KiB. */
 #define FT_MAX_PATTERNS_BYTES ((long long)1 << 20)
 
 /* Largest measured-times file (TSV), bytes.  Checked by ft_measured_load.
