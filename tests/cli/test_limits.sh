@@ -45,6 +45,10 @@ MAX_SG_OPS=$(limit FT_MAX_SUBGRAPH_OPS)
 MAX_RETAIN=$(limit FT_MAX_RETAIN)
 MAX_TRAVERSAL=$(limit FT_MAX_TRAVERSAL)
 expect limits-read "the limits header did not parse" test "$MAX_OPS" -eq 20000 -a "$MAX_STEPS" -eq 500000000
+# docs/LIMITS.md lists every limit of the header
+for name in $(sed -n 's/^#define \(FT_[A-Z0-9_]*\) .*/\1/p' "$root/sched/fusetile_limits.h"); do
+    expect "doc-$name" "docs/LIMITS.md does not list $name" grep -q "\`$name\`" "$root/docs/LIMITS.md"
+done
 
 # gen KIND OUT ARGS...: write a generated problem or schedule (below).
 gen() {
