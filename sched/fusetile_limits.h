@@ -39,14 +39,15 @@
 #define FT_MAX_TENSORS (4 * FT_MAX_OPS)
 
 /* Most elements along one dimension of a tensor (widths[t], heights[t])
- * and largest native granularity (native_granularity).  Checked by
- * ft_problem_finish (so by every loader), and by ft_problem_override (as
- * FT_OVERRIDE_MAX_NATIVE).  Why: 2^24 is 300 times the largest dimension of
- * the bundled models (50 176, ResNet-18's 224 x 224) and 256 times the
- * 65 536 of bench/run's deadline problem, and keeps a tensor's element
- * count (at most 2^48) and the cost model's sums of them exact in a double
- * (2^53) and far from int64 overflow. */
-#define FT_MAX_DIM ((int64_t)1 << 24)
+ * and largest native granularity (native_granularity, and native k).
+ * Checked by ft_problem_finish, so by every loader and by problems changed
+ * in code (Tcl's `P configure -native`).  Why: 2^32 is far past any real
+ * model (the largest dimension of the bundled ones is 50 176, ResNet-18's
+ * 224 x 224; bench/run's deadline problem has 65 536) yet keeps the
+ * 4 x 10^9-row tensors of the unit tests that check the cost model's
+ * products past 64 bits (tests/unit/layout_problems.h); a tensor whose
+ * element count overflows 64 bits is refused by its own check. */
+#define FT_MAX_DIM ((int64_t)1 << 32)
 
 /* Largest problem file, bytes.  Checked by ft_problem_load before the file
  * is parsed (a larger regular file is refused at once; a pipe when the
@@ -158,9 +159,10 @@
  * target, a sweep's units axis). */
 #define FT_MAX_UNITS 65536
 
-/* Largest native granularity ft_problem_override accepts (as a target's):
- * FT_MAX_DIM, the largest a problem may have. */
-#define FT_OVERRIDE_MAX_NATIVE FT_MAX_DIM
+/* Largest native granularity ft_problem_override accepts (a target's, a
+ * sweep's native axis): 2^24, 256 times the largest a bundled target
+ * has. */
+#define FT_OVERRIDE_MAX_NATIVE ((int64_t)1 << 24)
 
 /* Most compute units a trace shows (simulate --trace/--vcd). */
 #define FT_TRACE_MAX_UNITS 1024

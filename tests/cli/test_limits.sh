@@ -131,24 +131,26 @@ t0=$(now)
 check sim-1e9 2 err "^fusetile: simulate: .*$steps_msg" -- "$bin" simulate "$tmp/wide.json" "$tmp/s1e9.json"
 expect sim-1e9-time "simulate took 2 s or more to refuse" within "$t0" 2
 expect sim-1e9-one "not one line" one_line_err
-# overflowing 64 bits: 2^24 x 2^24 tiles
-gen chain "$tmp/huge-dims.json" 1 2 "$MAX_DIM" "$MAX_DIM" 128 128
+# 2^24 x 2^24 tiles (2.8 x 10^14 steps)
+gen chain "$tmp/huge-dims.json" 1 2 16777216 16777216 128 128
 gen gran "$tmp/s1.json" 1 1
 check eval-2e14 2 err "s1.json: 281474976710656 steps .*\(FT_MAX_STEPS\)$" -- "$bin" evaluate "$tmp/huge-dims.json" "$tmp/s1.json"
 # under the limit it runs, with progress lines every two seconds when long
 gen gran "$tmp/s5e6.json" 100 20
 check eval-5e6 0 out '5000000 +[0-9.]+ ' -- "$bin" evaluate "$tmp/wide.json" "$tmp/s5e6.json"
 # the Tcl commands: the same checks, the same messages
+gen chain "$tmp/dim.json" 1 2 8 $((MAX_DIM + 1)) 8 8
 cat >"$tmp/steps.tcl" <<EOF
 fusetile::problem p {$tmp/wide.json}
 fusetile::schedule s p {$tmp/s1e9.json}
 if {![catch {s evaluate} m]} { puts "evaluate accepted" } else { puts "evaluate: \$m" }
 if {![catch {s simulate} m]} { puts "simulate accepted" } else { puts "simulate: \$m" }
-if {![catch {fusetile::problem q {$tmp/huge-dims.json}} m]} { puts "dims accepted" }
+if {![catch {fusetile::problem q {$tmp/dim.json}} m]} { puts "dims accepted" } else { puts "problem: \$m" }
 if {![catch {p configure -native [list [expr {$MAX_DIM + 1}] 8]} m]} { puts "native accepted" } else { puts "configure: \$m" }
 EOF
 check tcl-steps 0 out "^evaluate: .*$steps_msg" -- "$bin" shell "$tmp/steps.tcl"
 expect tcl-steps-sim "Tcl simulate did not refuse" grep -Eq "^simulate: .*\(FT_MAX_STEPS\)$" "$tmp/out"
+expect tcl-dims "Tcl problem over FT_MAX_DIM accepted" grep -Eq "^problem: .*dim.json: heights\[0\]: $((MAX_DIM + 1)) elements, the limit is $MAX_DIM \(FT_MAX_DIM\)$" "$tmp/out"
 expect tcl-native "Tcl configure -native over FT_MAX_DIM accepted" grep -Eq "^configure: .*the limit is $MAX_DIM \(FT_MAX_DIM\)$" "$tmp/out"
 
 # ------------------------------------------- each limit, an input just over it
@@ -166,7 +168,6 @@ gen chain "$tmp/ops.json" $((MAX_OPS + 1)) $((MAX_OPS + 2)) 8 8 8 8
 over ops "^fusetile: .*ops.json: op_types: $((MAX_OPS + 1)) ops, the limit is $MAX_OPS \(FT_MAX_OPS\)$" -- "$bin" evaluate "$tmp/ops.json" "$S"
 gen chain "$tmp/tensors.json" 1 $((MAX_TENSORS + 1)) 8 8 8 8
 over tensors "tensors.json: widths: $((MAX_TENSORS + 1)) tensors, the limit is $MAX_TENSORS \(FT_MAX_TENSORS\)$" -- "$bin" evaluate "$tmp/tensors.json" "$S"
-gen chain "$tmp/dim.json" 1 2 8 $((MAX_DIM + 1)) 8 8
 over dim "dim.json: heights\[0\]: $((MAX_DIM + 1)) elements, the limit is $MAX_DIM \(FT_MAX_DIM\)$" -- "$bin" schedule "$tmp/dim.json"
 gen chain "$tmp/native.json" 1 2 8 8 $((MAX_DIM + 1)) 8
 over native "native.json: native_granularity\[0\]: $((MAX_DIM + 1)), the limit is $MAX_DIM \(FT_MAX_DIM\)$" -- "$bin" simulate "$tmp/native.json" "$S"

@@ -215,8 +215,8 @@ class TestProblem(TmpDir):
 
     def test_limits(self):
         # the library's named limits (sched/fusetile_limits.h) apply here too
-        self.assertError(fusetile.InputError, "<dict>: heights[0]: 16777217 elements, the limit is 16777216 (FT_MAX_DIM)",
-                         fusetile.problem_from_dict, small_problem(heights=[16777217, 16777217]))
+        self.assertError(fusetile.InputError, "<dict>: heights[0]: 4294967297 elements, the limit is 4294967296 (FT_MAX_DIM)",
+                         fusetile.problem_from_dict, small_problem(heights=[4294967297, 4294967297]))
         big = os.path.join(self.tmp, "big.json")
         with open(big, "wb") as f:
             f.truncate((16 << 20) + 1)

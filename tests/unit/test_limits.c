@@ -371,7 +371,7 @@ static void test_steps_limit(void **state)
     /* a count that overflows 64 bits: 2^24 x 2^24 tiles of a MatMul with
      * 2^24 k-steps */
     char pj[600];
-    long long M = FT_MAX_DIM;
+    long long M = 1LL << 24;
     snprintf(pj, sizeof pj,
              "{\"widths\": [%lld, %lld, %lld], \"heights\": [%lld, %lld, %lld], \"inputs\": [[0, 1]], \"outputs\": [[2]], "
              "\"base_costs\": [1], \"op_types\": [\"MatMul\"], \"fast_memory_capacity\": 100, \"slow_memory_bandwidth\": 1, "
