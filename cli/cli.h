@@ -32,6 +32,36 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROGNAME: warning: MESSAGE" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The output rules (sched/safe_write.h, docs/OUTPUTS.md) on the command
+ * line (outputs.c). */
+
+/* Protect an input file the command reads (role: "problem", "schedule",
+ * "target", ...) from its outputs: an output that is the same file, under
+ * any name, is then refused.  EXIT_OK, or EXIT_USAGE after the message. */
+int cli_input(const char *path, const char *role);
+
+/* An output option's value: NULL (standard output) for "-", else v. */
+const char *cli_out_or_stdout(const char *v);
+
+/* Check an output path against the rules before a long run
+ * (ft__out_check; regular_only for a database): EXIT_OK, or EXIT_USAGE
+ * after one message "PROGNAME: CMD: PATH: ...". */
+int cli_check_output(const char *cmd, const char *path, int regular_only);
+
+/* Record errno e of a failed write to standard output that a command
+ * saw (the first one is kept for cli_finish_stdout's message). */
+void cli_stdout_failed(int e);
+
+/* At the end of the program: forget the protected inputs (cli_input),
+ * flush and close standard output; a failed
+ * write or close anywhere on it ("> /dev/full", a closed pipe) prints
+ * "PROGNAME: standard output: REASON" and gives EXIT_USAGE, else rc. */
+int cli_finish_stdout(int rc);
+
+/* Remove the temporary files of open outputs on SIGINT, SIGTERM and
+ * SIGHUP (those not ignored), then die by the signal. */
+void cli_signals(void);
+
 /* Option scanner shared by the subcommands.  cli_opt_next walks argv from
  * index 1: it returns each positional argument with *is_opt = 0, and each
  * option ("--name", "--name=value" or "-x") with *is_opt = 1.  For options

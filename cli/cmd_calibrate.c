@@ -180,6 +180,13 @@ int cmd_calibrate(int argc, char **argv)
     ft_target *t = NULL;
     ft_measured *files[FT_CALIB_MAX_FILES];
     int nfiles = 0;
+    if (cli_input(target_path, "target") != EXIT_OK)
+        return EXIT_USAGE;
+    for (int i = 0; i < nmeas; i++)
+        if (cli_input(meas_paths[i], "measured") != EXIT_OK)
+            return EXIT_USAGE;
+    if (out_path && cli_check_output("calibrate", out_path, 0) != EXIT_OK)
+        return EXIT_USAGE;
     if (ft_target_load(target_path, &t, &st) != FT_OK) {
         cli_error("%s", st.msg);
         rc = EXIT_USAGE;

@@ -46,6 +46,7 @@ int cmd_generate(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
             if (!(output = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
+            output = cli_out_or_stdout(output);
         } else if (cli_opt_is(&o, arg, "--ops")) {
             const char *v = cli_opt_value(&o, "--ops");
             uint64_t n;
@@ -99,10 +100,7 @@ int cmd_generate(int argc, char **argv)
             cli_error("generate: out of memory");
             rc = EXIT_USAGE;
         } else {
-            if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
-                cli_error("generate: cannot write to stdout: %s", strerror(errno));
-                rc = EXIT_USAGE;
-            }
+            fputs(text, stdout); /* a failed write: cli_finish_stdout */
             free(text);
         }
     }

@@ -206,15 +206,13 @@ static void on_improve(void *ctx, const ft_schedule *s, const double *latencies,
     }
 }
 
-/* Fail early, before a long search, when the output cannot be written: its
- * directory must exist and be writable, and it must not be a directory. */
+/* Fail early, before a long search, when the output cannot be written:
+ * the output rules (cli_check_output: not a directory, FIFO, socket, nor
+ * an input), and its directory must exist and be writable. */
 static int check_output(const cli_sched_job *job)
 {
-    struct stat sb;
-    if (stat(job->output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        cli_error("%s%s: cannot write: is a directory", pfx(job->cmd), job->output);
+    if (cli_check_output(strcmp(job->cmd, cli_progname) ? job->cmd : NULL, job->output, 0) != EXIT_OK)
         return -1;
-    }
     size_t n = strlen(job->output);
     char *dir = malloc(n + 2);
     if (!dir) {
@@ -265,8 +263,8 @@ static int write_final(const cli_sched_job *job, const ft_schedule *s, const ft_
             if (text[0] && text[strlen(text) - 1] != '\n')
                 fputc('\n', stdout);
             if (fflush(stdout) != 0 || ferror(stdout)) {
-                cli_error("%s<stdout>: write error: %s", pfx(job->cmd), strerror(errno));
-                rc = -1;
+                cli_stdout_failed(errno);
+                rc = -1; /* reported once, by cli_finish_stdout */
             }
             free(text);
         }
@@ -280,6 +278,9 @@ int cli_schedule_run(const cli_sched_job *job)
     ft_status st;
     ft_problem *p = NULL;
     ft_target *t = NULL;
+    for (int i = 0; i < job->npatterns; i++)
+        if (cli_input(job->patterns[i], "patterns") != EXIT_OK)
+            return EXIT_USAGE;
     if (cli_load_problem(job->problem, job->target, job->keep_costs, &p, &t))
         return EXIT_USAGE;
     if (job->output && check_output(job)) {
@@ -475,6 +476,7 @@ int cmd_schedule(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
             if (!(job.output = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
+            job.output = cli_out_or_stdout(job.output);
         } else if (cli_opt_is(&o, arg, "--time-limit")) {
             const char *v = cli_opt_value(&o, "--time-limit");
             if (!v)

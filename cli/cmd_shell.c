@@ -160,7 +160,14 @@ int cmd_shell(int argc, char **argv)
             goto done;
         plain_loop(interp, interactive);
     }
-done:
+done:;
+    /* what the script left in Tcl's stdout buffer: a failed write of it
+     * is a failed standard output (exit 2), not lost at Tcl_Finalize */
+    Tcl_Channel out = Tcl_GetStdChannel(TCL_STDOUT);
+    if (out && Tcl_Flush(out) != TCL_OK) {
+        cli_error("standard output: %s", Tcl_ErrnoMsg(Tcl_GetErrno()));
+        rc = EXIT_USAGE;
+    }
     Tcl_DeleteInterp(interp);
     Tcl_Finalize();
     return rc;

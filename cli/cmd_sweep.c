@@ -144,6 +144,8 @@ static ft_sweep *load_sweep(const char *cmd, const char *file)
     }
     ft_status st;
     ft_sweep *sw;
+    if (cli_input(file, "sweep") != EXIT_OK)
+        return NULL;
     if (ft_sweep_load(file, &sw, &st) != FT_OK) {
         cli_error("%s", st.msg);
         return NULL;
@@ -251,11 +253,7 @@ static int sweep_list(int argc, char **argv)
     for (int i = 0; i < sw->nruns; i++)
         printf("%d\t%s\n", sw->runs[i].idx, sw->runs[i].key);
     ft_sweep_free(sw);
-    if (fflush(stdout) != 0) {
-        cli_error("sweep list: <stdout>: write error: %s", strerror(errno));
-        return EXIT_USAGE;
-    }
-    return EXIT_OK;
+    return EXIT_OK; /* a failed standard output: cli_finish_stdout */
 }
 
 int cmd_sweep(int argc, char **argv)

@@ -161,6 +161,11 @@ static int resolve(const char *cmd, const char *arg, const char *db_opt, sweep_f
             return EXIT_USAGE;
         }
     }
+    if (cli_input(sweep, "sweep") != EXIT_OK) {
+        free(sweep_own);
+        files_free(f);
+        return EXIT_USAGE;
+    }
     int rc = ft_sweep_load(sweep, &f->sw, &st);
     if (rc == FT_OK && !(f->sweep_abs = realpath(sweep, NULL)))
         f->sweep_abs = strdup(sweep);

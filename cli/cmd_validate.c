@@ -151,6 +151,10 @@ int cmd_validate(int argc, char **argv)
         dir = FT_BENCHMARKS_DIR;
     ft_status st;
     ft_target *t = NULL;
+    if (cli_input(target_path, "target") != EXIT_OK || cli_input(meas_path, "measured") != EXIT_OK)
+        return EXIT_USAGE;
+    if (svg && cli_check_output("validate", svg, 0) != EXIT_OK)
+        return EXIT_USAGE;
     if (ft_target_load(target_path, &t, &st) != FT_OK) {
         cli_error("%s", st.msg);
         return EXIT_USAGE;

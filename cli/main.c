@@ -26,17 +26,19 @@ static void usage(FILE *f)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  fusetile %s\n", commands[i].usage);
     fprintf(f, "\n'fusetile COMMAND --help' describes a command.  Exit status: 0 success,\n"
-               "1 invalid schedule or failed check, 2 bad input or usage.\n");
+               "1 invalid schedule or failed check, 2 bad input or usage (also a\n"
+               "failed write to standard output).\n");
 }
 
 int main(int argc, char **argv)
 {
     cli_argv0 = argc > 0 ? argv[0] : NULL;
+    cli_signals();
     const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
     base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
     if (strcmp(base, "mlsys") == 0) {
         cli_progname = "mlsys";
-        return cmd_mlsys(argc, argv);
+        return cli_finish_stdout(cmd_mlsys(argc, argv));
     }
     if (argc < 2) {
         usage(stderr);
@@ -48,21 +50,21 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < NCOMMANDS; i++)
                 if (strcmp(argv[2], commands[i].name) == 0) {
                     char *hargv[] = {argv[2], "--help", NULL};
-                    return commands[i].run(2, hargv);
+                    return cli_finish_stdout(commands[i].run(2, hargv));
                 }
             cli_error("unknown command '%s' (try 'fusetile --help')", argv[2]);
             return EXIT_USAGE;
         }
         usage(stdout);
-        return EXIT_OK;
+        return cli_finish_stdout(EXIT_OK);
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("fusetile %s\n", FT_VERSION);
-        return EXIT_OK;
+        return cli_finish_stdout(EXIT_OK);
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
     cli_error("unknown command '%s' (try 'fusetile --help')", cmd);
     return EXIT_USAGE;
 }

@@ -300,5 +300,7 @@ int cli_sweep_plot(int argc, char **argv)
         cli_error("sweep plot: needs DB, --x, --y and -o (try 'fusetile sweep plot --help')");
         return EXIT_USAGE;
     }
+    if (cli_input(db, "database") != EXIT_OK || cli_check_output("sweep plot", out, 0) != EXIT_OK)
+        return EXIT_USAGE;
     return plot(db, xc, yc, gc, wh, nwh, logx, logy, out);
 }

@@ -10,6 +10,8 @@ int cli_load_problem(const char *problem_path, const char *target_path, int keep
     ft_status st;
     *p = NULL;
     *t = NULL;
+    if (cli_input(problem_path, "problem") != EXIT_OK || (target_path && cli_input(target_path, "target") != EXIT_OK))
+        return EXIT_USAGE;
     if (ft_problem_load(problem_path, p, &st) != FT_OK) {
         cli_error("%s", st.msg);
         return EXIT_USAGE;
@@ -106,6 +108,8 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
         cli_error("%s: --keep-costs needs --target", o->cmd);
         return EXIT_USAGE;
     }
+    if (cli_input(c->paths[1], "schedule") != EXIT_OK)
+        return EXIT_USAGE;
     if (cli_load_problem(c->paths[0], c->target, c->keep_costs, p, t))
         return EXIT_USAGE;
     if (ft_schedule_load(c->paths[1], s, &st)) {

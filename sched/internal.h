@@ -34,10 +34,10 @@ int ft__file_size_check(const char *path, long long max, const char *limit_name,
  * FT_EINPUT with "NAME: empty file" or "NAME:LINE:COL: not valid JSON". */
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
 
-/* Write the NUL-terminated text to path atomically: a temporary file
- * beside it, then rename; a path that exists and is not a regular file
- * (/dev/null, a FIFO) is written in place instead.  FT_OK, FT_ENOMEM, or FT_EINPUT with the OS error
- * naming the file. */
+/* Write the NUL-terminated text to path under the output rules of
+ * safe_write.h (atomic replacement, the rest refused or written in place).
+ * FT_OK, FT_ENOMEM, or FT_EINPUT naming the file.  Defined in
+ * safe_write.c. */
 int ft__write_atomic(const char *text, const char *path, ft_status *st);
 
 /* FT_EINPUT "NAME: op_types: N ops, the limit is M (FT_MAX_OPS)" (or

@@ -356,44 +356,6 @@ char *ft_schedule_to_json(const ft_schedule *s, const double *latencies)
     return b.p;
 }
 
-/* Write text to path (created or truncated); on a failed write the file
- * may hold part of it. */
-static int write_text(const char *text, const char *path, ft_status *st)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return ft__fail(st, FT_EINPUT, 0, "%s: cannot write: %s", path, strerror(errno));
-    size_t len = strlen(text);
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0;
-    int e = errno;
-    bad |= fclose(f) != 0;
-    return bad ? ft__fail(st, FT_EINPUT, 0, "%s: write failed: %s", path, strerror(e ? e : errno)) : FT_OK;
-}
-
-int ft__write_atomic(const char *text, const char *path, ft_status *st)
-{
-    /* a path that exists and is not a regular file (/dev/null, a pipe, a
-     * terminal) is written in place: renaming over it would replace it */
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return write_text(text, path, st);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp)
-        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int rc = write_text(text, tmp, st);
-    if (rc != FT_OK) {
-        remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-        rc = ft__fail(st, FT_EINPUT, 0, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return rc;
-}
-
 int ft_schedule_write(const ft_schedule *s, const double *latencies, const char *path, ft_status *st)
 {
     ft_status_clear(st);

@@ -1,7 +1,8 @@
 /* trace.c - the simulator's trace sinks (trace.h): opening and closing the files, names, the replay's step numbering and the window; the formats are in trace_json.c and trace_vcd.c.
  *
- * Every file is written to PATH.tmp.PID as events arrive and renamed into
- * place by ft_trace_close; traces/README.md documents the formats.  Spans
+ * Every file is written through the safe writer (safe_write.h: a
+ * temporary file beside it) as events arrive and renamed into place by
+ * ft_trace_close; traces/README.md documents the formats.  Spans
  * come subgraph by subgraph, so a span's step in the whole replay is its
  * step in the subgraph plus the steps of the subgraphs before it.  With a
  * window, an occupancy change waits for the next span (the first of its
@@ -40,7 +41,7 @@ void ft__trace_fail(ft_trace *t, const char *fmt, ...)
 /* Contract: trace_int.h. */
 const char *ft__trace_name(const ft_trace *t)
 {
-    return t->has_json ? t->c.out.path : t->v.out.path;
+    return t->has_json ? t->c.out.o.path : t->v.out.o.path;
 }
 
 /* Contract: trace_int.h. */

@@ -1,4 +1,4 @@
-/* trace_file.c - output files of the trace writer: written to PATH.tmp.PID and renamed into place, sticky write errors, and the number format the files share. */
+/* trace_file.c - output files of the trace writer: streamed through the safe writer (safe_write.h: a temporary file renamed into place), sticky write errors, and the number format the files share. */
 #include "trace_int.h"
 
 #include <errno.h>
@@ -38,40 +38,33 @@ char *ft__trace_strdup(const char *s)
 /* Contract: trace_int.h. */
 int ft__tfile_open(tfile *tf, const char *path, char *err, size_t errlen)
 {
-    struct stat sb;
-    size_t n = strlen(path) + 32;
+    ft_status st;
 
     memset(tf, 0, sizeof *tf);
     if (path[0] == '\0') {
         ft__trace_put_err(err, errlen, "trace: empty output path");
         return FT_EINPUT;
     }
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        ft__trace_put_err(err, errlen, "%s: cannot write: %s", path, strerror(EISDIR));
-        return FT_EINPUT;
-    }
-    tf->path = ft__trace_strdup(path);
-    tf->tmp = malloc(n);
     tf->buf = malloc(STDIO_BUFFER);
-    if (!tf->path || !tf->tmp || !tf->buf) {
+    if (!tf->buf) {
         ft__trace_put_err(err, errlen, "%s: out of memory", path);
         return FT_ENOMEM;
     }
-    snprintf(tf->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    tf->f = fopen(tf->tmp, "wb");
-    if (!tf->f) {
-        int e = errno;
-        ft__trace_put_err(err, errlen, "%s: cannot write: %s (creating %s)", path, strerror(e), tf->tmp);
-        return FT_EINPUT;
+    int rc = ft__out_open(&tf->o, path, &st);
+    if (rc != FT_OK) {
+        ft__trace_put_err(err, errlen, "%s", st.msg);
+        free(tf->buf);
+        tf->buf = NULL;
+        return rc;
     }
-    setvbuf(tf->f, tf->buf, _IOFBF, STDIO_BUFFER);
+    setvbuf(tf->o.f, tf->buf, _IOFBF, STDIO_BUFFER);
     return FT_OK;
 }
 
 /* Contract: trace_int.h. */
 void ft__tfile_write(tfile *tf, const char *s, size_t n)
 {
-    if (n && fwrite(s, 1, n, tf->f) != n && !tf->err)
+    if (n && fwrite(s, 1, n, tf->o.f) != n && !tf->err)
         tf->err = errno ? errno : EIO;
 }
 
@@ -86,7 +79,7 @@ void ft__tfile_printf(tfile *tf, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (vfprintf(tf->f, fmt, ap) < 0 && !tf->err)
+    if (vfprintf(tf->o.f, fmt, ap) < 0 && !tf->err)
         tf->err = errno ? errno : EIO;
     va_end(ap);
 }
@@ -94,31 +87,25 @@ void ft__tfile_printf(tfile *tf, const char *fmt, ...)
 /* Contract: trace_int.h. */
 int ft__tfile_close(tfile *tf, char *err, size_t errlen)
 {
-    int rc = FT_OK;
-    if (!tf->f)
+    ft_status st;
+    if (!tf->o.f)
         return FT_OK;
-    if (fflush(tf->f) != 0 && !tf->err)
-        tf->err = errno ? errno : EIO;
-    if (fclose(tf->f) != 0 && !tf->err)
-        tf->err = errno ? errno : EIO;
-    tf->f = NULL;
-    if (tf->err) {
-        ft__trace_put_err(err, errlen, "%s: write failed: %s", tf->path, strerror(tf->err));
-        rc = FT_EINPUT;
+    if (tf->err) { /* the first failed write names the cause */
+        ft__trace_put_err(err, errlen, "%s: write failed: %s", tf->o.path, strerror(tf->err));
+        ft__out_abort(&tf->o);
+        return FT_EINPUT;
     }
-    return rc;
+    if (ft__out_close(&tf->o, &st) != FT_OK) {
+        ft__trace_put_err(err, errlen, "%s", st.msg);
+        return FT_EINPUT;
+    }
+    return FT_OK;
 }
 
 /* Contract: trace_int.h. */
 void ft__tfile_discard(tfile *tf)
 {
-    if (tf->f)
-        fclose(tf->f);
-    tf->f = NULL;
-    if (tf->tmp)
-        remove(tf->tmp);
-    free(tf->path);
-    free(tf->tmp);
+    ft__out_abort(&tf->o);
     free(tf->buf);
     memset(tf, 0, sizeof *tf);
 }
@@ -126,13 +113,13 @@ void ft__tfile_discard(tfile *tf)
 /* Contract: trace_int.h. */
 int ft__tfile_commit(tfile *tf, char *err, size_t errlen)
 {
-    if (rename(tf->tmp, tf->path) != 0) {
-        int e = errno;
-        ft__trace_put_err(err, errlen, "%s: cannot rename %s into place: %s", tf->path, tf->tmp, strerror(e));
+    ft_status st;
+    if (!tf->o.path)
+        return FT_OK;
+    if (ft__out_commit(&tf->o, &st) != FT_OK) {
+        ft__trace_put_err(err, errlen, "%s", st.msg);
         return FT_EINPUT;
     }
-    free(tf->tmp);
-    tf->tmp = NULL; /* nothing left to remove */
     return FT_OK;
 }
 

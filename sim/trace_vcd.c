@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,19 +258,28 @@ static void vcd_spill(ft_trace *t)
 {
     vcd *v = &t->v;
     if (!v->spill) {
-        size_t n = strlen(v->out.path) + 40;
+        /* beside the VCD's temporary file, or (a VCD written in place to a
+         * device) an anonymous tmpfile() */
+        const char *near = v->out.o.dest;
+        size_t n = (near ? strlen(near) : 0) + 48;
         v->spill_path = malloc(n);
         if (!v->spill_path) {
-            ft__trace_fail(t, "%s: out of memory", v->out.path);
+            ft__trace_fail(t, "%s: out of memory", v->out.o.path);
             return;
         }
-        snprintf(v->spill_path, n, "%s.spill.tmp.%ld", v->out.path, (long)getpid());
-        v->spill = fopen(v->spill_path, "w+b");
+        snprintf(v->spill_path, n, "%s.fusetile-spill.%ld", near ? near : "tmpfile()", (long)getpid());
+        int fd = near ? open(v->spill_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+        v->spill = fd >= 0 ? fdopen(fd, "w+b") : near ? NULL : tmpfile();
         if (!v->spill) {
-            ft__trace_fail(t, "%s: cannot create scratch file %s: %s", v->out.path, v->spill_path, strerror(errno));
+            ft__trace_fail(t, "%s: cannot create scratch file %s: %s", v->out.o.path, v->spill_path, strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                remove(v->spill_path);
+            }
             return;
         }
-        remove(v->spill_path); /* unlinked: it vanishes with the process */
+        if (near)
+            remove(v->spill_path); /* unlinked: it vanishes with the process */
     }
     if (v->nruns == v->runcap) {
         size_t cap = v->runcap ? 2 * v->runcap : 16;
@@ -280,14 +290,14 @@ static void vcd_spill(ft_trace *t)
         if (nl)
             v->run_len = nl;
         if (!no || !nl) {
-            ft__trace_fail(t, "%s: out of memory", v->out.path);
+            ft__trace_fail(t, "%s: out of memory", v->out.o.path);
             return;
         }
         v->runcap = cap;
     }
     if (fseeko(v->spill, (off_t)v->spill_end, SEEK_SET) != 0 ||
         fwrite(v->pend, sizeof *v->pend, v->npend, v->spill) != v->npend) {
-        ft__trace_fail(t, "%s: cannot write scratch file %s: %s", v->out.path, v->spill_path, strerror(errno));
+        ft__trace_fail(t, "%s: cannot write scratch file %s: %s", v->out.o.path, v->spill_path, strerror(errno));
         return;
     }
     v->run_off[v->nruns] = v->spill_end;
@@ -323,7 +333,7 @@ static void vcd_push(ft_trace *t, int64_t time, int sig, int64_t value)
     if (t->failed)
         return;
     if (v->dumped && time <= v->last_time) {
-        ft__trace_fail(t, "%s: event at %.17g out of time order (time %.17g was already written)", v->out.path,
+        ft__trace_fail(t, "%s: event at %.17g out of time order (time %.17g was already written)", v->out.o.path,
                        (double)time / v->ticks_per_unit, (double)v->last_time / v->ticks_per_unit);
         return;
     }
@@ -347,15 +357,15 @@ int ft__vcd_order(ft_trace *t, int kind, int unit, double start, const ft_trace_
             : kind == FT_TRACE_WRITE ? WM_WRITE : WM_UNIT0 + unit;
     int64_t s = ft__vcd_ticks(v, start), f = e ? ft__vcd_ticks(v, e->end) : s;
     if (s < 0 || f < 0) {
-        ft__trace_fail(t, "%s: time %.17g is beyond the VCD time range", v->out.path, e ? e->end : start);
+        ft__trace_fail(t, "%s: time %.17g is beyond the VCD time range", v->out.o.path, e ? e->end : start);
         return -1;
     }
     if (s < v->unit_last[u]) {
         if (e)
             ft__trace_fail(t, "%s: %s span (sg %d tile %" PRId64 " step %" PRId64 ") starts at %.17g, before the previous one",
-                           v->out.path, ft__trace_kind_word(e->kind), e->sg, e->tile, e->step, e->start);
+                           v->out.o.path, ft__trace_kind_word(e->kind), e->sg, e->tile, e->step, e->start);
         else
-            ft__trace_fail(t, "%s: occupancy change at %.17g arrives after one at %.17g", v->out.path, start,
+            ft__trace_fail(t, "%s: occupancy change at %.17g arrives after one at %.17g", v->out.o.path, start,
                            (double)v->unit_last[u] / v->ticks_per_unit);
         return -1;
     }
@@ -418,7 +428,7 @@ static int vrun_fill(ft_trace *t, vrun *r, size_t chunk)
     vcd *v = &t->v;
     size_t n = r->left < chunk ? r->left : chunk;
     if (fseeko(v->spill, (off_t)r->off, SEEK_SET) != 0 || fread(r->buf, sizeof *r->buf, n, v->spill) != n) {
-        ft__trace_fail(t, "%s: cannot read scratch file %s: %s", v->out.path, v->spill_path,
+        ft__trace_fail(t, "%s: cannot read scratch file %s: %s", v->out.o.path, v->spill_path,
                        errno ? strerror(errno) : "short read");
         return -1;
     }
@@ -475,7 +485,7 @@ static void vcd_drain(ft_trace *t)
     vrun **heap = calloc(k, sizeof *heap);
     size_t nh = 0;
     if (!runs || !heap) {
-        ft__trace_fail(t, "%s: out of memory", v->out.path);
+        ft__trace_fail(t, "%s: out of memory", v->out.o.path);
         goto out;
     }
     for (size_t i = 0; i < k; i++) {
@@ -483,7 +493,7 @@ static void vcd_drain(ft_trace *t)
         runs[i].left = v->run_len[i];
         runs[i].buf = malloc(chunk * sizeof *runs[i].buf);
         if (!runs[i].buf) {
-            ft__trace_fail(t, "%s: out of memory", v->out.path);
+            ft__trace_fail(t, "%s: out of memory", v->out.o.path);
             goto out;
         }
         if (runs[i].left == 0)
@@ -569,7 +579,7 @@ void ft__vcd_end(ft_trace *t, double end_time)
     vcd *v = &t->v;
     int64_t end = ft__vcd_ticks(v, end_time);
     if (end < 0) {
-        ft__trace_fail(t, "%s: time %.17g is beyond the VCD time range", v->out.path, end_time);
+        ft__trace_fail(t, "%s: time %.17g is beyond the VCD time range", v->out.o.path, end_time);
         return;
     }
     vcd_begin(t);
@@ -600,14 +610,14 @@ void ft__vcd_gtkw(ft_trace *t)
 {
     vcd *v = &t->v;
     tfile *tf = &t->gtkw;
-    const char *vcd = v->out.path, *sav = tf->path;
+    const char *vcd = v->out.o.path, *sav = tf->o.path;
     size_t dv = (size_t)(base_name(vcd) - vcd), ds = (size_t)(base_name(sav) - sav);
     if (dv == ds && strncmp(vcd, sav, dv) == 0) {
         vcd = base_name(vcd);
         sav = base_name(sav);
     }
     ft__tfile_puts(tf, "[*]\n[*] GTKWave save file written by fusetile " FT_VERSION ": every signal of ");
-    comment_text(tf, base_name(v->out.path));
+    comment_text(tf, base_name(v->out.o.path));
     ft__tfile_puts(tf, " (target ");
     comment_text(tf, t->target);
     ft__tfile_puts(tf, ")\n[*]\n[dumpfile] \"");

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sweep.h"
 
+#include "safe_write.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -80,6 +82,11 @@ int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out
 {
     ft_status_clear(st);
     *out = NULL;
+    /* the output rules (safe_write.h): a regular file, a link to one, or a
+     * new name, and none of the command's inputs */
+    int rc = ft__out_check(path, 1, st);
+    if (rc != FT_OK)
+        return rc;
     ft_sweep_db *h = calloc(1, sizeof *h);
     if (!h || !(h->path = malloc(strlen(path) + 1))) {
         free(h);
@@ -88,7 +95,6 @@ int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out
         return FT_ENOMEM;
     }
     strcpy(h->path, path);
-    int rc = FT_OK;
     if (sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         rc = db_fail(h, st, "cannot open");
         goto out;

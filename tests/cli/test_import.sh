@@ -94,6 +94,20 @@ check import-mlp-input-shape 0 - '' -- "$bin" import "$tmp/model.py:mlp" --input
 expect import-quiet "--quiet printed on stderr" test ! -s "$tmp/err"
 check import-mlp-input-shape-used 0 - '' -- grep -q '"heights": \[32,256,32,32,512,32\]' "$tmp/mlp32.json"
 check import-mlp-stdout 0 out '"widths": \[256,512,512,512,128,128\]' -- "$bin" import "$tmp/model.py:mlp"
+# the output rules (docs/OUTPUTS.md): an input, a directory refused; a
+# device written in place; - is stdout; a failed stdout is exit 2
+msum=$(cksum <"$tmp/model.py")
+check import-out-is-model 2 err "^fusetile import: $tmp/model.py: is the model input; refusing to overwrite it$" \
+    -- "$bin" import "$tmp/model.py:mlp" -o "$tmp/model.py"
+expect import-out-is-model-kept "the model file changed" [ "$(cksum <"$tmp/model.py")" = "$msum" ]
+check import-out-dir 2 err "^fusetile import: $tmp: cannot write: Is a directory$" -- "$bin" import "$tmp/model.py:mlp" -o "$tmp"
+check import-out-dev-null 0 - '' -- "$bin" import "$tmp/model.py:mlp" -q -o /dev/null
+expect import-out-dev-null-kept "/dev/null is no longer a character device" test -c /dev/null
+check import-out-dash 0 out '"widths"' -- "$bin" import "$tmp/model.py:mlp" -q -o -
+"$bin" import "$tmp/model.py:mlp" -q >/dev/full 2>"$tmp/err"
+rc=$?
+expect import-stdout-full "want exit 2 and one line, got exit $rc: $(cat "$tmp/err")" \
+    eval '[ $rc -eq 2 ] && grep -q "^fusetile import: standard output: No space left on device$" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
 check import-unsupported 2 err '^fusetile import: cumsum \(torch.cumsum\): unsupported op \(hint: ' \
     -- "$bin" import "$tmp/model.py:broken" --input-shape 4x4 --frontend fx
 one_line import-unsupported

@@ -53,7 +53,7 @@ check sched-output-no-value 2 err 'option -o needs a value' -- "$bin" schedule "
 check sched-missing-problem 2 err "^fusetile: $tmp/nope.json: cannot open" -- "$bin" schedule "$tmp/nope.json" --time-limit 1
 expect sched-missing-problem-one-line "one line on stderr" one_line_err
 check sched-output-dir-missing 2 err "$tmp/no/s.json: cannot write" -- "$bin" schedule "$P" -o "$tmp/no/s.json" --time-limit 1
-check sched-output-is-dir 2 err "$tmp: cannot write: is a directory" -- "$bin" schedule "$P" -o "$tmp" --time-limit 1
+check sched-output-is-dir 2 err "$tmp: cannot write: Is a directory" -- "$bin" schedule "$P" -o "$tmp" --time-limit 1
 
 for f in "$vec"/bad/*.json; do
     b=$(basename "$f")

@@ -1,9 +1,12 @@
 """cli.py - `python3 -m fusetile.importer` (and `fusetile import`): options, the summary lines on stderr, the atomic write."""
 
 import argparse
+import errno
 import os
+import stat
 import sys
 import tempfile
+import time
 
 from .errors import ImportFailure
 
@@ -118,12 +121,14 @@ def _run(argv):
         raise ImportFailure("", "needs MODEL", "try 'fusetile import --help'")
     if args.output == "":
         raise ImportFailure("-o", "needs a file name", "")
+    if args.output == "-":
+        args.output = None  # standard output
     from . import source
     shapes = [source.parse_shape(s) for s in args.input_shape] or None
     from .machine import DEFAULT, load_target
     machine = load_target(args.target) if args.target else DEFAULT
     if args.output:
-        _check_writable(args.output)
+        _check_writable(args.output, _inputs(args))
 
     log = (lambda text: None) if args.quiet else _err
     from .pipeline import import_graph
@@ -146,11 +151,70 @@ def _run(argv):
             f"base costs MatMul {scaled.base_matmul()}, Pointwise {scaled.base_pointwise()} per input")
         if stats:
             log("lowering: " + ", ".join(f"{n} {what}" for what, n in sorted(stats.items(), key=lambda kv: -kv[1])))
-    write_atomic(args.output, text)
+    write_atomic(args.output, text, _inputs(args))
     return 0
 
 
-def _check_writable(path):
+def _inputs(args):
+    """The files the command reads, as (role, path): the model file and the target file."""
+    out = []
+    model = args.model or ""
+    if ":" in model and not os.path.exists(model):
+        model = model.rsplit(":", 1)[0]  # FILE.py:CALLABLE (torchvision:NAME names no file)
+    if model and os.path.isfile(model):
+        out.append(("model", model))
+    if args.target:
+        out.append(("target", args.target))
+    return out
+
+
+# How long an output waits for a process to open a FIFO for reading, and how
+# often it looks (seconds); the C library's FT_OUT_FIFO_WAIT_MS and _POLL_MS.
+FIFO_WAIT_S = 2.0
+FIFO_POLL_S = 0.01
+
+
+def _output_kind(path, inputs):
+    """Apply the output rules (docs/OUTPUTS.md) to path: ("new" | "regular", the file a rename replaces) or ("stream", path) for a character device or FIFO written in place; ImportFailure for a refusal."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "new", path
+    except OSError as e:
+        raise ImportFailure(path, f"cannot write: {e.strerror}", "") from None
+    dest = path
+    link = stat.S_ISLNK(st.st_mode)
+    if link:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise ImportFailure(path, "is a dangling symbolic link; refusing to write through it", "") from None
+        except OSError as e:
+            raise ImportFailure(path, f"cannot write: {e.strerror}", "") from None
+        dest = os.path.realpath(path)
+    if stat.S_ISREG(st.st_mode):
+        for role, p in inputs:
+            try:
+                ist = os.stat(p)
+            except OSError:
+                continue
+            if (ist.st_dev, ist.st_ino) == (st.st_dev, st.st_ino):
+                same = "" if p == path else f" ({p})"
+                raise ImportFailure(path, f"is the {role} input{same}; refusing to overwrite it", "")
+        return "regular", dest
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "stream", path
+    if stat.S_ISDIR(st.st_mode):
+        raise ImportFailure(path, "cannot write: Is a directory", "")
+    what = "a socket" if stat.S_ISSOCK(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file"
+    raise ImportFailure(path, f"is {'a symbolic link to ' if link else ''}{what}; refusing to write to it",
+                        "outputs are regular files, character devices, FIFOs or - for standard output")
+
+
+def _check_writable(path, inputs=()):
+    kind, path = _output_kind(path, inputs)
+    if kind == "stream":
+        return
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise ImportFailure(path, "cannot write: no such directory", "create the directory first")
@@ -158,27 +222,79 @@ def _check_writable(path):
         raise ImportFailure(path, "cannot write: the directory is not writable", "pick another -o")
 
 
-def write_atomic(path, text):
-    """Write text to path through a temporary file in the same directory and a rename (stdout when path is None).
+def _write_stream(path, text):
+    """Write text in place to a character device or FIFO (never replaced); a FIFO nobody reads is refused after FIFO_WAIT_S."""
+    waited = 0.0
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise ImportFailure(path, f"cannot write: {e.strerror}", "") from None
+            if waited >= FIFO_WAIT_S:
+                raise ImportFailure(path, f"is a FIFO that no process reads (waited {FIFO_WAIT_S:g} s); refusing to block on it",
+                                    "") from None
+            time.sleep(FIFO_POLL_S)
+            waited += FIFO_POLL_S
+    try:
+        os.set_blocking(fd, True)
+        data = text.encode()
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError as e:
+        raise ImportFailure(path, f"write failed: {e.strerror or e}", "") from None
+    finally:
+        os.close(fd)
 
-    On failure the temporary file is removed and ImportFailure raised; an
-    existing file at path is left as it was.
+
+def write_atomic(path, text, inputs=()):
+    """Write text to path under the output rules of docs/OUTPUTS.md (stdout when path is None).
+
+    A new name or a regular file (also through a symbolic link, which stays)
+    is written through a temporary file in the same directory, fsynced and
+    renamed into place, and the directory fsynced; on failure the temporary
+    file is removed and ImportFailure raised, an existing file left as it
+    was.  A character device or FIFO is written in place; a directory,
+    socket, block device or one of the inputs ((role, path) pairs) is
+    refused.
     """
     if not path:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as e:
+            raise ImportFailure("standard output", e.strerror or str(e), "") from None
         return
-    d = os.path.dirname(os.path.abspath(path))
+    kind, dest = _output_kind(path, inputs)
+    if kind == "stream":
+        _write_stream(path, text)
+        return
+    d = os.path.dirname(os.path.abspath(dest))
     fd, tmp = None, None
     try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=os.path.basename(dest) + ".fusetile-tmp.", suffix="")
+        if kind == "regular":
+            os.fchmod(fd, stat.S_IMODE(os.stat(dest).st_mode))
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)
         with os.fdopen(fd, "w") as f:
             fd = None
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
         tmp = None
+        dfd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        except OSError as e:
+            if e.errno != errno.EINVAL:
+                raise
+        finally:
+            os.close(dfd)
     except OSError as e:
         raise ImportFailure(path, f"cannot write: {e.strerror or e}", "check the path and free space") from None
     finally:
