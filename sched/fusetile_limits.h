@@ -27,9 +27,10 @@
  * ft_problem_finish (problems built in code: Tcl, Python).  Why: commands
  * cost O(ops x tensors) in validation and per-subgraph bookkeeping; at
  * 20 000 generated ops (`fusetile generate --family scale`) evaluate takes
- * about 1 s, simulate 2 s, and the search's first schedule about 7 s with
- * progress lines, while the largest model in the repository has 68 ops and
- * bench/run's scale table 10 000. */
+ * about 2 s, simulate 3 s, and the search's first schedule about 8 s with
+ * progress lines (wall times on a loaded 2-core machine; at 100 000 ops
+ * evaluate took 25 s without a line of output), while the largest model
+ * in the repository has 68 ops and bench/run's scale table 10 000. */
 #define FT_MAX_OPS 20000
 
 /* Most tensors of a problem (widths, heights).  Checked where FT_MAX_OPS
@@ -51,9 +52,10 @@
 
 /* Largest problem file, bytes.  Checked by ft_problem_load before the file
  * is parsed (a larger regular file is refused at once; a pipe when the
- * bytes read pass it).  Why: 20 000 ops with names take about 4 MiB
- * (generated, unnamed: 0.9 MiB); jansson keeps about 60 bytes per value,
- * so 16 MiB of numbers parse into at most about 1 GiB. */
+ * bytes read pass it).  Why: a generated 20 000-op problem takes 0.9 MiB,
+ * and names (op_names, op_kinds, tensor_names) add tens of bytes an op;
+ * the parse's memory is bounded too: 16 MiB of one-digit numbers (8.4
+ * million JSON values) peak at 345 MiB. */
 #define FT_MAX_PROBLEM_BYTES ((long long)16 << 20)
 
 /* ----------------------------------------------------------- schedules */
@@ -90,10 +92,12 @@
  * ft_evaluate_progress (evaluate, simulate's analytic side, the Tcl and
  * Python evaluate) and ft_sim_run (simulate).  The scheduler scores in
  * closed form and is not bound by it: it falls back to its own figures for
- * a schedule above it (ft_search).  Why: the evaluator walks about 10^7
- * steps a second and the simulator about 3 x 10^6 (both print progress
- * every two seconds), so a walk at the limit takes about a minute, resp. 3
- * minutes; bench/run's 65 536 x 65 536 schedule walks 4.03 x 10^8 steps. */
+ * a schedule above it (ft_search).  Why: the evaluator walks about
+ * 1.5 x 10^7 steps a second and the simulator, replay and analytic check
+ * together, about 4 x 10^6 (both print progress every two seconds), so a
+ * walk at the limit takes under a minute, resp. about 2 minutes, while
+ * bench/run's 65 536 x 65 536 schedule (4.03 x 10^8 steps) still
+ * evaluates and a 10^9-step schedule is refused at once. */
 #define FT_MAX_STEPS ((int64_t)500000000)
 
 /* ------------------------------------------------------- other readers */
