@@ -13,10 +13,9 @@
 extern "C" {
 #endif
 
-/* Most settings one fit moves, most measured files it reads, and the
- * longest setting name. */
-#define FT_CALIB_MAX_FREE 32
-#define FT_CALIB_MAX_FILES 16
+/* Longest setting name; FT_CALIB_MAX_FREE and FT_CALIB_MAX_FILES
+ * (fusetile_limits.h): most settings one fit moves, most measured files it
+ * reads. */
 #define FT_CALIB_NAME 96
 
 /* The settings a fit moves when none are named: those of the H100

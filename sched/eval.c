@@ -107,6 +107,38 @@ void ft_eval_free(ft_eval *e)
     e->nsubgraphs = 0;
 }
 
+int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st)
+{
+    const char *n = s->name ? s->name : "schedule";
+    int64_t total = 0, big = -1;
+    int bsg = -1;
+    int64_t bx = 0, by = 0, bk = 0;
+    *steps = 0;
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        int64_t ntx, nty, nk, m;
+        ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk);
+        if (__builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m))
+            return ft__fail(st, FT_EINPUT, 0,
+                            "%s: subgraph %d: %lld x %lld tiles x %lld k-steps: the step count overflows 64 bits, the limit is %lld "
+                            "(FT_MAX_STEPS)",
+                            n, i, (long long)ntx, (long long)nty, (long long)nk, (long long)FT_MAX_STEPS);
+        if (m > big) {
+            big = m;
+            bsg = i;
+            bx = ntx, by = nty, bk = nk;
+        }
+        if (__builtin_add_overflow(total, m, &total))
+            return ft__fail(st, FT_EINPUT, 0, "%s: the step count of the subgraphs overflows 64 bits, the limit is %lld (FT_MAX_STEPS)", n,
+                            (long long)FT_MAX_STEPS);
+    }
+    *steps = total;
+    if (total > FT_MAX_STEPS)
+        return ft__fail(st, FT_EINPUT, 0,
+                        "%s: %lld steps (the largest subgraph, %d: %lld x %lld tiles x %lld k-steps), the limit is %lld (FT_MAX_STEPS)", n,
+                        (long long)total, bsg, (long long)bx, (long long)by, (long long)bk, (long long)FT_MAX_STEPS);
+    return FT_OK;
+}
+
 int ft_evaluate(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_eval *out, ft_status *st)
 {
     return ft_evaluate_progress(p, s, model, NULL, NULL, out, st);
@@ -121,17 +153,13 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
     int rc = ft_schedule_validate(p, s, st);
     if (rc)
         return rc;
+    /* refused before the first step: the count is closed-form */
+    if ((rc = ft_schedule_steps(p, s, &pr.total, st)))
+        return rc;
     out->sg = calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
     if (!out->sg)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
-    for (int i = 0; i < s->nsubgraphs && fn; i++) {
-        int64_t ntx, nty, nk;
-        int64_t n;
-        ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk);
-        if (__builtin_mul_overflow(ntx, nty, &n) || __builtin_mul_overflow(n, nk, &n) || __builtin_add_overflow(pr.total, n, &pr.total))
-            pr.total = INT64_MAX; /* the walk itself reports the overflow */
-    }
     ksum total = {0, 0};
     for (int i = 0; i < s->nsubgraphs; i++) {
         rc = eval_sg(p, s, i, model, &out->sg[i], &pr, st);

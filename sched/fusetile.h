@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fusetile_limits.h" /* FT_MAX_OPS, FT_MAX_STEPS, ...: every named limit */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -180,8 +182,7 @@ typedef enum ft_overlap {
  *                  tile, and the subgraph the sum of its waves.  Tensors
  *                  are not retained across subgraphs on more than one
  *                  unit (a unit's fast memory is its own). */
-/* Most compute units a machine may have (ft_timing.units). */
-#define FT_MAX_UNITS 65536
+/* FT_MAX_UNITS (fusetile_limits.h): most compute units. */
 
 typedef struct ft_timing {
     double write_bandwidth;   /* elements per cost unit; 0: same as bandwidth */
@@ -289,8 +290,8 @@ typedef struct ft_override {
     int units;           /* compute units (timing.units), 1 to FT_MAX_UNITS */
 } ft_override;
 
-/* Largest native granularity ft_problem_override accepts (as a target's). */
-#define FT_OVERRIDE_MAX_NATIVE ((int64_t)1 << 24)
+/* FT_OVERRIDE_MAX_NATIVE (fusetile_limits.h): largest native granularity
+ * ft_problem_override accepts. */
 
 /* Replace p's capacity, bandwidth, native granularity and units by the
  * nonzero fields of *o (a sweep's overrides; the base costs stay as they
@@ -354,8 +355,7 @@ int ft_subgraph_set_retain(ft_subgraph *g, const int *tensors, int n);
 /* Release a schedule.  NULL is a no-op. */
 void ft_schedule_free(ft_schedule *s);
 
-/* Longest label ft_subgraph_label returns, in bytes (the NUL not counted). */
-#define FT_LABEL_MAX 256
+/* FT_LABEL_MAX (fusetile_limits.h): longest label ft_subgraph_label returns. */
 
 /* A subgraph's name for reports and traces.  When every op of g has a
  * non-empty name (ft_op.name): the names joined by '+', each after the
@@ -507,10 +507,20 @@ typedef struct ft_eval {
 /* Evaluate a schedule exactly under the cost model (SPEC sections 3-4):
  * validates it (ft_schedule_validate, then every step's working set) and
  * fills *out (release with ft_eval_free).  Returns FT_OK, FT_EINVALID with
- * st->reason and st->sg/tile/step set, or FT_ENOMEM.  On failure *out holds
- * no allocations. */
+ * st->reason and st->sg/tile/step set, FT_EINPUT for a schedule of more
+ * than FT_MAX_STEPS steps (ft_schedule_steps, before any is walked), or
+ * FT_ENOMEM.  On failure *out holds no allocations. */
 int ft_evaluate(const ft_problem *p, const ft_schedule *s,
                 ft_compute_model model, ft_eval *out, ft_status *st);
+
+/* The steps (k-steps of tiles, over every subgraph) s's evaluation walks,
+ * in closed form from the tile grids, into *steps.  s must pass
+ * ft_schedule_validate.  FT_OK, or FT_EINPUT when the count is over
+ * FT_MAX_STEPS (*steps holds it) or overflows 64 bits, with a message
+ * naming the count, the largest subgraph and FT_MAX_STEPS.  ft_evaluate
+ * and the simulator refuse such a schedule with this message before
+ * walking a step. */
+int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st);
 
 /* Progress callback for long evaluations: called about every 2^18 steps with
  * the steps done and the schedule's total; a nonzero return stops the
@@ -619,8 +629,7 @@ int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st);
  * FT_EINPUT with st naming the entry that is not one. */
 int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st);
 
-/* Most search threads ft_search runs (ft_search_opts.threads). */
-#define FT_SEARCH_MAX_THREADS 256
+/* FT_SEARCH_MAX_THREADS (fusetile_limits.h): most search threads. */
 
 /* Options of ft_search; ft_search_opts_init sets the defaults. */
 typedef struct ft_search_opts {

@@ -21,6 +21,12 @@ int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
  * the OS error naming the path) or FT_ENOMEM. */
 int ft__read_file(const char *path, char **out, ft_status *st);
 
+/* ft__read_file refusing a file of more than max bytes (a regular file at
+ * once, before reading; a pipe when the bytes read pass max) with FT_EINPUT
+ * "PATH: N bytes, the limit is MAX (LIMIT_NAME)"; ft__read_file itself
+ * applies FT_MAX_FILE_BYTES. */
+int ft__read_file_max(const char *path, long long max, const char *limit_name, char **out, ft_status *st);
+
 /* Parse a JSON text into *root (json_t *, decref when done); on failure
  * FT_EINPUT with "NAME: empty file" or "NAME:LINE:COL: not valid JSON". */
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st);
@@ -47,6 +53,11 @@ struct config_t;
  * than FT_CFG_MAX_DEPTH.  FT_OK, FT_ENOMEM, or FT_EINPUT with
  * "NAME:LINE: message (not libconfig syntax)" for libconfig's own errors. */
 int ft__cfg_read(struct config_t *cfg, const char *text, const char *name, ft_status *st);
+
+/* FT_EINPUT "NAME: op_types: N ops, the limit is M (FT_MAX_OPS)" (or
+ * widths and FT_MAX_TENSORS) when a problem of nops ops and ntensors
+ * tensors is over the limits of fusetile_limits.h, else FT_OK. */
+int ft__check_problem_size(const char *name, long long nops, long long ntensors, ft_status *st);
 
 /* strdup that tolerates NULL (returns NULL) */
 char *ft__strdup(const char *s);

@@ -372,7 +372,7 @@ int ft_measured_load(const char *path, const char *problems_dir, ft_measured **o
     ft_status_clear(st);
     *out = NULL;
     char *text;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_MEASURED_BYTES, "FT_MAX_MEASURED_BYTES", &text, st);
     if (rc)
         return rc;
     reader rd;

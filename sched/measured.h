@@ -23,9 +23,8 @@
 extern "C" {
 #endif
 
-/* Most rows a measured file may have, and most kernels one row may run. */
-#define FT_MEAS_MAX_ROWS 100000
-#define FT_MEAS_MAX_KERNELS 100000
+/* FT_MEAS_MAX_ROWS, FT_MEAS_MAX_KERNELS (fusetile_limits.h): most rows of a
+ * measured file, most kernels of one row. */
 
 typedef enum ft_meas_format {
     FT_MEAS_GEMM = 0,      /* M N K ... us_graph */
@@ -67,10 +66,8 @@ int ft_measured_load(const char *path, const char *problems_dir,
 /* Release m and everything it owns.  NULL is a no-op. */
 void ft_measured_free(ft_measured *m);
 
-/* Most split-K slices a GEMM kernel is tried with (2, 4, ... up to it),
- * and most inputs a kernel may have (the add of the slices). */
-#define FT_KERNEL_MAX_SPLIT 64
-#define FT_KERNEL_MAX_INPUTS FT_KERNEL_MAX_SPLIT
+/* FT_KERNEL_MAX_SPLIT, FT_KERNEL_MAX_INPUTS (fusetile_limits.h): most
+ * split-K slices of a GEMM kernel, most inputs of a kernel. */
 
 /* A new one-op problem (a kernel): an op of type "MatMul", "Pointwise" or
  * "Layout" and kind `kind` (op_kinds) with nin inputs; tensors 0..nin-1

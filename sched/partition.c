@@ -143,10 +143,13 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
         double best_gain = 0;
         int ba = -1, bb = -1;
         double best_cost = 0;
-        /* candidate pairs: groups linked by a tensor */
-        for (int o = 0; o < n; o++) {
+        /* candidate pairs: groups linked by a tensor; the whole scan
+         * stops at the deadline (each pair not yet costed may take a
+         * tiling search, and a 10 000-op scan many seconds) */
+        int cut = 0;
+        for (int o = 0; o < n && !cut; o++) {
             const ft_op *op = &p->ops[o];
-            for (int i = 0; i < op->ninputs; i++) {
+            for (int i = 0; i < op->ninputs && !cut; i++) {
                 int t = op->inputs[i];
                 int pr = p->tensors[t].producer;
                 /* producer-consumer and sibling (shared input) links */
@@ -181,8 +184,10 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
                         double mc = ft__partition_group_cost(S, x, gid, a, ops, m, &c);
                         for (int j = 0; j < m; j++)
                             gid[ops[j]] = ops2[j];
-                        if (ft__out_of_time(S) && mc >= INF)
-                            break; /* not costed: the deadline cut it */
+                        if (ft__out_of_time(S) && mc >= INF) {
+                            cut = 1; /* not costed: the deadline cut it */
+                            break;
+                        }
                         e->va = ver[a];
                         e->vb = ver[b];
                         e->cost = mc;
@@ -195,8 +200,10 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
                         bb = b;
                         best_cost = mc;
                     }
-                    if (ft__out_of_time(S))
+                    if (ft__out_of_time(S)) {
+                        cut = 1;
                         break;
+                    }
                 }
             }
         }

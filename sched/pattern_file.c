@@ -322,7 +322,7 @@ int ft__patlib_parse(ft_patlib *lib, const char *text, const char *name, ft_stat
 int ft__patlib_load(ft_patlib *lib, const char *path, ft_status *st)
 {
     char *text = NULL;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_PATTERNS_BYTES, "FT_MAX_PATTERNS_BYTES", &text, st);
     if (rc == FT_OK)
         rc = ft__patlib_parse(lib, text, path, st);
     free(text);

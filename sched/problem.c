@@ -59,6 +59,16 @@ static void clear_derived(ft_problem *p)
     p->ngraph_inputs = p->ngraph_outputs = 0;
 }
 
+int ft__check_problem_size(const char *name, long long nops, long long ntensors, ft_status *st)
+{
+    if (nops > FT_MAX_OPS)
+        return ft__fail(st, FT_EINPUT, 0, "%s: op_types: %lld ops, the limit is %d (FT_MAX_OPS)", name, nops, FT_MAX_OPS);
+    if (ntensors > FT_MAX_TENSORS)
+        return ft__fail(st, FT_EINPUT, 0, "%s: widths: %lld tensors, the limit is %d (FT_MAX_TENSORS)", name, ntensors,
+                        FT_MAX_TENSORS);
+    return FT_OK;
+}
+
 /* Checks of SPEC section 1 that do not depend on the graph structure. */
 static int check_values(ft_problem *p, ft_status *st)
 {
@@ -70,6 +80,10 @@ static int check_values(ft_problem *p, ft_status *st)
             return ft__fail(st, FT_EINPUT, 0, "%s: widths[%d] is %lld, must be positive", n, t, (long long)x->width);
         if (x->height <= 0)
             return ft__fail(st, FT_EINPUT, 0, "%s: heights[%d] is %lld, must be positive", n, t, (long long)x->height);
+        if (x->width > FT_MAX_DIM || x->height > FT_MAX_DIM)
+            return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d]: %lld elements, the limit is %lld (FT_MAX_DIM)", n,
+                            x->width > FT_MAX_DIM ? "widths" : "heights", t,
+                            (long long)(x->width > FT_MAX_DIM ? x->width : x->height), (long long)FT_MAX_DIM);
         int64_t sz;
         if (__builtin_mul_overflow(x->width, x->height, &sz) ||
             __builtin_add_overflow(total, sz, &total))
@@ -87,6 +101,15 @@ static int check_values(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity[0] is %lld, must be positive", n, (long long)p->native_w);
     if (p->native_h <= 0)
         return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity[1] is %lld, must be positive", n, (long long)p->native_h);
+    for (int i = 0; i < 2; i++) {
+        int64_t v = i ? p->native_h : p->native_w;
+        if (v > FT_MAX_DIM)
+            return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity[%d]: %lld, the limit is %lld (FT_MAX_DIM)", n, i,
+                            (long long)v, (long long)FT_MAX_DIM);
+    }
+    if (p->native_k > FT_MAX_DIM)
+        return ft__fail(st, FT_EINPUT, 0, "%s: native k: %lld, the limit is %lld (FT_MAX_DIM)", n, (long long)p->native_k,
+                        (long long)FT_MAX_DIM);
     if (p->native_k < 0)
         return ft__fail(st, FT_EINPUT, 0, "%s: native k is %lld, must be positive (or 0 for native_granularity[0])", n,
                         (long long)p->native_k);
@@ -284,7 +307,10 @@ int ft_problem_finish(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: op_types is empty: a problem needs at least one op", n);
     if (p->ntensors < 1)
         return ft__fail(st, FT_EINPUT, 0, "%s: widths is empty: a problem needs tensors", n);
-    int rc = check_values(p, st);
+    int rc = ft__check_problem_size(n, (long long)p->nops, (long long)p->ntensors, st);
+    if (rc)
+        return rc;
+    rc = check_values(p, st);
     if (rc)
         return rc;
     /* indices, producers */
@@ -521,8 +547,8 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
             return ft__fail(st, FT_EINPUT, 0, "%s: %s has %zu entries, op_types has %zu", n, perop[i].f, json_array_size(perop[i].a), no);
     if (json_array_size(native) != 2)
         return ft__fail(st, FT_EINPUT, 0, "%s: native_granularity has %zu entries, must be [width, height]", n, json_array_size(native));
-    if (nt > INT32_MAX / 2 || no > INT32_MAX / 2)
-        return ft__fail(st, FT_EINPUT, 0, "%s: too many tensors or ops", n);
+    if ((rc = ft__check_problem_size(n, (long long)no, (long long)nt, st)))
+        return rc;
     for (size_t i = 0; i < 2; i++) {
         int64_t x;
         if (get_int(json_array_get(native, i), &x))
@@ -606,7 +632,7 @@ int ft_problem_load(const char *path, ft_problem **out, ft_status *st)
     char *text;
     ft_status_clear(st);
     *out = NULL;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_PROBLEM_BYTES, "FT_MAX_PROBLEM_BYTES", &text, st);
     if (rc)
         return rc;
     rc = ft_problem_parse(text, path, out, st);

@@ -83,13 +83,16 @@ static int to_index(json_t *v, int *out)
     return 0;
 }
 
-static int int_list(json_t *a, const char *n, const char *field, int i, int **out, int *count, ft_status *st)
+/* A list of at most max `what` (ops, tensors) named limit_name
+ * (fusetile_limits.h). */
+static int int_list(json_t *a, const char *n, const char *field, int i, long long max, const char *what, const char *limit_name,
+                    int **out, int *count, ft_status *st)
 {
     if (!json_is_array(a))
         return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d] must be a list of integers", n, field, i);
     size_t len = json_array_size(a);
-    if (len > INT32_MAX / 2)
-        return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d] is too long", n, field, i);
+    if ((long long)len > max)
+        return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d]: %zu %s, the limit is %lld (%s)", n, field, i, len, what, max, limit_name);
     *out = malloc(sizeof(int) * (len ? len : 1));
     if (!*out)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
@@ -113,8 +116,9 @@ static int top_list(json_t *root, const char *n, const char *field, int required
     }
     if (!json_is_array(v))
         return ft__fail(st, FT_EINPUT, 0, "%s: %s must be a list", n, field);
-    if (json_array_size(v) > INT32_MAX / 2)
-        return ft__fail(st, FT_EINPUT, 0, "%s: %s is too long", n, field);
+    if (json_array_size(v) > FT_MAX_SUBGRAPHS)
+        return ft__fail(st, FT_EINPUT, 0, "%s: %s: %zu entries (one per subgraph), the limit is %d (FT_MAX_SUBGRAPHS)", n, field,
+                        json_array_size(v), FT_MAX_SUBGRAPHS);
     *out = v;
     *len = (int)json_array_size(v);
     return FT_OK;
@@ -140,7 +144,8 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
     s->nsubgraphs = nsg;
     for (int i = 0; i < nsg; i++) {
         ft_subgraph *g = &s->sg[i];
-        if ((rc = int_list(json_array_get(subgraphs, i), n, "subgraphs", i, &g->ops, &g->nops, st)))
+        if ((rc = int_list(json_array_get(subgraphs, i), n, "subgraphs", i, FT_MAX_SUBGRAPH_OPS, "ops", "FT_MAX_SUBGRAPH_OPS", &g->ops,
+                           &g->nops, st)))
             return rc;
         if (i < s->len_granularities) {
             json_t *e = json_array_get(gran, i);
@@ -161,7 +166,8 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
             g->k = v[2];
         }
         if (i < s->len_retain &&
-            (rc = int_list(json_array_get(retain, i), n, "tensors_to_retain", i, &g->retain, &g->nretain, st)))
+            (rc = int_list(json_array_get(retain, i), n, "tensors_to_retain", i, FT_MAX_RETAIN, "tensors", "FT_MAX_RETAIN", &g->retain,
+                       &g->nretain, st)))
             return rc;
         if (i < s->len_orders) {
             json_t *e = json_array_get(orders, i);
@@ -169,6 +175,9 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
                 if (!json_is_array(e))
                     return ft__fail(st, FT_EINPUT, 0, "%s: traversal_orders[%d] must be null or a list of tile indices", n, i);
                 size_t len = json_array_size(e);
+                if ((int64_t)len > FT_MAX_TRAVERSAL)
+                    return ft__fail(st, FT_EINPUT, 0, "%s: traversal_orders[%d]: %zu tiles, the limit is %lld (FT_MAX_TRAVERSAL)", n, i,
+                                    len, (long long)FT_MAX_TRAVERSAL);
                 g->order = malloc(sizeof(int64_t) * (len ? len : 1));
                 if (!g->order)
                     return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
@@ -228,7 +237,7 @@ int ft_schedule_load(const char *path, ft_schedule **out, ft_status *st)
     char *text;
     ft_status_clear(st);
     *out = NULL;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_SCHEDULE_BYTES, "FT_MAX_SCHEDULE_BYTES", &text, st);
     if (rc)
         return rc;
     rc = ft_schedule_parse(text, path, out, st);

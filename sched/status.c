@@ -1,4 +1,5 @@
 /* status.c - status codes, reason names, compute-model names, small I/O helpers. */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void ft_status_clear(ft_status *st)
 {
@@ -92,13 +94,20 @@ char *ft__strdup(const char *s)
     return d;
 }
 
-int ft__read_file(const char *path, char **out, ft_status *st)
+int ft__read_file_max(const char *path, long long max, const char *limit_name, char **out, ft_status *st)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return ft__fail(st, FT_EINPUT, 0, "%s: cannot open: %s", path,
                         strerror(errno));
+    /* a regular file over the limit is refused before reading it */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (long long)sb.st_size > max) {
+        fclose(f);
+        return ft__fail(st, FT_EINPUT, 0, "%s: %lld bytes, the limit is %lld (%s)", path, (long long)sb.st_size, max,
+                        limit_name);
+    }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     if (!buf) {
@@ -108,6 +117,12 @@ int ft__read_file(const char *path, char **out, ft_status *st)
     for (;;) {
         size_t n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
+        if ((long long)len > max) {
+            /* a pipe or a file that grew: stop at the limit */
+            free(buf);
+            fclose(f);
+            return ft__fail(st, FT_EINPUT, 0, "%s: more than %lld bytes read, the limit is %lld (%s)", path, max, max, limit_name);
+        }
         if (len + 1 < cap) {
             if (ferror(f)) {
                 int e = errno;
@@ -137,6 +152,11 @@ int ft__read_file(const char *path, char **out, ft_status *st)
     }
     *out = buf;
     return FT_OK;
+}
+
+int ft__read_file(const char *path, char **out, ft_status *st)
+{
+    return ft__read_file_max(path, FT_MAX_FILE_BYTES, "FT_MAX_FILE_BYTES", out, st);
 }
 
 char *ft_format_double(char *buf, double x)

@@ -251,6 +251,11 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
             if (part->gid[p->topo[i]] == g)
                 members[m++] = p->topo[i];
         memcpy(ops, members, sizeof(int) * (size_t)m);
+        /* past the deadline a check costs a tiling search (milliseconds)
+         * for nothing: the groups left are split unchecked, as when
+         * `singles` asks it (thousands of groups would take seconds) */
+        if (!singles && m >= 2 && ft__now_s() > S->deadline)
+            singles = 1;
         if (m < 2 || (!singles && fits(S, x, part->gid, g, ops, m, check_slice(S, ng - g), &slow)))
             continue;
         if (singles) {

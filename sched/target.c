@@ -478,7 +478,7 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
     if (isdir)
         return ft__fail(st, FT_EINPUT, 0, "%s: cannot read: %s", path, strerror(EISDIR));
     char *text;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_TARGET_BYTES, "FT_MAX_TARGET_BYTES", &text, st);
     if (rc)
         return rc;
     rc = ft_target_parse(text, path, out, st);

@@ -26,8 +26,7 @@
 extern "C" {
 #endif
 
-/* Most op kinds a target's compute.kind_cost group may name. */
-#define FT_TARGET_MAX_KINDS 64
+/* FT_TARGET_MAX_KINDS (fusetile_limits.h): most op kinds of kind_cost. */
 
 /* Every setting of a target file (targets/example.cfg lists them with their
  * units and defaults; targets/README.md explains them).  For a contest target

@@ -33,6 +33,9 @@ static inline std::int64_t scale_up(std::int64_t a, std::int64_t m, std::int64_t
     return x == 0 ? 0 : (std::int64_t)((x - 1) / (unsigned __int128)n + 1);
 }
 
+/* Steps between two calls of a job's progress callback (as ft_evaluate). */
+static const std::int64_t PROGRESS_EVERY = (std::int64_t)1 << 18;
+
 /* ----------------------------------------------------------- Controller */
 
 Controller::Controller(sc_module_name name)
@@ -83,6 +86,14 @@ void Controller::replay(Job &job)
     const ft_problem *p = job.p;
     const ft_schedule *s = job.s;
     plan(job);
+    /* the step count is closed-form: refuse a replay over FT_MAX_STEPS
+     * before its first step, as ft_evaluate does */
+    std::int64_t nsteps = 0;
+    ft_status st;
+    int src = ft_schedule_steps(p, s, &nsteps, &st);
+    if (src != FT_OK)
+        throw std::runtime_error(st.msg);
+    job.total_steps = nsteps * job.progress_parts;
     produced_.assign((size_t)p->ntensors, 0);
     written_.assign((size_t)p->ntensors, 0);
     executed_.assign((size_t)p->nops, 0);
@@ -331,6 +342,9 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         }
         res.steps++;
         job.steps++;
+        if (job.progress && (job.steps & (PROGRESS_EVERY - 1)) == 0 && job.progress(job.progress_ctx, job.steps, job.total_steps))
+            throw std::runtime_error(fmt("%s: simulation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
+                                         (long long)step.index));
     }
     if (tm.overlap == FT_OVERLAP_PIPELINE) {
         /* each unit's last write-backs */

@@ -393,6 +393,10 @@ struct Job {
     const ft_schedule *s = nullptr;
     ft_compute_model model = FT_COMPUTE_NATIVE;
     ft_trace *trace = nullptr;   /* NULL: no trace */
+    ft_progress_fn progress = nullptr; /* called every PROGRESS_EVERY steps */
+    void *progress_ctx = nullptr;
+    int progress_parts = 1;            /* the callback's total is the steps times this */
+    std::int64_t total_steps = 0;      /* the progress callback's total (set by replay) */
     /* results */
     std::vector<SgResult> sg;
     std::int64_t steps = 0;

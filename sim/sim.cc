@@ -43,15 +43,36 @@ void result_reset(ft_sim_result *r)
     r->total_analytic = NAN;
 }
 
-/* Run ft_evaluate for the analytic column of *r.  Returns FT_OK, or
- * FT_ENOMEM (an invalid schedule is recorded in analytic_reason). */
-int fill_analytic(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_sim_result *r)
+/* The options' progress callback seen from the analytic evaluation: its
+ * steps come after the replay's. */
+struct AnalyticProgress {
+    const ft_sim_opts *o;
+    std::int64_t offset;
+};
+
+int analytic_progress(void *ctx, std::int64_t done, std::int64_t total)
+{
+    const AnalyticProgress *a = static_cast<const AnalyticProgress *>(ctx);
+    return a->o->progress(a->o->progress_ctx, a->offset + done, a->offset + total);
+}
+
+/* Run ft_evaluate for the analytic column of *r (reporting progress
+ * through o's callback after the replay's `replayed` steps).  Returns FT_OK,
+ * FT_EINPUT when the callback stopped it (message in *msg), or FT_ENOMEM
+ * (an invalid schedule is recorded in analytic_reason). */
+int fill_analytic(const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, std::int64_t replayed, ft_sim_result *r,
+                  std::string *msg)
 {
     ft_eval e;
     ft_status st;
-    int rc = ft_evaluate(p, s, model, &e, &st);
+    AnalyticProgress ap = {o, replayed};
+    int rc = ft_evaluate_progress(p, s, o->model, o->progress ? analytic_progress : NULL, &ap, &e, &st);
     if (rc == FT_ENOMEM)
         return FT_ENOMEM;
+    if (rc == FT_EINPUT) {
+        *msg = st.msg;
+        return FT_EINPUT;
+    }
     if (rc != FT_OK) {
         r->analytic_reason = st.reason ? st.reason : FT_R_NONE;
         return FT_OK;
@@ -78,6 +99,8 @@ void ft_sim_opts_init(ft_sim_opts *o)
     o->clock_hz = 0;
     o->window_first = 0;
     o->window_count = 0;
+    o->progress = NULL;
+    o->progress_ctx = NULL;
 }
 
 int ft_sim_new(ft_sim **out, const char **err)
@@ -153,6 +176,9 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         job.s = s;
         job.model = o->model;
         job.trace = trace.t;
+        job.progress = o->progress;
+        job.progress_ctx = o->progress_ctx;
+        job.progress_parts = o->analytic ? 2 : 1;
         running = true;
         try {
             ftsim::run_job(job);
@@ -184,8 +210,16 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         }
         r->steps = job.steps;
         r->total_simulated = ftsim::to_units(job.end - job.start);
-        if (o->analytic && fill_analytic(p, s, o->model, r) != FT_OK)
-            throw std::bad_alloc();
+        if (o->analytic) {
+            std::string amsg;
+            int arc = fill_analytic(p, s, o, job.steps, r, &amsg);
+            if (arc == FT_ENOMEM)
+                throw std::bad_alloc();
+            if (arc != FT_OK) {
+                sim->msg = amsg;
+                return arc;
+            }
+        }
 
         if (job.invalid) {
             r->reason = job.failure.reason;

@@ -52,6 +52,13 @@ typedef struct ft_sim_opts {
                                  0 over all subgraphs); the replay and its
                                  results are whole */
     int64_t window_count;     /* 0 (default): every step */
+    ft_progress_fn progress;  /* called about every 2^18 steps of the
+                                 replay, then of the analytic evaluation,
+                                 with the work done and the total (the
+                                 schedule's steps, twice with the analytic
+                                 side); nonzero stops the run (FT_EINPUT,
+                                 "interrupted").  NULL (default): none */
+    void *progress_ctx;       /* its first argument */
 } ft_sim_opts;
 
 /* Fill *o with the defaults above. */
@@ -103,7 +110,8 @@ int ft_sim_new(ft_sim **out, const char **err);
  * FT_TRACE_MAX_UNITS units), a trace clock or window out of range
  * (a window that starts past the replay's last step included), a subgraph
  * whose step count overflows
- * 64 bits, a replay that would run past the process's simulated clock
+ * 64 bits, a schedule of more than FT_MAX_STEPS steps (refused before the
+ * replay, as ft_evaluate does), a run the progress callback stopped, a replay that would run past the process's simulated clock
  * (2^64 fs, about 1.8e10 cost units over all runs) or a SystemC error;
  * FT_ENOMEM.  The trace files are written only on FT_OK. */
 int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, ft_sim_result *r);

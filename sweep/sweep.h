@@ -21,12 +21,9 @@
 extern "C" {
 #endif
 
-/* Most runs one sweep file may expand to (cross product or runs list). */
-#define FT_SWEEP_MAX_RUNS 100000
-/* Most values one axis may have (a list, a range or a glob's matches). */
-#define FT_SWEEP_MAX_VALUES 4096
-/* Most worker processes of ft_sweep_execute. */
-#define FT_SWEEP_MAX_JOBS 256
+/* FT_SWEEP_MAX_RUNS, FT_SWEEP_MAX_VALUES, FT_SWEEP_MAX_JOBS
+ * (fusetile_limits.h): most runs of a sweep file, values of an axis,
+ * worker processes. */
 /* Version of the database schema, stored in meta.schema_version. */
 #define FT_SWEEP_SCHEMA_VERSION 1
 

@@ -660,7 +660,7 @@ int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st)
     ft_status_clear(st);
     *out = NULL;
     char *text;
-    int rc = ft__read_file(path, &text, st);
+    int rc = ft__read_file_max(path, FT_MAX_SWEEP_BYTES, "FT_MAX_SWEEP_BYTES", &text, st);
     if (rc)
         return rc;
     rc = ft_sweep_parse(text, path, out, st);

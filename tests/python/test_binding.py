@@ -213,6 +213,16 @@ class TestProblem(TmpDir):
         self.assertError(fusetile.InputError, "<dict>: problem: Out of range float values are not JSON compliant",
                          fusetile.problem_from_dict, small_problem(slow_memory_bandwidth=float("nan")))
 
+    def test_limits(self):
+        # the library's named limits (sched/fusetile_limits.h) apply here too
+        self.assertError(fusetile.InputError, "<dict>: heights[0]: 4294967297 elements, the limit is 4294967296 (FT_MAX_DIM)",
+                         fusetile.problem_from_dict, small_problem(heights=[4294967297, 4294967297]))
+        big = os.path.join(self.tmp, "big.json")
+        with open(big, "wb") as f:
+            f.truncate((16 << 20) + 1)
+        self.assertError(fusetile.InputError, "big.json: 16777217 bytes, the limit is 16777216 (FT_MAX_PROBLEM_BYTES)",
+                         fusetile.load_problem, big)
+
     def test_bad_names(self):
         self.assertError(fusetile.InputError, "<dict>: op_names[0]: expected a string, got an integer",
                          fusetile.problem_from_dict, small_problem(op_names=[3]))

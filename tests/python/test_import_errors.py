@@ -89,6 +89,23 @@ class TestErrors(CliCase):
             support.validate.toposort(g)
         self.assertIn("r (relu): missing producer: operand ghost", cm.exception.line())
 
+    def test_model_graph_over_the_byte_limit(self):
+        from fusetile.importer.limits import MAX_GRAPH_BYTES
+        path = os.path.join(self.dir, "big.json")
+        with open(path, "wb") as f:
+            f.truncate(MAX_GRAPH_BYTES + 1)   # sparse: refused before it is read
+        self.fails(path, "--graph-only", "-o", os.path.join(self.dir, "g.json"),
+                   want=f"big.json: {MAX_GRAPH_BYTES + 1} bytes, the limit is {MAX_GRAPH_BYTES} (FT_MAX_GRAPH_BYTES)")
+        self.assertEqual(os.listdir(self.dir), ["big.json"])
+
+    def test_graph_limit_matches_the_header(self):
+        import re
+        from fusetile.importer.limits import MAX_GRAPH_BYTES
+        with open(os.path.join(support.SRCDIR, "sched", "fusetile_limits.h")) as f:
+            m = re.search(r"^#define FT_MAX_GRAPH_BYTES \(\(long long\)(\d+) << (\d+)\)", f.read(), re.M)
+        self.assertIsNotNone(m, "FT_MAX_GRAPH_BYTES not found in sched/fusetile_limits.h")
+        self.assertEqual(MAX_GRAPH_BYTES, int(m.group(1)) << int(m.group(2)))
+
     def test_unreadable_files(self):
         self.fails(os.path.join(self.dir, "nope.onnx"), want="nope.onnx: cannot read: No such file")
         self.fails(os.path.join(self.dir, "nope.py") + ":f", want="nope.py: cannot read")

@@ -126,7 +126,16 @@ def _finish(g):
 
 def _from_json(src):
     import json
+    import os
     from .graph import graph_from_json
+    from .limits import MAX_GRAPH_BYTES
+    try:
+        size = os.path.getsize(src.path)
+    except OSError as e:
+        raise ImportFailure(src.path, f"cannot read the model graph: {e}", "give a file written by --graph-only") from None
+    if size > MAX_GRAPH_BYTES:
+        raise ImportFailure(src.path, f"{size} bytes, the limit is {MAX_GRAPH_BYTES} (FT_MAX_GRAPH_BYTES)",
+                            "a model graph written by --graph-only is far smaller; split the model")
     try:
         with open(src.path) as f:
             d = json.load(f)
