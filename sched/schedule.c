@@ -93,7 +93,7 @@ static int int_list(json_t *a, const char *n, const char *field, int i, long lon
     size_t len = json_array_size(a);
     if ((long long)len > max)
         return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d]: %zu %s, the limit is %lld (%s)", n, field, i, len, what, max, limit_name);
-    *out = malloc(sizeof(int) * (len ? len : 1));
+    *out = ft__malloc(sizeof(int) * (len ? len : 1));
     if (!*out)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     *count = (int)len;
