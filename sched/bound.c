@@ -51,7 +51,7 @@ static double tiles(int64_t len, int64_t n, int r)
 
 double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compute, double *memory)
 {
-    unsigned char *rw = malloc(2 * (size_t)p->ntensors + 1), *rh;
+    unsigned char *rw = ft__malloc(2 * (size_t)p->ntensors + 1), *rh;
     if (rw) {
         rh = rw + p->ntensors;
         ft__reduction_flags(p, rw, rh);
@@ -69,7 +69,7 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
             x *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
         c += x;
     }
-    free(rw);
+    ft__free(rw);
     /* several units share the compute (ft_timing) */
     c /= (double)ft__units(p);
     int64_t reads, writes;

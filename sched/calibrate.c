@@ -141,8 +141,8 @@ static int solve(double *a, double *b, int n, double *x)
 static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, const ft_calib_opts *o)
 {
     int n = F->np, m = F->nres, rc = FT_OK;
-    double *res = malloc(sizeof(double) * (size_t)m), *res2 = malloc(sizeof(double) * (size_t)m);
-    double *J = malloc(sizeof(double) * (size_t)m * (size_t)n);
+    double *res = ft__malloc(sizeof(double) * (size_t)m), *res2 = ft__malloc(sizeof(double) * (size_t)m);
+    double *J = ft__malloc(sizeof(double) * (size_t)m * (size_t)n);
     double A[FT_CALIB_MAX_FREE * FT_CALIB_MAX_FREE], M[FT_CALIB_MAX_FREE * FT_CALIB_MAX_FREE];
     double g[FT_CALIB_MAX_FREE], b[FT_CALIB_MAX_FREE], d[FT_CALIB_MAX_FREE], th2[FT_CALIB_MAX_FREE];
     if (!res || !res2 || !J) {
@@ -214,9 +214,9 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
     }
 done:
     set_theta(F, th);
-    free(res);
-    free(res2);
-    free(J);
+    ft__free(res);
+    ft__free(res2);
+    ft__free(J);
     return rc;
 }
 
@@ -265,10 +265,10 @@ static int same_forms(const ft_kernel_choice *a, const ft_kernel_choice *b, int 
 static void fit_free(fit *F)
 {
     for (int i = 0; i < F->nres && F->choice; i++)
-        free(F->choice[i]);
-    free(F->choice);
-    free(F->row);
-    free(F->weight);
+        ft__free(F->choice[i]);
+    ft__free(F->choice);
+    ft__free(F->row);
+    ft__free(F->weight);
 }
 
 /* The rows to fit and their weights. */
@@ -277,9 +277,9 @@ static int fit_rows(fit *F)
     int total = 0;
     for (int f = 0; f < F->nfiles; f++)
         total += F->files[f]->nrows;
-    F->row = malloc(sizeof *F->row * (size_t)(total + 1));
-    F->weight = malloc(sizeof *F->weight * (size_t)(total + 1));
-    F->choice = calloc((size_t)(total + 1), sizeof *F->choice);
+    F->row = ft__malloc(sizeof *F->row * (size_t)(total + 1));
+    F->weight = ft__malloc(sizeof *F->weight * (size_t)(total + 1));
+    F->choice = ft__calloc((size_t)(total + 1), sizeof *F->choice);
     if (!F->row || !F->weight || !F->choice)
         return ft__fail(F->st, FT_ENOMEM, 0, "out of memory");
     int used = 0;
@@ -295,7 +295,7 @@ static int fit_rows(fit *F)
                 continue;
             F->row[F->nres] = &m->rows[i];
             F->weight[F->nres] = 1.0 / sqrt((double)nf);
-            F->choice[F->nres] = calloc((size_t)m->rows[i].nkernels + 1, sizeof(ft_kernel_choice));
+            F->choice[F->nres] = ft__calloc((size_t)m->rows[i].nkernels + 1, sizeof(ft_kernel_choice));
             if (!F->choice[F->nres++])
                 return ft__fail(F->st, FT_ENOMEM, 0, "out of memory");
         }
@@ -352,11 +352,11 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
     }
     r->nfree = np;
     int rc = fit_rows(&F);
-    double *res = rc || F.nres < 1 ? NULL : malloc(sizeof(double) * (size_t)F.nres);
+    double *res = rc || F.nres < 1 ? NULL : ft__malloc(sizeof(double) * (size_t)F.nres);
     int maxk = 1;   /* the previous forms of one row, to tell a change */
     for (int i = 0; !rc && i < F.nres; i++)
         maxk = F.row[i]->nkernels > maxk ? F.row[i]->nkernels : maxk;
-    ft_kernel_choice *prev = rc ? NULL : malloc(sizeof *prev * (size_t)maxk);
+    ft_kernel_choice *prev = rc ? NULL : ft__malloc(sizeof *prev * (size_t)maxk);
     if (!rc && (!res || !prev))
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     r->rows = F.nres;
@@ -388,8 +388,8 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         for (int i = 0; i < np; i++)
             r->after[i] = *F.slot[i];
     }
-    free(prev);
-    free(res);
+    ft__free(prev);
+    ft__free(res);
     fit_free(&F);
     if (rc)
         for (int i = 0; i < np && F.slot[i]; i++)

@@ -78,7 +78,7 @@ static double size_of(const cb *c, int t) { return (double)ft_tensor_size(c->p, 
 
 static unsigned char *set_new(cb *c)
 {
-    unsigned char *s = calloc((size_t)c->p->ntensors, 1);
+    unsigned char *s = ft__calloc((size_t)c->p->ntensors, 1);
     if (!s)
         c->oom = 1;
     return s;
@@ -125,7 +125,7 @@ static double over_inputs(cb *c, const ft_op *op, int skip, int dir, double mult
             break;
         double y = stream(c, op->inputs[i], dir, mult, tiles, sub);
         x = join(c, x, set, y, sub);
-        free(sub);
+        ft__free(sub);
     }
     return x;
 }
@@ -181,7 +181,7 @@ static double kloop(cb *c, const ft_op *op, unsigned char *set)
     double a = stream(c, op->inputs[0], COL, cols, rows * cols, set);
     double b = stream(c, op->inputs[1], ROW, rows, rows * cols, sub);
     a = join(c, a, set, b, sub);
-    free(sub);
+    ft__free(sub);
     return a;
 }
 
@@ -220,7 +220,7 @@ static double anchor(cb *c, const ft_op *op, unsigned char *set)
     double fused = over_inputs(c, &p->ops[T->consumers[0]], t, TILE, 1, 1, sub);
     double apart = n + c->wf * n;
     x = join(c, x, set, fused < apart ? fused : apart, sub);
-    free(sub);
+    ft__free(sub);
     return x;
 }
 
@@ -267,9 +267,9 @@ static double forced(const ft_problem *p)
     double wbw = p->timing.write_bandwidth > 0 ? p->timing.write_bandwidth : p->bandwidth;
     c.wf = p->timing.duplex ? 0 : wbw < p->bandwidth ? 1 : p->bandwidth / wbw;
     int n = p->nops, nt = p->ntensors;
-    double *fig = calloc((size_t)n + 1, sizeof *fig);
-    unsigned char *sets = calloc((size_t)n * (size_t)nt + 1, 1), *used = calloc((size_t)nt + 1, 1);
-    unsigned char *alt = calloc((size_t)nt + 1, 1), *feeds = malloc((size_t)nt + 1);
+    double *fig = ft__calloc((size_t)n + 1, sizeof *fig);
+    unsigned char *sets = ft__calloc((size_t)n * (size_t)nt + 1, 1), *used = ft__calloc((size_t)nt + 1, 1);
+    unsigned char *alt = ft__calloc((size_t)nt + 1, 1), *feeds = ft__malloc((size_t)nt + 1);
     double total = 0;
     if (!fig || !sets || !used || !alt || !feeds)
         goto out;
@@ -307,11 +307,11 @@ static double forced(const ft_problem *p)
         fig[best] = 0;
     }
 out:
-    free(fig);
-    free(sets);
-    free(used);
-    free(alt);
-    free(feeds);
+    ft__free(fig);
+    ft__free(sets);
+    ft__free(used);
+    ft__free(alt);
+    ft__free(feeds);
     return c.oom ? 0 : total;
 }
 

@@ -168,7 +168,7 @@ int ft__cfg_read(struct config_t *cfg, const char *text, const char *name, ft_st
     size_t n = strlen(text);
     char *copy = NULL;
     if (n == 0 || text[n - 1] != '\n') {
-        copy = malloc(n + 2);
+        copy = ft__malloc(n + 2);
         if (!copy)
             return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name);
         memcpy(copy, text, n);
@@ -183,6 +183,6 @@ int ft__cfg_read(struct config_t *cfg, const char *text, const char *name, ft_st
         rc = ft__fail(st, FT_EINPUT, 0, "%s:%d: %s (not libconfig syntax)", file ? file : name, config_error_line(cfg),
                       why ? why : "syntax error");
     }
-    free(copy);
+    ft__free(copy);
     return rc;
 }

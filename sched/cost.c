@@ -21,17 +21,17 @@ double ft_op_compute(const ft_problem *p, ft_compute_model model, const ft_activ
                           ft__dim_units(r->c1 - r->c0, p->native_w, a->col_kind), depth);
 }
 
-void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)
+int ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)
 {
     /* feeds[j]: output of g->ops[j] feeds a MatMul inside g, directly or
      * through Pointwise and Layout ops.  Consumers are listed after
      * producers, so a reverse pass sees them first. */
     unsigned char small[64];
-    unsigned char *feeds = g->nops <= 64 ? small : malloc((size_t)g->nops);
+    unsigned char *feeds = g->nops <= 64 ? small : ft__malloc((size_t)g->nops);
     int64_t wg = 0, hg = 0, steps = 1;
-    if (!feeds) { /* out of memory: degrade to a safe (unfused) answer */
+    if (!feeds) {
         *ntx = *nty = *nk = 1;
-        return;
+        return FT_ENOMEM;
     }
     for (int j = g->nops - 1; j >= 0; j--) {
         int t = p->ops[g->ops[j]].output;
@@ -59,10 +59,11 @@ void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int6
         }
     }
     if (feeds != small)
-        free(feeds);
+        ft__free(feeds);
     *ntx = ft__ceil_div(wg, g->w);
     *nty = ft__ceil_div(hg, g->h);
     *nk = steps;
+    return FT_OK;
 }
 
 int ft__ops_use(const ft_problem *p, const int *ops, int nops, int t)

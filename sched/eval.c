@@ -102,7 +102,7 @@ void ft_eval_free(ft_eval *e)
 {
     if (!e)
         return;
-    free(e->sg);
+    ft__free(e->sg);
     e->sg = NULL;
     e->nsubgraphs = 0;
 }
@@ -116,7 +116,8 @@ int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps,
     *steps = 0;
     for (int i = 0; i < s->nsubgraphs; i++) {
         int64_t ntx, nty, nk, m;
-        ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk);
+        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk))
+            return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
         if (__builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m))
             return ft__fail(st, FT_EINPUT, 0,
                             "%s: subgraph %d: %lld x %lld tiles x %lld k-steps: the step count overflows 64 bits, the limit is %lld "
@@ -156,7 +157,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
     /* refused before the first step: the count is closed-form */
     if ((rc = ft_schedule_steps(p, s, &pr.total, st)))
         return rc;
-    out->sg = calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
+    out->sg = ft__calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
     if (!out->sg)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
@@ -181,7 +182,13 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         ksum_add(&total, out->sg[i].latency);
     }
     out->total = ksum_value(&total);
+    /* the bounds fall back to weaker ones when memory runs out: report it */
+    unsigned long failed = ft__alloc_failures();
     out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
     out->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
+    if (ft__alloc_failures() != failed) {
+        ft_eval_free(out);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
     return FT_OK;
 }

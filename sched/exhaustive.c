@@ -51,10 +51,10 @@ static void exhaustive_partition(search *S, sctx *x, const int *gid, int ng)
             ft__plan_free(&base);
             return;
         }
-    unsigned char *edge = calloc((size_t)ng * (size_t)ng, 1);
-    unsigned char *used = calloc((size_t)ng, 1);
-    int *order = malloc(sizeof(int) * (size_t)ng);
-    int *bg = malloc(sizeof(int) * (size_t)p->nops);
+    unsigned char *edge = ft__calloc((size_t)ng * (size_t)ng, 1);
+    unsigned char *used = ft__calloc((size_t)ng, 1);
+    int *order = ft__malloc(sizeof(int) * (size_t)ng);
+    int *bg = ft__malloc(sizeof(int) * (size_t)p->nops);
     if (edge && used && order && bg && ft__plan_copy(&base, &P, p->nops) == 0) {
         /* group index in base order for each op */
         for (int i = 0; i < ng; i++)
@@ -69,10 +69,10 @@ static void exhaustive_partition(search *S, sctx *x, const int *gid, int ng)
         try_orders(S, x, &P, 0, used, edge, order, &base);
         ft__plan_free(&P);
     }
-    free(edge);
-    free(used);
-    free(order);
-    free(bg);
+    ft__free(edge);
+    ft__free(used);
+    ft__free(order);
+    ft__free(bg);
     ft__plan_free(&base);
 }
 
@@ -197,10 +197,10 @@ int ft__window_repartition(search *S, sctx *x, int *gid, int span)
     W.n = span;
     W.gid = gid;
     W.base = ng;
-    W.best = malloc(sizeof(int) * (size_t)span);
-    W.work = malloc(sizeof(int) * (size_t)n);
-    W.touched = calloc((size_t)(ng + span), 1);
-    int *old = malloc(sizeof(int) * (size_t)n);
+    W.best = ft__malloc(sizeof(int) * (size_t)span);
+    W.work = ft__malloc(sizeof(int) * (size_t)n);
+    W.touched = ft__calloc((size_t)(ng + span), 1);
+    int *old = ft__malloc(sizeof(int) * (size_t)n);
     int changed = 0;
     if (W.best && W.work && W.touched && old) {
         memcpy(old, gid, sizeof(int) * (size_t)n);
@@ -232,9 +232,9 @@ int ft__window_repartition(search *S, sctx *x, int *gid, int span)
             changed = 1;
         }
     }
-    free(W.best);
-    free(W.work);
-    free(W.touched);
-    free(old);
+    ft__free(W.best);
+    ft__free(W.work);
+    ft__free(W.touched);
+    ft__free(old);
     return changed;
 }

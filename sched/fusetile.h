@@ -79,6 +79,46 @@ const char *ft_reason_name(int reason);
 #define FT_NUMBUF 32
 char *ft_format_double(char *buf, double x);
 
+/* ---------------------------------------------------------------- memory */
+
+/* An allocator for the library (ft_set_allocator).  malloc_fn(n, ud)
+ * returns n bytes (n >= 1) or NULL; realloc_fn(ptr, n, ud) resizes a block
+ * malloc_fn or realloc_fn returned (ptr never NULL, n >= 1), NULL leaving
+ * it as it was; free_fn(ptr, ud) releases one (ptr never NULL).  ud is
+ * passed back unchanged. */
+typedef struct ft_allocator {
+    void *(*malloc_fn)(size_t n, void *ud);
+    void *(*realloc_fn)(void *ptr, size_t n, void *ud);
+    void (*free_fn)(void *ptr, void *ud);
+    void *ud;
+} ft_allocator;
+
+/* Route every heap allocation of the library (sched/: problems, schedules,
+ * targets, evaluations, the bounds, the scheduler and its strategies) and
+ * of jansson (json_set_alloc_funcs: JSON parsing and writing, including
+ * the caller's own jansson use) through *a, copied; NULL restores the
+ * system's malloc, realloc and free.  An allocation the hook refuses makes
+ * the call that needed it fail with FT_ENOMEM, leaking nothing (the
+ * exceptions, which fall back instead, are documented at each function:
+ * ft_lower_bound, ft_lower_bound_capacity).  Not hooked: libconfig's
+ * allocations while it parses a target file, METIS's, SQLite's (sweep/),
+ * the simulator's (C++, SystemC) and the trace writers'.
+ * Blocks allocated before the change are released through the new hook, so
+ * either install it before fusetile allocates anything (and restore the
+ * default only after everything is freed), or give it a free_fn that also
+ * accepts blocks of the system's malloc (a hook that wraps malloc and only
+ * counts or refuses, as tests do).  Not thread-safe: call it while no
+ * other thread is inside fusetile or jansson; the hook itself must be
+ * thread-safe when ft_search runs several threads.  Returns FT_OK, or
+ * FT_EINPUT (nothing changed) when one of the three functions is NULL. */
+int ft_set_allocator(const ft_allocator *a);
+
+/* Release memory a fusetile function returned to the caller (the strings
+ * of ft_problem_to_json, ft_schedule_to_json, ft_subgraph_label) through
+ * the current allocator; free() does the same under the default one.  NULL
+ * is a no-op. */
+void ft_free(void *ptr);
+
 /* ---------------------------------------------------------------- problem */
 
 /* Op types of SPEC section 1: a MatMul [L, R] -> O, a Pointwise op over
@@ -268,8 +308,8 @@ void ft_problem_free(ft_problem *p);
  * written as "").  The fields a contest file cannot hold (native_k,
  * allow_larger, timing, name) are left out.  p must
  * have passed ft_problem_finish, and its names must be UTF-8 (as loaded
- * ones are).  Returns a malloc'd NUL-terminated string the caller frees, or
- * NULL on OOM (or a name that is not UTF-8). */
+ * ones are).  Returns a NUL-terminated string the caller releases
+ * (ft_free), or NULL on OOM (or a name that is not UTF-8). */
 char *ft_problem_to_json(const ft_problem *p);
 
 /* Write ft_problem_to_json's text to `path` atomically (as
@@ -365,14 +405,14 @@ void ft_schedule_free(ft_schedule *s);
  * op indices joined by ',' ("12,13,14", as the reports' op lists), also
  * when g names an op out of range.  A label longer than FT_LABEL_MAX bytes
  * is cut at a UTF-8 character boundary and ends in "...", FT_LABEL_MAX
- * bytes in all.  Returns a malloc'd NUL-terminated string the caller
- * frees, or NULL when out of memory. */
+ * bytes in all.  Returns a NUL-terminated string the caller releases
+ * (ft_free), or NULL when out of memory. */
 char *ft_subgraph_label(const ft_problem *p, const ft_subgraph *g);
 
 /* Serialise a schedule as contest JSON (subgraphs, granularities,
  * tensors_to_retain, traversal_orders, subgraph_latencies).  `latencies`
  * (nsubgraphs entries) replaces the reported figures when not NULL.  Returns
- * a malloc'd NUL-terminated string the caller frees, or NULL on OOM. */
+ * a NUL-terminated string the caller releases (ft_free), or NULL on OOM. */
 char *ft_schedule_to_json(const ft_schedule *s, const double *latencies);
 
 /* Write ft_schedule_to_json's text to `path` atomically (temporary file then
@@ -517,9 +557,9 @@ int ft_evaluate(const ft_problem *p, const ft_schedule *s,
  * in closed form from the tile grids, into *steps.  s must pass
  * ft_schedule_validate.  FT_OK, or FT_EINPUT when the count is over
  * FT_MAX_STEPS (*steps holds it) or overflows 64 bits, with a message
- * naming the count, the largest subgraph and FT_MAX_STEPS.  ft_evaluate
- * and the simulator refuse such a schedule with this message before
- * walking a step. */
+ * naming the count, the largest subgraph and FT_MAX_STEPS; or FT_ENOMEM.
+ * ft_evaluate and the simulator refuse such a schedule with this message
+ * before walking a step. */
 int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st);
 
 /* Progress callback for long evaluations: called about every 2^18 steps with

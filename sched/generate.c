@@ -78,7 +78,7 @@ static int grow(gen *g, void **arr, int *cap, int n, size_t size)
     if (n < *cap)
         return 0;
     int nc = *cap ? 2 * *cap : 64;
-    void *na = realloc(*arr, size * (size_t)nc);
+    void *na = ft__realloc(*arr, size * (size_t)nc);
     if (!na) {
         g->oom = 1;
         return -1;
@@ -115,7 +115,7 @@ static int new_op(gen *g, ft_op_type type, const int *inputs, int n, int64_t w, 
         return 0;
     ft_op *op = &p->ops[p->nops];
     memset(op, 0, sizeof *op);
-    op->inputs = malloc(sizeof(int) * (size_t)n);
+    op->inputs = ft__malloc(sizeof(int) * (size_t)n);
     if (!op->inputs) {
         g->oom = 1;
         return 0;
@@ -348,7 +348,7 @@ int ft_generate(const ft_gen_opts *o, ft_problem **out, ft_status *st)
     g.family = o->family;
     g.rng = o->seed ^ 0x66757365ULL * (uint64_t)(o->family + 1);
     rng_next(&g.rng);
-    g.p = calloc(1, sizeof *g.p);
+    g.p = ft__calloc(1, sizeof *g.p);
     if (!g.p)
         return ft__fail(st, FT_ENOMEM, 0, "generate: out of memory");
     ft_problem *p = g.p;

@@ -46,7 +46,7 @@ static int make_key(search *S, const sctx *x, const int *ops, int nops)
     for (int j = 0; j < nops; j++)
         need += p->ops[ops[j]].ninputs;
     if (need > S->keycap) {
-        int *nb = realloc(S->keybuf, sizeof(int) * (size_t)need);
+        int *nb = ft__realloc(S->keybuf, sizeof(int) * (size_t)need);
         if (!nb)
             return -1;
         S->keybuf = nb;
@@ -83,7 +83,7 @@ static void memo_add(search *S, int n, uint64_t h, const cfg *c, double lat, con
 {
     if (S->nmemo * 2 >= S->tabsize) {
         size_t ns = S->tabsize ? S->tabsize * 2 : 1024;
-        memo **nt = calloc(ns, sizeof(memo *));
+        memo **nt = ft__calloc(ns, sizeof(memo *));
         if (!nt)
             return;
         for (size_t i = 0; i < S->tabsize; i++)
@@ -92,19 +92,19 @@ static void memo_add(search *S, int n, uint64_t h, const cfg *c, double lat, con
                 m->next = nt[m->hash & (ns - 1)];
                 nt[m->hash & (ns - 1)] = m;
             }
-        free(S->tab);
+        ft__free(S->tab);
         S->tab = nt;
         S->tabsize = ns;
     }
-    memo *m = malloc(sizeof *m);
+    memo *m = ft__malloc(sizeof *m);
     if (!m)
         return;
-    m->key = malloc(sizeof(int) * (size_t)n);
-    m->order = malloc(sizeof(int) * (size_t)nops);
+    m->key = ft__malloc(sizeof(int) * (size_t)n);
+    m->order = ft__malloc(sizeof(int) * (size_t)nops);
     if (!m->key || !m->order) {
-        free(m->key);
-        free(m->order);
-        free(m);
+        ft__free(m->key);
+        ft__free(m->order);
+        ft__free(m);
         return;
     }
     memcpy(m->order, order, sizeof(int) * (size_t)nops);
@@ -123,11 +123,11 @@ void ft__memo_free(search *S)
     for (size_t i = 0; i < S->tabsize; i++)
         for (memo *m = S->tab[i], *nx; m; m = nx) {
             nx = m->next;
-            free(m->key);
-            free(m->order);
-            free(m);
+            ft__free(m->key);
+            ft__free(m->order);
+            ft__free(m);
         }
-    free(S->tab);
+    ft__free(S->tab);
 }
 
 
@@ -238,7 +238,7 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
         int tries = nops <= 6 ? MAX_TRIES : 4, ne = order_signature(S, ops, ops, nops, NULL);
         /* the orders' signatures scored so far (the first is ops[]'s): a
          * drawn order with a signature already scored costs the same */
-        int *alt = malloc(sizeof(int) * ((size_t)nops * 2 + (size_t)ne * (MAX_TRIES + 1)));
+        int *alt = ft__malloc(sizeof(int) * ((size_t)nops * 2 + (size_t)ne * (MAX_TRIES + 1)));
         if (alt) {
             int *bestord = alt + nops, *seen = bestord + nops, nseen = 1;
             memcpy(bestord, ops, sizeof(int) * (size_t)nops);
@@ -262,18 +262,18 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
                 }
             }
             memcpy(ops, bestord, sizeof(int) * (size_t)nops);
-            free(alt);
+            ft__free(alt);
         }
     }
     /* a cut-short optimisation is not memoised: it may not be the best */
     if (!S->timed_out) {
-        int *keyops = malloc(sizeof(int) * (size_t)nops);
+        int *keyops = ft__malloc(sizeof(int) * (size_t)nops);
         if (keyops) {
             memcpy(keyops, ops, sizeof(int) * (size_t)nops);
             ft__sort_topo(S, keyops, nops);
             n = make_key(S, x, keyops, nops);
             memo_add(S, n, h, &best, lat, ops, nops);
-            free(keyops);
+            ft__free(keyops);
         }
     }
     *c = best;

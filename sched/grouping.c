@@ -45,8 +45,8 @@ void ft__labels_free(char **label, int n)
     if (!label)
         return;
     for (int g = 0; g < n; g++)
-        free(label[g]);
-    free(label);
+        ft__free(label[g]);
+    ft__free(label);
 }
 
 /* ------------------------------------------------------------ merge check */
@@ -55,9 +55,9 @@ void ft__labels_free(char **label, int n)
 int ft__reach_init(ft__reach *R, const ft_problem *p)
 {
     size_t n = (size_t)p->nops + 1;
-    R->pos = malloc(sizeof(int) * n);
-    R->queue = malloc(sizeof(int) * n);
-    R->seen = calloc(n, sizeof(unsigned));
+    R->pos = ft__malloc(sizeof(int) * n);
+    R->queue = ft__malloc(sizeof(int) * n);
+    R->seen = ft__calloc(n, sizeof(unsigned));
     R->stamp = 0;
     if (!R->pos || !R->queue || !R->seen) {
         ft__reach_free(R);
@@ -71,9 +71,9 @@ int ft__reach_init(ft__reach *R, const ft_problem *p)
 /* Contract: rules.h. */
 void ft__reach_free(ft__reach *R)
 {
-    free(R->pos);
-    free(R->queue);
-    free(R->seen);
+    ft__free(R->pos);
+    ft__free(R->queue);
+    ft__free(R->seen);
     memset(R, 0, sizeof *R);
 }
 
@@ -322,16 +322,16 @@ static int set_units(fixer *F, const ft_partition *units)
     const ft_problem *p = F->p;
     int n = F->n, nu = units ? units->ngroups : 0, ok = units && nu > 0 && nu <= n, k = 0;
     size_t nu1 = (size_t)(ok ? nu : n) + 1;
-    int *start = calloc(nu1 + 1, sizeof(int)), *mem = malloc(sizeof(int) * ((size_t)n + 1));
-    int *indeg = calloc(nu1, sizeof(int));
-    F->urep = malloc(sizeof(int) * nu1);
-    F->uorder = malloc(sizeof(int) * nu1);
-    F->umark = calloc(nu1, sizeof(int));
-    F->unit = malloc(sizeof(int) * ((size_t)n + 1));
+    int *start = ft__calloc(nu1 + 1, sizeof(int)), *mem = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *indeg = ft__calloc(nu1, sizeof(int));
+    F->urep = ft__malloc(sizeof(int) * nu1);
+    F->uorder = ft__malloc(sizeof(int) * nu1);
+    F->umark = ft__calloc(nu1, sizeof(int));
+    F->unit = ft__malloc(sizeof(int) * ((size_t)n + 1));
     if (!start || !mem || !indeg || !F->urep || !F->uorder || !F->umark || !F->unit) {
-        free(start);
-        free(mem);
-        free(indeg);
+        ft__free(start);
+        ft__free(mem);
+        ft__free(indeg);
         return -1;
     }
     for (int u = 0; ok && u < nu; u++)
@@ -369,9 +369,9 @@ static int set_units(fixer *F, const ft_partition *units)
             }
         ok = k == nu;
     }
-    free(start);
-    free(mem);
-    free(indeg);
+    ft__free(start);
+    ft__free(mem);
+    ft__free(indeg);
     if (ok) {
         memcpy(F->unit, units->gid, sizeof(int) * (size_t)n);
         F->nu = nu;
@@ -386,26 +386,26 @@ static int set_units(fixer *F, const ft_partition *units)
 
 static void fixer_free(fixer *F)
 {
-    free(F->unit);
-    free(F->urep);
-    free(F->uorder);
-    free(F->umark);
-    free(F->gid);
-    free(F->origin);
-    free(F->norigin);
-    free(F->uf);
-    free(F->stamp);
-    free(F->last);
-    free(F->xadj);
-    free(F->adj);
-    free(F->idx);
-    free(F->low);
-    free(F->scc);
-    free(F->stack);
-    free(F->frame);
-    free(F->fedge);
-    free(F->first);
-    free(F->onstack);
+    ft__free(F->unit);
+    ft__free(F->urep);
+    ft__free(F->uorder);
+    ft__free(F->umark);
+    ft__free(F->gid);
+    ft__free(F->origin);
+    ft__free(F->norigin);
+    ft__free(F->uf);
+    ft__free(F->stamp);
+    ft__free(F->last);
+    ft__free(F->xadj);
+    ft__free(F->adj);
+    ft__free(F->idx);
+    ft__free(F->low);
+    ft__free(F->scc);
+    ft__free(F->stack);
+    ft__free(F->frame);
+    ft__free(F->fedge);
+    ft__free(F->first);
+    ft__free(F->onstack);
     ft__reach_free(&F->R);
 }
 
@@ -420,22 +420,22 @@ int ft__grouping_repair(const ft_problem *p, ft_partition *part, const ft_partit
     size_t cap = (size_t)F.cap, n = (size_t)F.n + 1, edges = 1;
     for (int o = 0; o < F.n; o++)
         edges += (size_t)p->tensors[p->ops[o].output].nconsumers;
-    F.gid = malloc(sizeof(int) * n);
-    F.origin = malloc(sizeof(int) * cap);
-    F.norigin = malloc(sizeof(int) * cap);
-    F.uf = malloc(sizeof(int) * n);
-    F.stamp = malloc(sizeof(int) * cap);
-    F.last = malloc(sizeof(int) * (cap > n ? cap : n));
-    F.xadj = malloc(sizeof(int) * (cap + 1));
-    F.adj = malloc(sizeof(int) * edges);
-    F.idx = malloc(sizeof(int) * cap);
-    F.low = malloc(sizeof(int) * cap);
-    F.scc = malloc(sizeof(int) * cap);
-    F.stack = malloc(sizeof(int) * cap);
-    F.frame = malloc(sizeof(int) * cap);
-    F.fedge = malloc(sizeof(int) * cap);
-    F.first = malloc(sizeof(int) * (cap + 1));
-    F.onstack = calloc(cap, 1);
+    F.gid = ft__malloc(sizeof(int) * n);
+    F.origin = ft__malloc(sizeof(int) * cap);
+    F.norigin = ft__malloc(sizeof(int) * cap);
+    F.uf = ft__malloc(sizeof(int) * n);
+    F.stamp = ft__malloc(sizeof(int) * cap);
+    F.last = ft__malloc(sizeof(int) * (cap > n ? cap : n));
+    F.xadj = ft__malloc(sizeof(int) * (cap + 1));
+    F.adj = ft__malloc(sizeof(int) * edges);
+    F.idx = ft__malloc(sizeof(int) * cap);
+    F.low = ft__malloc(sizeof(int) * cap);
+    F.scc = ft__malloc(sizeof(int) * cap);
+    F.stack = ft__malloc(sizeof(int) * cap);
+    F.frame = ft__malloc(sizeof(int) * cap);
+    F.fedge = ft__malloc(sizeof(int) * cap);
+    F.first = ft__malloc(sizeof(int) * (cap + 1));
+    F.onstack = ft__calloc(cap, 1);
     char **label = NULL;
     if (!F.gid || !F.origin || !F.norigin || !F.uf || !F.stamp || !F.last || !F.xadj || !F.adj || !F.idx || !F.low ||
         !F.scc || !F.stack || !F.frame || !F.fedge || !F.first || !F.onstack || ft__reach_init(&F.R, p))
@@ -461,7 +461,7 @@ int ft__grouping_repair(const ft_problem *p, ft_partition *part, const ft_partit
         return ft__fail(st, FT_EINPUT, 0, "grouping repair: the quotient graph is still cyclic after %d rounds", p->nops + 1);
     }
     if (part->label) {
-        label = calloc((size_t)F.ng + 1, sizeof(char *));
+        label = ft__calloc((size_t)F.ng + 1, sizeof(char *));
         if (!label)
             goto oom;
         for (int g = 0; g < F.ng; g++) {

@@ -59,7 +59,23 @@ int ft__cfg_read(struct config_t *cfg, const char *text, const char *name, ft_st
  * tensors is over the limits of fusetile_limits.h, else FT_OK. */
 int ft__check_problem_size(const char *name, long long nops, long long ntensors, ft_status *st);
 
-/* strdup that tolerates NULL (returns NULL) */
+/* The library's allocation functions (alloc.c): every allocation of
+ * sched/ goes through them, so ft_set_allocator's hook sees it.  They never
+ * return NULL for a size of 0 unless the allocator fails; ft__calloc
+ * returns NULL when n * size overflows; ft__realloc(NULL, n) is
+ * ft__malloc(n); ft__free(NULL) is a no-op. */
+void *ft__malloc(size_t n);
+void *ft__calloc(size_t n, size_t size);
+void *ft__realloc(void *ptr, size_t n);
+void ft__free(void *ptr);
+
+/* How many allocations of the calling thread have failed so far (ft__calloc's
+ * overflow included).  A function whose callees fall back when memory runs
+ * out (a weaker bound, a candidate skipped) compares it before and after
+ * to report FT_ENOMEM instead. */
+unsigned long ft__alloc_failures(void);
+
+/* strdup through ft__malloc that tolerates NULL (returns NULL) */
 char *ft__strdup(const char *s);
 
 /* Division rounding up for positive operands. */
@@ -217,8 +233,10 @@ void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *
 
 /* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
  * its tile grid: ntx x nty tiles of nk k-steps (SPEC 3 and 4).  Assumes ops
- * are in range, distinct and listed after their producers, and w, h, k >= 1. */
-void ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
+ * are in range, distinct and listed after their producers, and w, h, k >= 1.
+ * FT_OK, or FT_ENOMEM (a subgraph of more than 64 ops needs scratch space)
+ * with the grid 1 x 1 x 1 and roles unset. */
+int ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
                  int64_t *ntx, int64_t *nty, int64_t *nk);
 
 /* What an op list does with tensor t: FT_USE_PRODUCES and/or

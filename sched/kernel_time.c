@@ -17,7 +17,7 @@ int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin,
     if (nin < 1 || nin > FT_KERNEL_MAX_INPUTS)
         return ft__fail(st, FT_EINPUT, 0, "kernel %s: %d inputs (1 to %d)", kind, nin, FT_KERNEL_MAX_INPUTS);
     size_t n = (size_t)(nin + 1) * 64 + 512, lw = 0;
-    char *json = malloc(n);
+    char *json = ft__malloc(n);
     if (!json)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
 #define PUT(...) lw += (size_t)snprintf(json + lw, n - lw, __VA_ARGS__)
@@ -35,7 +35,7 @@ int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin,
         nin, type, kind);
 #undef PUT
     int rc = ft_problem_parse(json, kind, out, st);
-    free(json);
+    ft__free(json);
     return rc;
 }
 /* ------------------------------------------------------------- prediction */
@@ -141,9 +141,9 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
      * ft_evaluate's walk, through its memo of like tiles) in the one-op
      * subgraph's context: its output written, nothing retained */
     search S;
-    unsigned char *flags = calloc((size_t)p->ntensors * 3 + 3, 1);
+    unsigned char *flags = ft__calloc((size_t)p->ntensors * 3 + 3, 1);
     if (!flags || ft__st_search_init(&S, p) != 0) {
-        free(flags);
+        ft__free(flags);
         ft_problem_free(p);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
@@ -166,7 +166,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         }
     }
     ft__st_search_free(&S);
-    free(flags);
+    ft__free(flags);
     ft_problem_free(p);
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",

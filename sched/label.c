@@ -20,7 +20,7 @@ static void put(label_buf *b, const char *text, size_t n)
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *ns = realloc(b->s, cap);
+        char *ns = ft__realloc(b->s, cap);
         if (!ns) {
             b->oom = 1;
             return;
@@ -85,7 +85,7 @@ char *ft_subgraph_label(const ft_problem *p, const ft_subgraph *g)
     }
     cut_long(&b);
     if (b.oom) {
-        free(b.s);
+        ft__free(b.s);
         return NULL;
     }
     return b.s;

@@ -31,15 +31,15 @@ void ft_measured_free(ft_measured *m)
         return;
     for (int i = 0; i < m->nrows; i++) {
         ft_meas_row *r = &m->rows[i];
-        free(r->label);
-        free(r->problem);
+        ft__free(r->label);
+        ft__free(r->problem);
         for (int j = 0; j < r->nkernels; j++)
             ft_problem_free(r->kernels[j]);
-        free(r->kernels);
+        ft__free(r->kernels);
     }
-    free(m->rows);
-    free(m->path);
-    free(m);
+    ft__free(m->rows);
+    ft__free(m->path);
+    ft__free(m);
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -51,7 +51,7 @@ static int row_add(ft_meas_row *r, ft_problem *k, ft_status *st)
         ft_problem_free(k);
         return ft__fail(st, FT_EINPUT, 0, "%s: more than %d kernels", r->label, FT_MEAS_MAX_KERNELS);
     }
-    ft_problem **nk = realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
+    ft_problem **nk = ft__realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
     if (!nk) {
         ft_problem_free(k);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
@@ -203,10 +203,10 @@ static int problem_named(reader *rd, const char *name, const char *column, const
         return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
     if (rc)
         return fail_at(rd, column, "problem %s: %s", name, pst.msg);
-    char **nn = realloc(rd->prob_names, sizeof *nn * (size_t)(rd->nprob + 1));
+    char **nn = ft__realloc(rd->prob_names, sizeof *nn * (size_t)(rd->nprob + 1));
     if (nn)
         rd->prob_names = nn;
-    ft_problem **np = nn ? realloc(rd->probs, sizeof *np * (size_t)(rd->nprob + 1)) : NULL;
+    ft_problem **np = nn ? ft__realloc(rd->probs, sizeof *np * (size_t)(rd->nprob + 1)) : NULL;
     if (np)
         rd->probs = np;
     char *copy = np ? ft__strdup(name) : NULL;
@@ -380,7 +380,7 @@ int ft_measured_load(const char *path, const char *problems_dir, ft_measured **o
     rd.path = path;
     rd.dir = problems_dir;
     rd.st = st;
-    ft_measured *m = calloc(1, sizeof *m);
+    ft_measured *m = ft__calloc(1, sizeof *m);
     if (!m || !(m->path = ft__strdup(path))) {
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
@@ -409,7 +409,7 @@ int ft_measured_load(const char *path, const char *problems_dir, ft_measured **o
             rc = fail_at(&rd, NULL, "more than %d rows", FT_MEAS_MAX_ROWS);
             goto done;
         }
-        ft_meas_row *nr = realloc(m->rows, sizeof *nr * (size_t)(m->nrows + 1));
+        ft_meas_row *nr = ft__realloc(m->rows, sizeof *nr * (size_t)(m->nrows + 1));
         if (!nr) {
             rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
             goto done;
@@ -427,12 +427,12 @@ int ft_measured_load(const char *path, const char *problems_dir, ft_measured **o
         rc = ft__fail(st, FT_EINPUT, 0, "%s: no rows after the header", path);
 done:
     for (int i = 0; i < rd.nprob; i++) {
-        free(rd.prob_names[i]);
+        ft__free(rd.prob_names[i]);
         ft_problem_free(rd.probs[i]);
     }
-    free(rd.prob_names);
-    free(rd.probs);
-    free(text);
+    ft__free(rd.prob_names);
+    ft__free(rd.probs);
+    ft__free(text);
     if (rc) {
         ft_measured_free(m);
         return rc;

@@ -113,19 +113,19 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
 {
     const ft_problem *p = S->p;
     int n = p->nops;
-    int *ops = malloc(sizeof(int) * (size_t)n);
-    int *ops2 = malloc(sizeof(int) * (size_t)n);
-    double *gcost = malloc(sizeof(double) * (size_t)n);
-    int *ver = calloc((size_t)n, sizeof(int));
-    unsigned char *mark = malloc((size_t)n);
-    int *stack = malloc(sizeof(int) * (size_t)(n + 1));
+    int *ops = ft__malloc(sizeof(int) * (size_t)n);
+    int *ops2 = ft__malloc(sizeof(int) * (size_t)n);
+    double *gcost = ft__malloc(sizeof(double) * (size_t)n);
+    int *ver = ft__calloc((size_t)n, sizeof(int));
+    unsigned char *mark = ft__malloc((size_t)n);
+    int *stack = ft__malloc(sizeof(int) * (size_t)(n + 1));
     pair_cache pc = {NULL, 64, 0};
     for (int o = 0; o < n; o++)
         pc.size += 4 * (size_t)(p->ops[o].ninputs + 1);
     while (pc.size & (pc.size - 1))
         pc.size &= pc.size - 1;
     pc.size *= 2;
-    pc.slot = malloc(sizeof(pair_gain) * pc.size);
+    pc.slot = ft__malloc(sizeof(pair_gain) * pc.size);
     if (!ops || !ops2 || !gcost || !ver || !mark || !stack || !pc.slot)
         goto done;
     for (size_t i = 0; i < pc.size; i++)
@@ -217,13 +217,13 @@ void ft__greedy_fusion(search *S, sctx *x, int *gid)
         gcost[ba] = best_cost;
     }
 done:
-    free(ops);
-    free(ops2);
-    free(gcost);
-    free(ver);
-    free(pc.slot);
-    free(mark);
-    free(stack);
+    ft__free(ops);
+    ft__free(ops2);
+    ft__free(gcost);
+    ft__free(ver);
+    ft__free(pc.slot);
+    ft__free(mark);
+    ft__free(stack);
 }
 
 /* Renumber group ids 0..ng-1; returns ng. */
@@ -234,7 +234,7 @@ int ft__compact_gids(int *gid, int n)
     int top = 0;
     for (int o = 0; o < n; o++)
         top = gid[o] > top ? gid[o] : top;
-    int *map = malloc(sizeof(int) * ((size_t)top + 1));
+    int *map = ft__malloc(sizeof(int) * ((size_t)top + 1));
     if (!map)
         return top + 1; /* out of memory: the ids stay as they are */
     for (int i = 0; i <= top; i++)
@@ -245,7 +245,7 @@ int ft__compact_gids(int *gid, int n)
             map[gid[o]] = ng++;
         gid[o] = map[gid[o]];
     }
-    free(map);
+    ft__free(map);
     return ng;
 }
 
@@ -324,16 +324,16 @@ static int random_move(search *S, int *gid, int ng, int *cand, int *from, int *t
 void ft__perturb(search *S, int *gid, int nmoves)
 {
     int n = S->p->nops;
-    int *cand = malloc(sizeof(int) * (size_t)n), *ops = malloc(sizeof(int) * (size_t)n), *old = malloc(sizeof(int) * (size_t)n);
+    int *cand = ft__malloc(sizeof(int) * (size_t)n), *ops = ft__malloc(sizeof(int) * (size_t)n), *old = ft__malloc(sizeof(int) * (size_t)n);
     for (int it = 0; cand && ops && old && it < nmoves; it++) {
         int ng = ft__compact_gids(gid, n), from, to;
         memcpy(old, gid, sizeof(int) * (size_t)n);
         if (random_move(S, gid, ng, cand, &from, &to) == 0 && !partition_ok(S, gid, to == ng ? ng + 1 : ng, ops))
             memcpy(gid, old, sizeof(int) * (size_t)n);
     }
-    free(cand);
-    free(ops);
-    free(old);
+    ft__free(cand);
+    ft__free(ops);
+    ft__free(old);
 }
 
 /* Seeded hill climbing on the partition: move an op into a linked group,
@@ -343,15 +343,15 @@ void ft__local_search(search *S, sctx *x, int *gid, int64_t moves)
 {
     const ft_problem *p = S->p;
     int n = p->nops;
-    int *ops = malloc(sizeof(int) * (size_t)n);
-    int *cand = malloc(sizeof(int) * (size_t)n);
-    double *gc = malloc(sizeof(double) * (size_t)(n + 1));
-    double *gc2 = malloc(sizeof(double) * (size_t)(n + 1));
+    int *ops = ft__malloc(sizeof(int) * (size_t)n);
+    int *cand = ft__malloc(sizeof(int) * (size_t)n);
+    double *gc = ft__malloc(sizeof(double) * (size_t)(n + 1));
+    double *gc2 = ft__malloc(sizeof(double) * (size_t)(n + 1));
     if (!ops || !cand || !gc || !gc2)
         goto done;
     int ng = ft__compact_gids(gid, n);
     double cur = partition_cost(S, x, gid, ng, ops, gc);
-    int *old = malloc(sizeof(int) * (size_t)n);
+    int *old = ft__malloc(sizeof(int) * (size_t)n);
     if (!old)
         goto done;
     for (int64_t it = 0; it < moves && !ft__out_of_time(S); it++) {
@@ -385,11 +385,11 @@ void ft__local_search(search *S, sctx *x, int *gid, int64_t moves)
             memcpy(gid, old, sizeof(int) * (size_t)n);
         }
     }
-    free(old);
+    ft__free(old);
 done:
-    free(ops);
-    free(cand);
-    free(gc);
-    free(gc2);
+    ft__free(ops);
+    ft__free(cand);
+    ft__free(gc);
+    ft__free(gc2);
 }
 

@@ -145,9 +145,9 @@ int64_t ft__footprint(const ft_problem *p, const int *ops, int n, unsigned char 
 static int describe(const ft_problem *p, const ft_partition *in, ft_partition *part)
 {
     int G = part->ngroups, ok;
-    int *head = malloc(sizeof(int) * ((size_t)G + 1)), *count = calloc((size_t)G + 1, sizeof(int));
-    unsigned char *seen = calloc((size_t)in->ngroups + 1, 1);
-    char **label = calloc((size_t)G + 1, sizeof(char *));
+    int *head = ft__malloc(sizeof(int) * ((size_t)G + 1)), *count = ft__calloc((size_t)G + 1, sizeof(int));
+    unsigned char *seen = ft__calloc((size_t)in->ngroups + 1, 1);
+    char **label = ft__calloc((size_t)G + 1, sizeof(char *));
     ok = head && count && seen && label;
     for (int h = 0; ok && h < G; h++)
         head[h] = -1;
@@ -162,7 +162,7 @@ static int describe(const ft_problem *p, const ft_partition *in, ft_partition *p
     }
     for (int h = 0; ok && h < G; h++) {
         const char *prefix = part->label[h] ? part->label[h] : "", *first = in->label[head[h]] ? in->label[head[h]] : "";
-        if ((ok = (label[h] = malloc(FT_RULES_LABEL)) != NULL)) {
+        if ((ok = (label[h] = ft__malloc(FT_RULES_LABEL)) != NULL)) {
             int cut = FT_RULES_LABEL - 16 - (int)strlen(prefix);
             if (count[h] > 1)
                 snprintf(label[h], FT_RULES_LABEL, "%s%.*s +%d", prefix, cut > 0 ? cut : 0, first, count[h] - 1);
@@ -170,9 +170,9 @@ static int describe(const ft_problem *p, const ft_partition *in, ft_partition *p
                 snprintf(label[h], FT_RULES_LABEL, "%s%.*s", prefix, cut > 0 ? cut : 0, first);
         }
     }
-    free(head);
-    free(count);
-    free(seen);
+    ft__free(head);
+    ft__free(count);
+    ft__free(seen);
     if (!ok) {
         ft__labels_free(label, G);
         return -1;
@@ -194,7 +194,7 @@ static int finish(const ft_problem *p, const ft_partition *in, int *gid, int ng,
     if (rc == FT_OK && detail && describe(p, in, &part))
         rc = ft__fail(st, FT_ENOMEM, 0, "partition labels: out of memory");
     if (rc != FT_OK) {
-        free(part.gid);
+        ft__free(part.gid);
         ft__labels_free(part.label, part.ngroups);
         memset(out, 0, sizeof *out);
         return rc;
@@ -227,11 +227,11 @@ int ft__partition_fit(const ft_problem *p, const ft_partition *in, ft_partition 
     size_t n1 = (size_t)n + 1, G1 = (size_t)G + 1, nlinks = 1;
     for (int o = 0; o < n; o++)
         nlinks += (size_t)p->tensors[p->ops[o].output].nconsumers;
-    int *gid = malloc(sizeof(int) * n1), *next = malloc(sizeof(int) * n1), *buf = malloc(sizeof(int) * n1);
-    int *head = malloc(sizeof(int) * G1), *tail = malloc(sizeof(int) * G1), *size = calloc(G1, sizeof(int));
-    unsigned char *inset = calloc(n1, 1);
-    int64_t *best = calloc((size_t)p->ntensors + 1, sizeof(int64_t)), *fpg = malloc(sizeof(int64_t) * G1);
-    link *links = malloc(sizeof(link) * nlinks);
+    int *gid = ft__malloc(sizeof(int) * n1), *next = ft__malloc(sizeof(int) * n1), *buf = ft__malloc(sizeof(int) * n1);
+    int *head = ft__malloc(sizeof(int) * G1), *tail = ft__malloc(sizeof(int) * G1), *size = ft__calloc(G1, sizeof(int));
+    unsigned char *inset = ft__calloc(n1, 1);
+    int64_t *best = ft__calloc((size_t)p->ntensors + 1, sizeof(int64_t)), *fpg = ft__malloc(sizeof(int64_t) * G1);
+    link *links = ft__malloc(sizeof(link) * nlinks);
     ft__reach R;
     memset(&R, 0, sizeof R);
     char **label = NULL;
@@ -293,21 +293,21 @@ int ft__partition_fit(const ft_problem *p, const ft_partition *in, ft_partition 
             merged = 1;
         }
     }
-    if (!(label = calloc(G1, sizeof(char *))))
+    if (!(label = ft__calloc(G1, sizeof(char *))))
         goto done;
     rc = finish(p, in, gid, G, label, 1, out, st);
     gid = NULL;
 done:
-    free(gid);
-    free(next);
-    free(buf);
-    free(head);
-    free(tail);
-    free(size);
-    free(inset);
-    free(best);
-    free(fpg);
-    free(links);
+    ft__free(gid);
+    ft__free(next);
+    ft__free(buf);
+    ft__free(head);
+    ft__free(tail);
+    ft__free(size);
+    ft__free(inset);
+    ft__free(best);
+    ft__free(fpg);
+    ft__free(links);
     ft__reach_free(&R);
     return rc == FT_ENOMEM && !out->gid ? ft__fail(st, FT_ENOMEM, 0, "resource-constrained partition: out of memory") : rc;
 }
@@ -319,10 +319,10 @@ int ft__partition_layers(const ft_problem *p, const ft_partition *in, ft_partiti
 {
     int n = p->nops, G = in->ngroups, ng = 0, nkeys = 0, rc = FT_ENOMEM;
     size_t G1 = (size_t)G + 1;
-    int *newg = malloc(sizeof(int) * G1), *order = malloc(sizeof(int) * G1), *keyof = malloc(sizeof(int) * G1);
-    int *gid = malloc(sizeof(int) * ((size_t)n + 1));
-    char (*name)[FT_RULES_LABEL] = malloc(sizeof *name * G1);
-    char **label = calloc(G1, sizeof(char *));
+    int *newg = ft__malloc(sizeof(int) * G1), *order = ft__malloc(sizeof(int) * G1), *keyof = ft__malloc(sizeof(int) * G1);
+    int *gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    char (*name)[FT_RULES_LABEL] = ft__malloc(sizeof *name * G1);
+    char **label = ft__calloc(G1, sizeof(char *));
     memset(out, 0, sizeof *out);
     if (!newg || !order || !keyof || !gid || !name || !label)
         goto done;
@@ -383,11 +383,11 @@ int ft__partition_layers(const ft_problem *p, const ft_partition *in, ft_partiti
     gid = NULL;
     label = NULL;
 done:
-    free(newg);
-    free(order);
-    free(keyof);
-    free(gid);
-    free(name);
+    ft__free(newg);
+    ft__free(order);
+    ft__free(keyof);
+    ft__free(gid);
+    ft__free(name);
     ft__labels_free(label, G);
     return rc == FT_ENOMEM && !out->gid ? ft__fail(st, FT_ENOMEM, 0, "layer-based partition: out of memory") : rc;
 }
@@ -429,11 +429,11 @@ static int metis_parts(const ft_problem *p, const ft_partition *in, idx_t nparts
     size_t G1 = (size_t)G + 1, narcs = 1;
     for (int o = 0; o < n; o++)
         narcs += 2 * (size_t)p->tensors[p->ops[o].output].nconsumers;
-    arc *arcs = malloc(sizeof(arc) * narcs);
-    int *seen = malloc(sizeof(int) * G1);
-    idx_t *xadj = calloc(G1 + 1, sizeof(idx_t)), *adj = malloc(sizeof(idx_t) * narcs);
-    idx_t *adjw = malloc(sizeof(idx_t) * narcs), *vw = malloc(sizeof(idx_t) * G1);
-    double *work = calloc(G1, sizeof(double));
+    arc *arcs = ft__malloc(sizeof(arc) * narcs);
+    int *seen = ft__malloc(sizeof(int) * G1);
+    idx_t *xadj = ft__calloc(G1 + 1, sizeof(idx_t)), *adj = ft__malloc(sizeof(idx_t) * narcs);
+    idx_t *adjw = ft__malloc(sizeof(idx_t) * narcs), *vw = ft__malloc(sizeof(idx_t) * G1);
+    double *work = ft__calloc(G1, sizeof(double));
     if (!arcs || !seen || !xadj || !adj || !adjw || !vw || !work)
         goto done;
     /* arcs both ways per tensor and reading group (a tensor that several
@@ -486,13 +486,13 @@ static int metis_parts(const ft_problem *p, const ft_partition *in, idx_t nparts
         rc = ft__fail(st, FT_EINPUT, 0, "partition: METIS_PartGraphKway failed (METIS code %d) on %d groups into %d parts", mr, G,
                       (int)nparts);
 done:
-    free(arcs);
-    free(seen);
-    free(xadj);
-    free(adj);
-    free(adjw);
-    free(vw);
-    free(work);
+    ft__free(arcs);
+    ft__free(seen);
+    ft__free(xadj);
+    ft__free(adj);
+    ft__free(adjw);
+    ft__free(vw);
+    ft__free(work);
     return rc;
 }
 
@@ -504,8 +504,8 @@ int ft__partition_metis(const ft_problem *p, const ft_partition *in, int parts, 
     int nparts = parts < 1 ? 1 : parts > G ? G : parts;
     if (nparts < G && nparts > G / FT_METIS_MIN_PER_PART)
         nparts = G / FT_METIS_MIN_PER_PART > 1 ? G / FT_METIS_MIN_PER_PART : 1;
-    idx_t *part = calloc(G1, sizeof(idx_t));
-    int *gid = malloc(sizeof(int) * ((size_t)n + 1));
+    idx_t *part = ft__calloc(G1, sizeof(idx_t));
+    int *gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
     char **label = NULL;
     memset(out, 0, sizeof *out);
     if (!part || !gid)
@@ -515,7 +515,7 @@ int ft__partition_metis(const ft_problem *p, const ft_partition *in, int parts, 
             part[g] = g;
     else if (nparts > 1 && (rc = metis_parts(p, in, nparts, part, st)) != FT_OK)
         goto done;
-    if (!(label = calloc((size_t)nparts + 1, sizeof(char *)))) {
+    if (!(label = ft__calloc((size_t)nparts + 1, sizeof(char *)))) {
         rc = FT_ENOMEM;
         goto done;
     }
@@ -533,8 +533,8 @@ int ft__partition_metis(const ft_problem *p, const ft_partition *in, int parts, 
     rc = finish(p, in, gid, nparts, label, 1, out, st);
     gid = NULL;
 done:
-    free(part);
-    free(gid);
+    ft__free(part);
+    ft__free(gid);
     return rc == FT_ENOMEM && !out->gid ? ft__fail(st, FT_ENOMEM, 0, "METIS partition: out of memory") : rc;
 }
 
@@ -565,11 +565,11 @@ int ft__strategy_partition(const ft_problem *p, const ft_strategy_opts *o, ft_pa
     } else if (m == FT_PARTITION_AUTO && parts == 0) {
         rc = ft__partition_layers(p, &fused, &alt, &nblocks, st);
         if (rc == FT_OK && nblocks < 2) {
-            free(alt.gid);
+            ft__free(alt.gid);
             ft__labels_free(alt.label, alt.ngroups);
             if ((rc = ft__partition_fit(p, &fused, &alt, st)) == FT_OK) {
                 parts = alt.ngroups;
-                free(alt.gid);
+                ft__free(alt.gid);
                 ft__labels_free(alt.label, alt.ngroups);
             }
         } else if (rc == FT_OK)
@@ -577,12 +577,12 @@ int ft__strategy_partition(const ft_problem *p, const ft_strategy_opts *o, ft_pa
     }
     if (rc == FT_OK && m == FT_PARTITION_METIS && parts == 0 && (rc = ft__partition_fit(p, &fused, &alt, st)) == FT_OK) {
         parts = alt.ngroups;
-        free(alt.gid);
+        ft__free(alt.gid);
         ft__labels_free(alt.label, alt.ngroups);
     }
     if (rc == FT_OK && parts > 0)
         rc = ft__partition_metis(p, &fused, parts, out, st);
-    free(fused.gid);
+    ft__free(fused.gid);
     ft__labels_free(fused.label, fused.ngroups);
     return rc;
 }

@@ -81,7 +81,7 @@ static void memo_store(solver *S, int cov, int tiles, int choice)
 {
     if (S->nent == S->entcap) {
         int cap = S->entcap ? 2 * S->entcap : 64;
-        entry *ne = realloc(S->ent, sizeof *ne * (size_t)cap);
+        entry *ne = ft__realloc(S->ent, sizeof *ne * (size_t)cap);
         if (!ne) {
             S->oom = 1;
             return;
@@ -91,7 +91,7 @@ static void memo_store(solver *S, int cov, int tiles, int choice)
     }
     if (S->nkeys + (size_t)S->words > S->keycap) {
         size_t cap = S->keycap ? 2 * S->keycap : 64 * (size_t)S->words;
-        uint64_t *nk = realloc(S->keys, sizeof *nk * cap);
+        uint64_t *nk = ft__realloc(S->keys, sizeof *nk * cap);
         if (!nk) {
             S->oom = 1;
             return;
@@ -101,12 +101,12 @@ static void memo_store(solver *S, int cov, int tiles, int choice)
     }
     if (2 * (S->nent + 1) > S->tabcap) {
         int cap = S->tabcap ? 2 * S->tabcap : 128;
-        int *nt = malloc(sizeof(int) * (size_t)cap);
+        int *nt = ft__malloc(sizeof(int) * (size_t)cap);
         if (!nt) {
             S->oom = 1;
             return;
         }
-        free(S->tab);
+        ft__free(S->tab);
         S->tab = nt;
         S->tabcap = cap;
         for (int i = 0; i < cap; i++)
@@ -239,11 +239,11 @@ static int solve_block(const block *B, int *sol, int *nsol, ft_pat_stats *stats)
     memset(&S, 0, sizeof S);
     S.B = B;
     S.words = (B->cn + 63) / 64;
-    S.in = malloc((size_t)B->cn);
-    S.avail = malloc(sizeof(int) * (size_t)B->cn);
-    S.dead = calloc((size_t)B->cm, sizeof(int));
-    S.dropped = malloc(sizeof(int) * (size_t)B->cn);
-    S.R = calloc((size_t)S.words, sizeof(uint64_t));
+    S.in = ft__malloc((size_t)B->cn);
+    S.avail = ft__malloc(sizeof(int) * (size_t)B->cn);
+    S.dead = ft__calloc((size_t)B->cm, sizeof(int));
+    S.dropped = ft__malloc(sizeof(int) * (size_t)B->cn);
+    S.R = ft__calloc((size_t)S.words, sizeof(uint64_t));
     int rc = -1;
     *nsol = 0;
     if (!S.in || !S.avail || !S.dead || !S.dropped || !S.R)
@@ -280,14 +280,14 @@ static int solve_block(const block *B, int *sol, int *nsol, ft_pat_stats *stats)
     }
     rc = S.oom ? -1 : 0;
 out:
-    free(S.in);
-    free(S.avail);
-    free(S.dead);
-    free(S.dropped);
-    free(S.R);
-    free(S.keys);
-    free(S.ent);
-    free(S.tab);
+    ft__free(S.in);
+    ft__free(S.avail);
+    ft__free(S.dead);
+    ft__free(S.dropped);
+    ft__free(S.R);
+    ft__free(S.keys);
+    ft__free(S.ent);
+    ft__free(S.tab);
     return rc;
 }
 
@@ -307,7 +307,7 @@ int ft__ivec_reserve(ft_ivec *a, int more)
     int cap = a->cap ? a->cap : 256;
     while (cap < a->n + more)
         cap *= 2;
-    int *nv = realloc(a->v, sizeof(int) * (size_t)cap);
+    int *nv = ft__realloc(a->v, sizeof(int) * (size_t)cap);
     if (!nv)
         return -1;
     a->v = nv;
@@ -320,21 +320,21 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
 {
     int n = nnodes, rc = -1, nb = 0;
     memset(chosen, 0, (size_t)nmatches);
-    int *par = malloc(sizeof(int) * ((size_t)n + 1)), *blk = malloc(sizeof(int) * ((size_t)n + 1));
-    int *loc = malloc(sizeof(int) * ((size_t)n + 1)), *cnt = calloc((size_t)n + 2, sizeof(int));
-    int *mblk = malloc(sizeof(int) * ((size_t)nmatches + 1)), *mstart = calloc((size_t)n + 2, sizeof(int));
-    int *morder = malloc(sizeof(int) * ((size_t)nmatches + 1));
+    int *par = ft__malloc(sizeof(int) * ((size_t)n + 1)), *blk = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *loc = ft__malloc(sizeof(int) * ((size_t)n + 1)), *cnt = ft__calloc((size_t)n + 2, sizeof(int));
+    int *mblk = ft__malloc(sizeof(int) * ((size_t)nmatches + 1)), *mstart = ft__calloc((size_t)n + 2, sizeof(int));
+    int *morder = ft__malloc(sizeof(int) * ((size_t)nmatches + 1));
     block B = {0};
-    B.moff = malloc(sizeof(int) * ((size_t)nmatches + 1));
-    B.mnodes = malloc(sizeof(int) * ((size_t)moff[nmatches] + 1));
-    B.nm = malloc(sizeof(int) * ((size_t)moff[nmatches] + 1));
-    B.noff = malloc(sizeof(int) * ((size_t)n + 2));
-    int *sol = malloc(sizeof(int) * ((size_t)nmatches + 1));
+    B.moff = ft__malloc(sizeof(int) * ((size_t)nmatches + 1));
+    B.mnodes = ft__malloc(sizeof(int) * ((size_t)moff[nmatches] + 1));
+    B.nm = ft__malloc(sizeof(int) * ((size_t)moff[nmatches] + 1));
+    B.noff = ft__malloc(sizeof(int) * ((size_t)n + 2));
+    int *sol = ft__malloc(sizeof(int) * ((size_t)nmatches + 1));
     ft_ivec sigs = {0}, sols = {0}, sig = {0};
     solved *done = NULL;
     int ndone = 0;
     if (!par || !blk || !loc || !cnt || !mblk || !mstart || !morder || !B.moff || !B.mnodes || !B.nm || !B.noff ||
-        !sol || !(done = malloc(sizeof *done * ((size_t)n + 1))))
+        !sol || !(done = ft__malloc(sizeof *done * ((size_t)n + 1))))
         goto out;
     /* blocks: nodes linked by the matches they share */
     for (int v = 0; v < n; v++) {
@@ -428,21 +428,21 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
     }
     rc = 0;
 out:
-    free(par);
-    free(blk);
-    free(loc);
-    free(cnt);
-    free(mblk);
-    free(mstart);
-    free(morder);
-    free(B.moff);
-    free(B.mnodes);
-    free(B.nm);
-    free(B.noff);
-    free(sol);
-    free(done);
-    free(sigs.v);
-    free(sols.v);
-    free(sig.v);
+    ft__free(par);
+    ft__free(blk);
+    ft__free(loc);
+    ft__free(cnt);
+    ft__free(mblk);
+    ft__free(mstart);
+    ft__free(morder);
+    ft__free(B.moff);
+    ft__free(B.mnodes);
+    ft__free(B.nm);
+    ft__free(B.noff);
+    ft__free(sol);
+    ft__free(done);
+    ft__free(sigs.v);
+    ft__free(sols.v);
+    ft__free(sig.v);
     return rc;
 }

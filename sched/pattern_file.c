@@ -87,7 +87,7 @@ static int do_pattern(reader *R, char **w, int nw)
     for (int i = 0; i < L->npatterns; i++)
         if (strcmp(L->pat[i].name, w[1]) == 0)
             return bad(R, "pattern: '%s' is already defined at %s:%d", w[1], L->pat[i].file, L->pat[i].line);
-    ft_pattern *np = realloc(L->pat, sizeof *np * (size_t)(L->npatterns + 1));
+    ft_pattern *np = ft__realloc(L->pat, sizeof *np * (size_t)(L->npatterns + 1));
     if (!np)
         return oom(R);
     L->pat = np;
@@ -117,7 +117,7 @@ static int do_node(reader *R, ft_pattern *P, char **w, int nw)
         nalt += *c == '|';
     ft_pat_node *N = &P->node[P->nnodes];
     N->name = ft__strdup(w[1]);
-    N->alt = calloc((size_t)nalt, sizeof *N->alt);
+    N->alt = ft__calloc((size_t)nalt, sizeof *N->alt);
     P->nnodes++; /* counted now, so ft__patlib_free releases what was made */
     if (!N->name || !N->alt)
         return oom(R);
@@ -127,7 +127,7 @@ static int do_node(reader *R, ft_pattern *P, char **w, int nw)
         size_t len = bar ? (size_t)(bar - s) : strlen(s);
         if (!name_ok(s, len))
             return bad(R, "node: kind '%s' of node '%s': alternative %d is empty or not a name", w[2], w[1], a + 1);
-        N->alt[a] = malloc(len + 1);
+        N->alt[a] = ft__malloc(len + 1);
         if (!N->alt[a])
             return oom(R);
         memcpy(N->alt[a], s, len);
@@ -141,7 +141,7 @@ static int do_node(reader *R, ft_pattern *P, char **w, int nw)
 /* Append edge (from, to, slot) to P. */
 static int add_edge(reader *R, ft_pattern *P, int from, int to, int slot)
 {
-    ft_pat_edge *ne = realloc(P->edge, sizeof *ne * (size_t)(P->nedges + 1));
+    ft_pat_edge *ne = ft__realloc(P->edge, sizeof *ne * (size_t)(P->nedges + 1));
     if (!ne)
         return oom(R);
     P->edge = ne;
@@ -295,7 +295,7 @@ static int do_line(reader *R, char **w, int nw)
 int ft__patlib_parse(ft_patlib *lib, const char *text, const char *name, ft_status *st)
 {
     reader R = {lib, name ? name : "(patterns)", 0, -1, st};
-    char *buf = malloc(strlen(text) + 1), *w[MAX_WORDS];
+    char *buf = ft__malloc(strlen(text) + 1), *w[MAX_WORDS];
     if (!buf)
         return oom(&R);
     int rc = FT_OK;
@@ -311,7 +311,7 @@ int ft__patlib_parse(ft_patlib *lib, const char *text, const char *name, ft_stat
             rc = do_line(&R, w, nw);
         s = *e ? e + 1 : e;
     }
-    free(buf);
+    ft__free(buf);
     if (rc == FT_OK && R.open >= 0) {
         R.line = lib->pat[R.open].line;
         rc = bad(&R, "pattern '%s' has no 'end' (the file ends inside it)", lib->pat[R.open].name);
@@ -325,7 +325,7 @@ int ft__patlib_load(ft_patlib *lib, const char *path, ft_status *st)
     int rc = ft__read_file_max(path, FT_MAX_PATTERNS_BYTES, "FT_MAX_PATTERNS_BYTES", &text, st);
     if (rc == FT_OK)
         rc = ft__patlib_parse(lib, text, path, st);
-    free(text);
+    ft__free(text);
     return rc;
 }
 
@@ -337,15 +337,15 @@ void ft__patlib_free(ft_patlib *lib)
         ft_pattern *P = &lib->pat[i];
         for (int k = 0; k < P->nnodes; k++) {
             for (int a = 0; a < P->node[k].nalt; a++)
-                free(P->node[k].alt[a]);
-            free(P->node[k].alt);
-            free(P->node[k].name);
+                ft__free(P->node[k].alt[a]);
+            ft__free(P->node[k].alt);
+            ft__free(P->node[k].name);
         }
-        free(P->edge);
-        free(P->name);
-        free(P->file);
+        ft__free(P->edge);
+        ft__free(P->name);
+        ft__free(P->file);
     }
-    free(lib->pat);
+    ft__free(lib->pat);
     lib->pat = NULL;
     lib->npatterns = 0;
 }

@@ -87,14 +87,14 @@ static void collect_inputs(ft_pgraph *G, int v, int o, unsigned char *done, int 
 
 void ft__pgraph_free(ft_pgraph *G)
 {
-    free(G->v);
-    free(G->node_ops);
-    free(G->of);
-    free(G->in_t);
-    free(G->in_src);
-    free(G->succ);
-    free(G->rank);
-    free(G->pos);
+    ft__free(G->v);
+    ft__free(G->node_ops);
+    ft__free(G->of);
+    ft__free(G->in_t);
+    ft__free(G->in_src);
+    ft__free(G->succ);
+    ft__free(G->rank);
+    ft__free(G->pos);
     memset(G, 0, sizeof *G);
 }
 
@@ -132,21 +132,21 @@ static int build(ft_pgraph *G, const ft_problem *p, int merge)
     int n = p->nops, nslots = 0, nsucc = 0, rc = -1;
     memset(G, 0, sizeof *G);
     G->p = p;
-    int *par = malloc(sizeof(int) * ((size_t)n + 1)), *first = malloc(sizeof(int) * ((size_t)n + 1));
-    int *stamp = malloc(sizeof(int) * ((size_t)n + 1));
-    unsigned char *done = calloc((size_t)n + 1, 1);
-    G->of = malloc(sizeof(int) * ((size_t)n + 1));
-    G->node_ops = malloc(sizeof(int) * ((size_t)n + 1));
+    int *par = ft__malloc(sizeof(int) * ((size_t)n + 1)), *first = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *stamp = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    unsigned char *done = ft__calloc((size_t)n + 1, 1);
+    G->of = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    G->node_ops = ft__malloc(sizeof(int) * ((size_t)n + 1));
     for (int o = 0; o < n; o++)
         nslots += p->ops[o].ninputs;
-    G->in_t = malloc(sizeof(int) * ((size_t)nslots + 1));
-    G->in_src = malloc(sizeof(int) * ((size_t)nslots + 1));
+    G->in_t = ft__malloc(sizeof(int) * ((size_t)nslots + 1));
+    G->in_src = ft__malloc(sizeof(int) * ((size_t)nslots + 1));
     for (int t = 0; t < p->ntensors; t++)
         nsucc += p->tensors[t].nconsumers;
-    G->succ = malloc(sizeof(int) * ((size_t)nsucc + 1));
-    G->v = calloc((size_t)n + 1, sizeof *G->v);
-    G->rank = malloc(sizeof(int) * ((size_t)n + 1));
-    G->pos = malloc(sizeof(int) * ((size_t)n + 1));
+    G->succ = ft__malloc(sizeof(int) * ((size_t)nsucc + 1));
+    G->v = ft__calloc((size_t)n + 1, sizeof *G->v);
+    G->rank = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    G->pos = ft__malloc(sizeof(int) * ((size_t)n + 1));
     if (!par || !first || !stamp || !done || !G->of || !G->node_ops || !G->in_t || !G->in_src || !G->succ || !G->v ||
         !G->rank || !G->pos)
         goto out;
@@ -213,10 +213,10 @@ static int build(ft_pgraph *G, const ft_problem *p, int merge)
     }
     rc = graph_rank(G, stamp) ? 1 : 0;
 out:
-    free(par);
-    free(first);
-    free(stamp);
-    free(done);
+    ft__free(par);
+    ft__free(first);
+    ft__free(stamp);
+    ft__free(done);
     if (rc)
         ft__pgraph_free(G);
     return rc;

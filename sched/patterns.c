@@ -76,10 +76,10 @@ typedef struct matches {
 /* Release what M owns and zero it. */
 static void matches_free(matches *M)
 {
-    free(M->mpat);
-    free(M->moff);
-    free(M->nodes.v);
-    free(M->hash);
+    ft__free(M->mpat);
+    ft__free(M->moff);
+    ft__free(M->nodes.v);
+    ft__free(M->hash);
     memset(M, 0, sizeof *M);
 }
 
@@ -101,7 +101,7 @@ static int matches_find(const matches *M, const int *nodes, int n, uint64_t h)
 static int matches_rehash(matches *M)
 {
     int cap = M->hashcap ? 2 * M->hashcap : 256;
-    int *h = malloc(sizeof(int) * (size_t)cap);
+    int *h = ft__malloc(sizeof(int) * (size_t)cap);
     if (!h)
         return -1;
     for (int i = 0; i < cap; i++)
@@ -113,7 +113,7 @@ static int matches_rehash(matches *M)
             i = (i + 1) & (size_t)(cap - 1);
         h[i] = k;
     }
-    free(M->hash);
+    ft__free(M->hash);
     M->hash = h;
     M->hashcap = cap;
     return 0;
@@ -128,10 +128,10 @@ static int matches_add(matches *M, int pid, const int *nodes, int n)
         return 0;
     if (M->n + 1 >= M->cap) {
         int cap = M->cap ? 2 * M->cap : 256;
-        int *mp = realloc(M->mpat, sizeof(int) * (size_t)cap);
+        int *mp = ft__realloc(M->mpat, sizeof(int) * (size_t)cap);
         if (mp)
             M->mpat = mp;
-        int *mo = realloc(M->moff, sizeof(int) * (size_t)(cap + 1));
+        int *mo = ft__realloc(M->moff, sizeof(int) * (size_t)(cap + 1));
         if (mo)
             M->moff = mo;
         if (!mp || !mo)
@@ -471,30 +471,30 @@ static int match_all(const ft_pgraph *G, const ft_patlib *lib, matches *M)
     size_t n = (size_t)G->n + 1;
     X.G = G;
     X.out = M;
-    X.fit = malloc(FT_PATTERNS_MAX_NODES * n);
-    X.used = calloc(n, 1);
-    X.cand = malloc(sizeof(int) * FT_PATTERNS_MAX_NODES * n);
-    X.seen = calloc(FT_PATTERNS_MAX_NODES * n, sizeof(int));
-    X.mark = calloc(n, sizeof(int));
-    X.opmark = calloc((size_t)G->p->nops + 1, sizeof(int));
-    X.tile = malloc(sizeof(int) * ((size_t)G->p->nops + 1));
-    X.feeds = malloc(sizeof(int) * ((size_t)G->p->nops + 1));
-    X.stack = malloc(sizeof(int) * n);
+    X.fit = ft__malloc(FT_PATTERNS_MAX_NODES * n);
+    X.used = ft__calloc(n, 1);
+    X.cand = ft__malloc(sizeof(int) * FT_PATTERNS_MAX_NODES * n);
+    X.seen = ft__calloc(FT_PATTERNS_MAX_NODES * n, sizeof(int));
+    X.mark = ft__calloc(n, sizeof(int));
+    X.opmark = ft__calloc((size_t)G->p->nops + 1, sizeof(int));
+    X.tile = ft__malloc(sizeof(int) * ((size_t)G->p->nops + 1));
+    X.feeds = ft__malloc(sizeof(int) * ((size_t)G->p->nops + 1));
+    X.stack = ft__malloc(sizeof(int) * n);
     int rc = -1;
     if (X.fit && X.used && X.cand && X.seen && X.mark && X.stack && X.opmark && X.tile && X.feeds) {
         for (int pid = 0; pid < lib->npatterns && !X.oom; pid++)
             match_pattern(&X, lib, pid);
         rc = X.oom ? -1 : 0;
     }
-    free(X.fit);
-    free(X.used);
-    free(X.cand);
-    free(X.seen);
-    free(X.mark);
-    free(X.opmark);
-    free(X.tile);
-    free(X.feeds);
-    free(X.stack);
+    ft__free(X.fit);
+    ft__free(X.used);
+    ft__free(X.cand);
+    ft__free(X.seen);
+    ft__free(X.mark);
+    ft__free(X.opmark);
+    ft__free(X.tile);
+    ft__free(X.feeds);
+    ft__free(X.stack);
     return rc;
 }
 
@@ -530,9 +530,9 @@ static int cmp_match(const void *pa, const void *pb)
 /* Release what S owns and zero it. */
 static void sorted_free(sorted *S)
 {
-    free(S->moff);
-    free(S->mnodes);
-    free(S->mpat);
+    ft__free(S->moff);
+    ft__free(S->mnodes);
+    ft__free(S->mpat);
     memset(S, 0, sizeof *S);
 }
 
@@ -540,12 +540,12 @@ static void sorted_free(sorted *S)
 static int sort_matches(const matches *M, sorted *S)
 {
     memset(S, 0, sizeof *S);
-    mref *idx = malloc(sizeof *idx * ((size_t)M->n + 1));
-    S->moff = malloc(sizeof(int) * ((size_t)M->n + 1));
-    S->mnodes = malloc(sizeof(int) * ((size_t)M->nodes.n + 1));
-    S->mpat = malloc(sizeof(int) * ((size_t)M->n + 1));
+    mref *idx = ft__malloc(sizeof *idx * ((size_t)M->n + 1));
+    S->moff = ft__malloc(sizeof(int) * ((size_t)M->n + 1));
+    S->mnodes = ft__malloc(sizeof(int) * ((size_t)M->nodes.n + 1));
+    S->mpat = ft__malloc(sizeof(int) * ((size_t)M->n + 1));
     if (!idx || !S->moff || !S->mnodes || !S->mpat) {
-        free(idx);
+        ft__free(idx);
         sorted_free(S);
         return -1;
     }
@@ -559,7 +559,7 @@ static int sort_matches(const matches *M, sorted *S)
         S->moff[j + 1] = S->moff[j] + idx[j].len;
         S->mpat[j] = idx[j].pat;
     }
-    free(idx);
+    ft__free(idx);
     return 0;
 }
 
@@ -618,9 +618,9 @@ static int place_tiles(const ft_pgraph *G, const sorted *S, const int *tile, int
 static int emit(const ft_problem *p, const ft_patlib *lib, const int *gid, int ng, const int *pat, int ntiles,
                 ft_partition *out, ft_status *st)
 {
-    int n = p->nops, *renum = malloc(sizeof(int) * ((size_t)ng + 1)), *back = malloc(sizeof(int) * ((size_t)ng + 1));
+    int n = p->nops, *renum = ft__malloc(sizeof(int) * ((size_t)ng + 1)), *back = ft__malloc(sizeof(int) * ((size_t)ng + 1));
     out->nops = n;
-    out->gid = malloc(sizeof(int) * ((size_t)n + 1));
+    out->gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
     if (!renum || !back || !out->gid)
         goto oom;
     for (int g = 0; g < ng; g++)
@@ -635,25 +635,25 @@ static int emit(const ft_problem *p, const ft_patlib *lib, const int *gid, int n
     }
     for (int o = 0; o < n; o++)
         out->gid[o] = renum[gid[o]];
-    out->label = calloc((size_t)out->ngroups + 1, sizeof(char *));
+    out->label = ft__calloc((size_t)out->ngroups + 1, sizeof(char *));
     if (!out->label)
         goto oom;
     for (int g = 0; g < out->ngroups; g++) {
         const char *name = back[g] < ntiles ? lib->pat[pat[back[g]]].name : NULL;
         size_t len = name ? strlen(name) + 9 : 10;
-        if (!(out->label[g] = malloc(len)))
+        if (!(out->label[g] = ft__malloc(len)))
             goto oom;
         if (name)
             snprintf(out->label[g], len, "pattern %s", name);
         else
             memcpy(out->label[g], "unmatched", 10);
     }
-    free(renum);
-    free(back);
+    ft__free(renum);
+    ft__free(back);
     return FT_OK;
 oom:
-    free(renum);
-    free(back);
+    ft__free(renum);
+    ft__free(back);
     ft_partition_free(out);
     return ft__fail(st, FT_ENOMEM, 0, "patterns: out of memory");
 }
@@ -678,10 +678,10 @@ int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partiti
     if (match_all(&G, lib, &M) || sort_matches(&M, &S))
         goto done;
     stats->matches = S.n;
-    chosen = malloc((size_t)S.n + 1);
-    tile = malloc(sizeof(int) * ((size_t)S.n + 1));
-    key = malloc(sizeof(int) * ((size_t)S.n + 1));
-    gid = malloc(sizeof(int) * ((size_t)p->nops + 1));
+    chosen = ft__malloc((size_t)S.n + 1);
+    tile = ft__malloc(sizeof(int) * ((size_t)S.n + 1));
+    key = ft__malloc(sizeof(int) * ((size_t)S.n + 1));
+    gid = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
     if (!chosen || !tile || !key || !gid || ft__pattern_cover(G.n, S.n, S.moff, S.mnodes, S.mpat, chosen, stats))
         goto done;
     /* the chosen matches in topological order of their first node */
@@ -698,8 +698,8 @@ int ft__patterns_partition(const ft_problem *p, const ft_patlib *lib, ft_partiti
             key[t] = r;
             tile[t] = j;
         }
-    pat = malloc(sizeof(int) * ((size_t)ntiles + 1));
-    keep = malloc((size_t)ntiles + 1);
+    pat = ft__malloc(sizeof(int) * ((size_t)ntiles + 1));
+    keep = ft__malloc((size_t)ntiles + 1);
     if (!pat || !keep)
         goto done;
     int ng = place_tiles(&G, &S, tile, ntiles, gid, keep);
@@ -717,12 +717,12 @@ done:
     ft__pgraph_free(&G);
     matches_free(&M);
     sorted_free(&S);
-    free(chosen);
-    free(tile);
-    free(key);
-    free(gid);
-    free(pat);
-    free(keep);
+    ft__free(chosen);
+    ft__free(tile);
+    ft__free(key);
+    ft__free(gid);
+    ft__free(pat);
+    ft__free(keep);
     return rc;
 }
 

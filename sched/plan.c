@@ -7,7 +7,7 @@
 int ft__sctx_alloc(sctx *x, int ntensors)
 {
     size_t n = (size_t)ntensors + 1;
-    unsigned char *b = calloc(3, n);
+    unsigned char *b = ft__calloc(3, n);
     x->written = b;
     x->retained = b ? b + n : NULL;
     x->resident = b ? b + 2 * n : NULL;
@@ -16,13 +16,13 @@ int ft__sctx_alloc(sctx *x, int ntensors)
 
 void ft__sctx_free(sctx *x)
 {
-    free(x->written);
+    ft__free(x->written);
     memset(x, 0, sizeof *x);
 }
 
 int ft__plan_alloc(plan *P, int n)
 {
-    P->g = calloc((size_t)n + 1, sizeof(group));
+    P->g = ft__calloc((size_t)n + 1, sizeof(group));
     P->ngroups = P->g ? n : 0;
     return P->g ? 0 : -1;
 }
@@ -30,10 +30,10 @@ int ft__plan_alloc(plan *P, int n)
 void ft__plan_free(plan *P)
 {
     for (int i = 0; P->g && i < P->ngroups; i++) {
-        free(P->g[i].ops);
-        free(P->g[i].ret);
+        ft__free(P->g[i].ops);
+        ft__free(P->g[i].ret);
     }
-    free(P->g);
+    ft__free(P->g);
     memset(P, 0, sizeof *P);
 }
 
@@ -45,8 +45,8 @@ int ft__plan_copy(const plan *A, plan *B, int extra)
         const group *a = &A->g[i];
         group *b = &B->g[i];
         *b = *a;
-        b->ops = malloc(sizeof(int) * (size_t)(a->nops + extra + 1));
-        b->ret = malloc(sizeof(int) * (size_t)(a->nret + 1));
+        b->ops = ft__malloc(sizeof(int) * (size_t)(a->nops + extra + 1));
+        b->ret = ft__malloc(sizeof(int) * (size_t)(a->nret + 1));
         if (!b->ops || !b->ret) {
             ft__plan_free(B);
             return -1;
@@ -78,8 +78,7 @@ ft_schedule *ft__plan_schedule(const ft_problem *p, const plan *P)
         g->reported = G->lat;
         if (G->c.order != ORD_RASTER) {
             int64_t ntx, nty, nk;
-            ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
-            g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+            g->order = ft__sg_grid(p, g, NULL, &ntx, &nty, &nk) ? NULL : ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
             if (!g->order) {
                 ft_schedule_free(s);
                 return NULL;
@@ -165,9 +164,9 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
     /* groups' sizes, first topological position, in-degrees of the
      * quotient graph (an edge per producer-consumer pair across groups;
      * duplicates only inflate both counts alike) */
-    int *size = calloc((size_t)ng + 1, sizeof(int)), *first = malloc(sizeof(int) * ((size_t)ng + 1));
-    int *indeg = calloc((size_t)ng + 1, sizeof(int)), *heap = malloc(sizeof(int) * ((size_t)ng + 1));
-    int *start = calloc((size_t)ng + 2, sizeof(int)), *members = malloc(sizeof(int) * ((size_t)n + 1));
+    int *size = ft__calloc((size_t)ng + 1, sizeof(int)), *first = ft__malloc(sizeof(int) * ((size_t)ng + 1));
+    int *indeg = ft__calloc((size_t)ng + 1, sizeof(int)), *heap = ft__malloc(sizeof(int) * ((size_t)ng + 1));
+    int *start = ft__calloc((size_t)ng + 2, sizeof(int)), *members = ft__malloc(sizeof(int) * ((size_t)n + 1));
     if (!size || !first || !indeg || !heap || !start || !members)
         goto done;
     for (int g = 0; g < ng; g++)
@@ -203,7 +202,7 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
         int g = heap_pop(heap, &nh, first);
         group *G = &P->g[placed++];
         G->nops = size[g];
-        G->ops = malloc(sizeof(int) * (size_t)(size[g] + 1));
+        G->ops = ft__malloc(sizeof(int) * (size_t)(size[g] + 1));
         if (!G->ops)
             goto done;
         memcpy(G->ops, members + start[g], sizeof(int) * (size_t)size[g]);
@@ -221,12 +220,12 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
     }
     rc = placed == ng ? 0 : -1; /* otherwise a cycle */
 done:
-    free(size);
-    free(first);
-    free(indeg);
-    free(heap);
-    free(start);
-    free(members);
+    ft__free(size);
+    ft__free(first);
+    ft__free(indeg);
+    ft__free(heap);
+    ft__free(start);
+    ft__free(members);
     if (rc)
         ft__plan_free(P);
     return rc;
@@ -236,11 +235,11 @@ int ft__connected(const ft_problem *p, const int *ops, int n)
 {
     if (n <= 1)
         return 1;
-    unsigned char *in = calloc((size_t)n, 1);
-    int *stack = malloc(sizeof(int) * (size_t)n);
+    unsigned char *in = ft__calloc((size_t)n, 1);
+    int *stack = ft__malloc(sizeof(int) * (size_t)n);
     if (!in || !stack) {
-        free(in);
-        free(stack);
+        ft__free(in);
+        ft__free(stack);
         return 0;
     }
     int top = 0, seen = 1;
@@ -262,7 +261,7 @@ int ft__connected(const ft_problem *p, const int *ops, int n)
             }
         }
     }
-    free(in);
-    free(stack);
+    ft__free(in);
+    ft__free(stack);
     return seen == n;
 }

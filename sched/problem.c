@@ -13,21 +13,21 @@ void ft_problem_free(ft_problem *p)
     if (!p)
         return;
     for (int i = 0; i < p->nops; i++) {
-        free(p->ops[i].inputs);
-        free(p->ops[i].name);
-        free(p->ops[i].kind);
+        ft__free(p->ops[i].inputs);
+        ft__free(p->ops[i].name);
+        ft__free(p->ops[i].kind);
     }
     for (int t = 0; t < p->ntensors; t++) {
-        free(p->tensors[t].consumers);
-        free(p->tensors[t].name);
+        ft__free(p->tensors[t].consumers);
+        ft__free(p->tensors[t].name);
     }
-    free(p->ops);
-    free(p->tensors);
-    free(p->topo);
-    free(p->graph_inputs);
-    free(p->graph_outputs);
-    free(p->name);
-    free(p);
+    ft__free(p->ops);
+    ft__free(p->tensors);
+    ft__free(p->topo);
+    ft__free(p->graph_inputs);
+    ft__free(p->graph_outputs);
+    ft__free(p->name);
+    ft__free(p);
 }
 
 /* op_types names, indexed by ft_op_type */
@@ -47,14 +47,14 @@ int64_t ft_tensor_size(const ft_problem *p, int t)
 static void clear_derived(ft_problem *p)
 {
     for (int t = 0; t < p->ntensors; t++) {
-        free(p->tensors[t].consumers);
+        ft__free(p->tensors[t].consumers);
         p->tensors[t].consumers = NULL;
         p->tensors[t].nconsumers = 0;
         p->tensors[t].producer = -1;
     }
-    free(p->topo);
-    free(p->graph_inputs);
-    free(p->graph_outputs);
+    ft__free(p->topo);
+    ft__free(p->graph_inputs);
+    ft__free(p->graph_outputs);
     p->topo = p->graph_inputs = p->graph_outputs = NULL;
     p->ngraph_inputs = p->ngraph_outputs = 0;
 }
@@ -290,7 +290,7 @@ static int check_shapes(ft_problem *p, ft_status *st)
 
 static int push_int(int **arr, int *n, int v)
 {
-    int *na = realloc(*arr, sizeof(int) * (size_t)(*n + 1));
+    int *na = ft__realloc(*arr, sizeof(int) * (size_t)(*n + 1));
     if (!na)
         return -1;
     na[(*n)++] = v;
@@ -341,10 +341,10 @@ int ft_problem_finish(ft_problem *p, ft_status *st)
     if (rc)
         return rc;
     /* topological order (Kahn, FIFO in op index order) */
-    int *indeg = calloc((size_t)p->nops, sizeof(int));
-    p->topo = malloc(sizeof(int) * (size_t)p->nops);
+    int *indeg = ft__calloc((size_t)p->nops, sizeof(int));
+    p->topo = ft__malloc(sizeof(int) * (size_t)p->nops);
     if (!indeg || !p->topo) {
-        free(indeg);
+        ft__free(indeg);
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     }
     for (int o = 0; o < p->nops; o++)
@@ -372,11 +372,11 @@ int ft_problem_finish(ft_problem *p, ft_status *st)
         int bad = 0;
         while (indeg[bad] == 0)
             bad++;
-        free(indeg);
+        ft__free(indeg);
         return ft__fail(st, FT_EINPUT, 0, "%s: inputs: the graph has a cycle through op %d (%d of %d ops are on or after a cycle)", n, bad,
                         p->nops - tail, p->nops);
     }
-    free(indeg);
+    ft__free(indeg);
     for (int t = 0; t < p->ntensors; t++) {
         const ft_tensor *T = &p->tensors[t];
         if (T->producer < 0 && push_int(&p->graph_inputs, &p->ngraph_inputs, t))
@@ -449,7 +449,7 @@ static int get_index_list(json_t *arr, const char *n, const char *field, int o, 
     if (!json_is_array(arr))
         return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d] is %s, must be a list of tensor indices", n, field, o, type_name(arr));
     size_t len = json_array_size(arr);
-    *out = malloc(sizeof(int) * (len ? len : 1));
+    *out = ft__malloc(sizeof(int) * (len ? len : 1));
     if (!*out)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     *count = (int)len;
@@ -486,14 +486,14 @@ static int get_names(json_t *root, const char *n, const char *field, size_t coun
         if (!json_is_string(e))
             return ft__fail(st, FT_EINPUT, 0, "%s: %s[%zu]: expected a string, got %s", n, field, i, type_name(e));
     }
-    char **names = calloc(count ? count : 1, sizeof *names);
+    char **names = ft__calloc(count ? count : 1, sizeof *names);
     if (!names)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     for (size_t i = 0; i < count; i++)
         if (!(names[i] = ft__strdup(json_string_value(json_array_get(v, i))))) {
             while (i-- > 0)
-                free(names[i]);
-            free(names);
+                ft__free(names[i]);
+            ft__free(names);
             return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
         }
     *out = names;
@@ -510,17 +510,17 @@ static int names_from_json(json_t *root, ft_problem *p, ft_status *st)
         return rc;
     for (int o = 0; names && o < p->nops; o++)
         p->ops[o].name = names[o];
-    free(names);
+    ft__free(names);
     if ((rc = get_names(root, n, "op_kinds", (size_t)p->nops, "op", &names, st)))
         return rc;
     for (int o = 0; names && o < p->nops; o++)
         p->ops[o].kind = names[o];
-    free(names);
+    ft__free(names);
     if ((rc = get_names(root, n, "tensor_names", (size_t)p->ntensors, "tensor", &names, st)))
         return rc;
     for (int t = 0; names && t < p->ntensors; t++)
         p->tensors[t].name = names[t];
-    free(names);
+    ft__free(names);
     return FT_OK;
 }
 
@@ -558,8 +558,8 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         else
             p->native_h = x;
     }
-    p->tensors = calloc(nt ? nt : 1, sizeof(ft_tensor));
-    p->ops = calloc(no ? no : 1, sizeof(ft_op));
+    p->tensors = ft__calloc(nt ? nt : 1, sizeof(ft_tensor));
+    p->ops = ft__calloc(no ? no : 1, sizeof(ft_op));
     if (!p->tensors || !p->ops)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     p->ntensors = (int)nt;
@@ -596,7 +596,7 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         if (!rc && nout != 1)
             rc = ft__fail(st, FT_EINPUT, 0, "%s: outputs[%zu] has %d entries, an op has exactly one output", n, o, nout);
         op->output = rc ? 0 : outs[0];
-        free(outs);
+        ft__free(outs);
         if (rc)
             return rc;
     }
@@ -609,10 +609,14 @@ int ft_problem_parse(const char *text, const char *name, ft_problem **out, ft_st
 {
     ft_status_clear(st);
     *out = NULL;
-    ft_problem *p = calloc(1, sizeof *p);
+    ft_problem *p = ft__calloc(1, sizeof *p);
     if (!p)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name ? name : "problem");
     p->name = ft__strdup(name ? name : "problem");
+    if (!p->name) {
+        ft_problem_free(p);
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name ? name : "problem");
+    }
     void *root;
     int rc = ft__json_parse(text, NAME(p), &root, st);
     if (!rc) {
@@ -636,13 +640,13 @@ int ft_problem_load(const char *path, ft_problem **out, ft_status *st)
     if (rc)
         return rc;
     rc = ft_problem_parse(text, path, out, st);
-    free(text);
+    ft__free(text);
     return rc;
 }
 
 ft_problem *ft_problem_clone(const ft_problem *p)
 {
-    ft_problem *c = calloc(1, sizeof *c);
+    ft_problem *c = ft__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     *c = *p;
@@ -652,8 +656,8 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     c->topo = c->graph_inputs = c->graph_outputs = NULL;
     c->ntensors = c->nops = c->ngraph_inputs = c->ngraph_outputs = 0;
     c->name = ft__strdup(p->name);
-    c->tensors = calloc((size_t)p->ntensors + 1, sizeof(ft_tensor));
-    c->ops = calloc((size_t)p->nops + 1, sizeof(ft_op));
+    c->tensors = ft__calloc((size_t)p->ntensors + 1, sizeof(ft_tensor));
+    c->ops = ft__calloc((size_t)p->nops + 1, sizeof(ft_op));
     if (!c->tensors || !c->ops || (p->name && !c->name))
         goto oom;
     for (int t = 0; t < p->ntensors; t++) {
@@ -664,7 +668,7 @@ ft_problem *ft_problem_clone(const ft_problem *p)
         if (p->tensors[t].name && !(c->tensors[t].name = ft__strdup(p->tensors[t].name)))
             goto oom;
         if (p->tensors[t].nconsumers) {
-            c->tensors[t].consumers = malloc(sizeof(int) * (size_t)p->tensors[t].nconsumers);
+            c->tensors[t].consumers = ft__malloc(sizeof(int) * (size_t)p->tensors[t].nconsumers);
             if (!c->tensors[t].consumers)
                 goto oom;
             memcpy(c->tensors[t].consumers, p->tensors[t].consumers, sizeof(int) * (size_t)p->tensors[t].nconsumers);
@@ -675,7 +679,7 @@ ft_problem *ft_problem_clone(const ft_problem *p)
         c->ops[o].inputs = NULL;
         c->ops[o].name = c->ops[o].kind = NULL;
         c->nops = o + 1;
-        c->ops[o].inputs = malloc(sizeof(int) * (size_t)(p->ops[o].ninputs + 1));
+        c->ops[o].inputs = ft__malloc(sizeof(int) * (size_t)(p->ops[o].ninputs + 1));
         if (!c->ops[o].inputs)
             goto oom;
         if ((p->ops[o].name && !(c->ops[o].name = ft__strdup(p->ops[o].name))) ||
@@ -683,9 +687,9 @@ ft_problem *ft_problem_clone(const ft_problem *p)
             goto oom;
         memcpy(c->ops[o].inputs, p->ops[o].inputs, sizeof(int) * (size_t)p->ops[o].ninputs);
     }
-    c->topo = malloc(sizeof(int) * ((size_t)p->nops + 1));
-    c->graph_inputs = malloc(sizeof(int) * ((size_t)p->ngraph_inputs + 1));
-    c->graph_outputs = malloc(sizeof(int) * ((size_t)p->ngraph_outputs + 1));
+    c->topo = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
+    c->graph_inputs = ft__malloc(sizeof(int) * ((size_t)p->ngraph_inputs + 1));
+    c->graph_outputs = ft__malloc(sizeof(int) * ((size_t)p->ngraph_outputs + 1));
     if (!c->topo || !c->graph_inputs || !c->graph_outputs)
         goto oom;
     if (p->topo)
@@ -721,14 +725,14 @@ static int add_field(char **buf, size_t *len, const char *name, json_t *v, int l
     if (!text)
         return -1;
     size_t need = strlen(name) + strlen(text) + 16;
-    char *nb = realloc(*buf, *len + need);
+    char *nb = ft__realloc(*buf, *len + need);
     if (!nb) {
-        free(text);
+        ft__free(text);
         return -1;
     }
     *buf = nb;
     *len += (size_t)snprintf(nb + *len, need, "  \"%s\": %s%s\n", name, text, last ? "" : ",");
-    free(text);
+    ft__free(text);
     return 0;
 }
 
@@ -790,7 +794,7 @@ char *ft_problem_to_json(const ft_problem *p)
             f[kept++] = f[i];
     nf = kept;
     size_t len = 2;
-    char *buf = bad ? NULL : malloc(4);
+    char *buf = bad ? NULL : ft__malloc(4);
     if (buf)
         memcpy(buf, "{\n", 3);
     for (int i = 0; i < nf; i++) {
@@ -798,15 +802,15 @@ char *ft_problem_to_json(const ft_problem *p)
         if (!buf)
             json_decref(f[i].v);
         else if (add_field(&buf, &len, f[i].name, f[i].v, i == nf - 1)) {
-            free(buf);
+            ft__free(buf);
             buf = NULL;
         }
     }
     if (!buf)
         return NULL;
-    char *nb = realloc(buf, len + 3);
+    char *nb = ft__realloc(buf, len + 3);
     if (!nb) {
-        free(buf);
+        ft__free(buf);
         return NULL;
     }
     memcpy(nb + len, "}\n", 3);
@@ -820,6 +824,6 @@ int ft_problem_write(const ft_problem *p, const char *path, ft_status *st)
     if (!text)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
     int rc = ft__write_atomic(text, path, st);
-    free(text);
+    ft__free(text);
     return rc;
 }

@@ -37,8 +37,8 @@ static int with_recompute(search *S, const plan *P, int i, int j, int q, plan *Q
     G->ops[G->nops++] = q;
     ft__sort_topo(S, G->ops, G->nops);
     if (!group_useful(S->p, Q, j, x)) {
-        free(Q->g[j].ops);
-        free(Q->g[j].ret);
+        ft__free(Q->g[j].ops);
+        ft__free(Q->g[j].ret);
         memmove(&Q->g[j], &Q->g[j + 1], sizeof(group) * (size_t)(Q->ngroups - j - 1));
         Q->ngroups--;
         memset(&Q->g[Q->ngroups], 0, sizeof(group));

@@ -41,20 +41,20 @@ static void set_retained(group *G, const int *cands, int ncand, int r)
 double ft__retention(search *S, plan *P, sctx *x)
 {
     int ng = P->ngroups;
-    int (*cands)[FT_SEARCH_MAX_RETAIN] = malloc(sizeof(int[FT_SEARCH_MAX_RETAIN]) * (size_t)(ng + 1));
-    int *ncand = calloc((size_t)ng + 1, sizeof(int));
-    double **cost = calloc((size_t)ng + 1, sizeof(double *));
-    int **from = calloc((size_t)ng + 1, sizeof(int *));
+    int (*cands)[FT_SEARCH_MAX_RETAIN] = ft__malloc(sizeof(int[FT_SEARCH_MAX_RETAIN]) * (size_t)(ng + 1));
+    int *ncand = ft__calloc((size_t)ng + 1, sizeof(int));
+    double **cost = ft__calloc((size_t)ng + 1, sizeof(double *));
+    int **from = ft__calloc((size_t)ng + 1, sizeof(int *));
     double total = INF;
     if (!cands || !ncand || !cost || !from)
         goto done;
     for (int i = 0; i < ng; i++) {
         ncand[i] = retain_candidates(S->p, P, i, cands[i]);
         int ns = 1 << ncand[i];
-        cost[i] = malloc(sizeof(double) * (size_t)ns);
-        from[i] = malloc(sizeof(int) * (size_t)ns);
-        free(P->g[i].ret);
-        P->g[i].ret = malloc(sizeof(int) * (FT_SEARCH_MAX_RETAIN + 1));
+        cost[i] = ft__malloc(sizeof(double) * (size_t)ns);
+        from[i] = ft__malloc(sizeof(int) * (size_t)ns);
+        ft__free(P->g[i].ret);
+        P->g[i].ret = ft__malloc(sizeof(int) * (FT_SEARCH_MAX_RETAIN + 1));
         P->g[i].nret = 0;
         if (!cost[i] || !from[i] || !P->g[i].ret)
             goto done;
@@ -98,13 +98,13 @@ double ft__retention(search *S, plan *P, sctx *x)
         ft__plan_cost(S, P, x);
 done:
     for (int i = 0; i < ng && cost; i++) {
-        free(cost[i]);
+        ft__free(cost[i]);
         if (from)
-            free(from[i]);
+            ft__free(from[i]);
     }
-    free(cost);
-    free(from);
-    free(cands);
-    free(ncand);
+    ft__free(cost);
+    ft__free(from);
+    ft__free(cands);
+    ft__free(ncand);
     return total;
 }

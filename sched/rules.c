@@ -249,12 +249,12 @@ static int build_layers(fuser *F)
     const ft_problem *p = F->p;
     int n = p->nops, rc = -1;
     size_t n1 = (size_t)n + 1;
-    int *uf = malloc(sizeof(int) * n1), *id = malloc(sizeof(int) * n1);
-    int *nops = calloc(n1, sizeof(int)), *nmm = calloc(n1, sizeof(int));
-    char (*key)[FT_RULES_LABEL] = malloc(sizeof *key * n1);
-    F->lay = malloc(sizeof(int) * n1);
-    F->depth = calloc(n1, sizeof(int));
-    F->L = calloc(n1, sizeof(layer));
+    int *uf = ft__malloc(sizeof(int) * n1), *id = ft__malloc(sizeof(int) * n1);
+    int *nops = ft__calloc(n1, sizeof(int)), *nmm = ft__calloc(n1, sizeof(int));
+    char (*key)[FT_RULES_LABEL] = ft__malloc(sizeof *key * n1);
+    F->lay = ft__malloc(sizeof(int) * n1);
+    F->depth = ft__calloc(n1, sizeof(int));
+    F->L = ft__calloc(n1, sizeof(layer));
     if (!uf || !id || !nops || !nmm || !key || !F->lay || !F->depth || !F->L)
         goto done;
     for (int o = 0; o < n; o++) {
@@ -319,11 +319,11 @@ static int build_layers(fuser *F)
     }
     rc = 0;
 done:
-    free(uf);
-    free(id);
-    free(nops);
-    free(nmm);
-    free(key);
+    ft__free(uf);
+    ft__free(id);
+    ft__free(nops);
+    ft__free(nmm);
+    ft__free(key);
     return rc;
 }
 
@@ -425,7 +425,7 @@ static int fuse_vertical(fuser *F)
             n = 1;
             snprintf(parts, sizeof parts, "%s", Y->kind ? Y->kind : ft_op_type_name(F->p->ops[Y->last].type));
         }
-        char *label = malloc(FT_RULES_LABEL);
+        char *label = ft__malloc(FT_RULES_LABEL);
         if (!label)
             return -1;
         snprintf(label, FT_RULES_LABEL, "%.*s %s", FT_RULES_LABEL / 2, parts, Y->name);
@@ -460,8 +460,8 @@ static int fuse_horizontal(fuser *F)
 {
     const ft_problem *p = F->p;
     int rc = -1, ng = F->ng;
-    int *lead = malloc(sizeof(int) * ((size_t)ng + 1)), *ops = malloc(sizeof(int) * ((size_t)p->nops + 1));
-    int *first = malloc(sizeof(int) * ((size_t)p->ntensors + 1)), *next = malloc(sizeof(int) * ((size_t)ng + 1));
+    int *lead = ft__malloc(sizeof(int) * ((size_t)ng + 1)), *ops = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
+    int *first = ft__malloc(sizeof(int) * ((size_t)p->ntensors + 1)), *next = ft__malloc(sizeof(int) * ((size_t)ng + 1));
     ft__reach R;
     memset(&R, 0, sizeof R);
     if (!lead || !ops || !first || !next || ft__reach_init(&R, p))
@@ -500,10 +500,10 @@ static int fuse_horizontal(fuser *F)
     }
     rc = 0;
 done:
-    free(lead);
-    free(ops);
-    free(first);
-    free(next);
+    ft__free(lead);
+    ft__free(ops);
+    ft__free(first);
+    ft__free(next);
     ft__reach_free(&R);
     return rc;
 }
@@ -518,8 +518,8 @@ int ft__rules_fuse(const ft_problem *p, ft_partition *out, ft_status *st)
     memset(out, 0, sizeof *out);
     F.p = p;
     size_t n1 = (size_t)p->nops + 1;
-    F.gid = malloc(sizeof(int) * n1);
-    F.label = calloc(n1, sizeof(char *));
+    F.gid = ft__malloc(sizeof(int) * n1);
+    F.label = ft__calloc(n1, sizeof(char *));
     int rc;
     if (!F.gid || !F.label || build_layers(&F) || fuse_vertical(&F) || fuse_horizontal(&F)) {
         rc = ft__fail(st, FT_ENOMEM, 0, "rule-based fusion: out of memory");
@@ -531,11 +531,11 @@ int ft__rules_fuse(const ft_problem *p, ft_partition *out, ft_status *st)
             F.label = NULL;
         }
     }
-    free(F.gid);
+    ft__free(F.gid);
     ft__labels_free(F.label, (int)n1);
-    free(F.lay);
-    free(F.depth);
-    free(F.L);
+    ft__free(F.lay);
+    ft__free(F.depth);
+    ft__free(F.L);
     return rc;
 }
 

@@ -60,7 +60,7 @@ int ft__out_protect(const char *path, const char *role, ft_status *st)
 void ft__out_unprotect_all(void)
 {
     for (int i = 0; i < ninputs; i++)
-        free(inputs[i].path);
+        ft__free(inputs[i].path);
     ninputs = 0;
 }
 
@@ -186,9 +186,9 @@ int ft__out_check(const char *path, int regular_only, ft_status *st)
 static void release(ft__out *o)
 {
     slot_drop(o->slot);
-    free(o->path);
-    free(o->dest);
-    free(o->tmp);
+    ft__free(o->path);
+    ft__free(o->dest);
+    ft__free(o->tmp);
     memset(o, 0, sizeof *o);
 }
 
@@ -238,7 +238,7 @@ static int open_stream(ft__out *o, const char *path, int fifo, ft_status *st)
 static int open_temp(ft__out *o, const char *path, ft_status *st)
 {
     size_t n = strlen(o->dest) + 64;
-    o->tmp = malloc(n);
+    o->tmp = ft__malloc(n);
     if (!o->tmp)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
     o->slot = slot_take(o->tmp);
@@ -316,18 +316,19 @@ int ft__out_open(ft__out *o, const char *path, ft_status *st)
  * an errno (a file system that cannot sync directories is not an error). */
 static int sync_dir(const char *file)
 {
+    /* on the stack: the file is in place, a failed allocation here would
+     * be an error after the fact (a longer name open() refuses anyway) */
+    char dir[PATH_MAX];
     const char *slash = strrchr(file, '/');
-    char *dir = slash ? malloc((size_t)(slash - file) + 2) : NULL;
-    if (slash && !dir)
-        return ENOMEM;
-    if (dir) {
+    if (slash) {
         size_t n = slash == file ? 1 : (size_t)(slash - file);
+        if (n >= sizeof dir)
+            return ENAMETOOLONG;
         memcpy(dir, file, n);
         dir[n] = '\0';
     }
-    int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int e = fd < 0 ? errno : 0;
-    free(dir);
     if (fd >= 0) {
         if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
             e = errno;
@@ -373,7 +374,7 @@ int ft__out_commit(ft__out *o, ft_status *st)
     } else if (o->tmp) {
         slot_drop(o->slot);
         o->slot = 0;
-        free(o->tmp);
+        ft__free(o->tmp);
         o->tmp = NULL; /* renamed: nothing left to remove */
         int e = sync_dir(o->dest);
         if (e)

@@ -15,12 +15,12 @@
 
 ft_schedule *ft_schedule_new(int n)
 {
-    ft_schedule *s = calloc(1, sizeof *s);
+    ft_schedule *s = ft__calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->sg = calloc((size_t)(n > 0 ? n : 1), sizeof(ft_subgraph));
+    s->sg = ft__calloc((size_t)(n > 0 ? n : 1), sizeof(ft_subgraph));
     if (!s->sg) {
-        free(s);
+        ft__free(s);
         return NULL;
     }
     s->nsubgraphs = n;
@@ -34,24 +34,24 @@ void ft_schedule_free(ft_schedule *s)
     if (!s)
         return;
     for (int i = 0; i < s->nsubgraphs; i++) {
-        free(s->sg[i].ops);
-        free(s->sg[i].retain);
-        free(s->sg[i].order);
-        free(s->sg[i].label);
+        ft__free(s->sg[i].ops);
+        ft__free(s->sg[i].retain);
+        ft__free(s->sg[i].order);
+        ft__free(s->sg[i].label);
     }
-    free(s->sg);
-    free(s->name);
-    free(s);
+    ft__free(s->sg);
+    ft__free(s->name);
+    ft__free(s);
 }
 
 static int set_ints(int **dst, int *ndst, const int *src, int n)
 {
-    int *a = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    int *a = ft__malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     if (!a)
         return FT_ENOMEM;
     if (n > 0)
         memcpy(a, src, sizeof(int) * (size_t)n);
-    free(*dst);
+    ft__free(*dst);
     *dst = a;
     *ndst = n;
     return FT_OK;
@@ -93,7 +93,7 @@ static int int_list(json_t *a, const char *n, const char *field, int i, long lon
     size_t len = json_array_size(a);
     if ((long long)len > max)
         return ft__fail(st, FT_EINPUT, 0, "%s: %s[%d]: %zu %s, the limit is %lld (%s)", n, field, i, len, what, max, limit_name);
-    *out = malloc(sizeof(int) * (len ? len : 1));
+    *out = ft__malloc(sizeof(int) * (len ? len : 1));
     if (!*out)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     *count = (int)len;
@@ -138,7 +138,7 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
         (rc = top_list(root, n, "subgraph_latencies", 0, &lat, &s->len_latencies, st)) ||
         (rc = top_list(root, n, "subgraph_labels", 0, &labels, &nlabels, st)))
         return rc;
-    s->sg = calloc((size_t)(nsg ? nsg : 1), sizeof(ft_subgraph));
+    s->sg = ft__calloc((size_t)(nsg ? nsg : 1), sizeof(ft_subgraph));
     if (!s->sg)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     s->nsubgraphs = nsg;
@@ -178,7 +178,7 @@ static int from_json(json_t *root, ft_schedule *s, ft_status *st)
                 if ((int64_t)len > FT_MAX_TRAVERSAL)
                     return ft__fail(st, FT_EINPUT, 0, "%s: traversal_orders[%d]: %zu tiles, the limit is %lld (FT_MAX_TRAVERSAL)", n, i,
                                     len, (long long)FT_MAX_TRAVERSAL);
-                g->order = malloc(sizeof(int64_t) * (len ? len : 1));
+                g->order = ft__malloc(sizeof(int64_t) * (len ? len : 1));
                 if (!g->order)
                     return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
                 g->norder = (int64_t)len;
@@ -214,10 +214,14 @@ int ft_schedule_parse(const char *text, const char *name, ft_schedule **out, ft_
 {
     ft_status_clear(st);
     *out = NULL;
-    ft_schedule *s = calloc(1, sizeof *s);
+    ft_schedule *s = ft__calloc(1, sizeof *s);
     if (!s)
         return ft__fail(st, FT_ENOMEM, 0, "schedule: out of memory");
     s->name = ft__strdup(name ? name : "schedule");
+    if (!s->name) {
+        ft_schedule_free(s);
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name ? name : "schedule");
+    }
     void *root;
     int rc = ft__json_parse(text, SNAME(s), &root, st);
     if (!rc) {
@@ -241,7 +245,7 @@ int ft_schedule_load(const char *path, ft_schedule **out, ft_status *st)
     if (rc)
         return rc;
     rc = ft_schedule_parse(text, path, out, st);
-    free(text);
+    ft__free(text);
     return rc;
 }
 
@@ -275,7 +279,7 @@ static void sb_add(sbuf *b, const char *fmt, ...)
             return;
         }
         size_t nc = b->cap * 2 + (size_t)n;
-        char *np = realloc(b->p, nc);
+        char *np = ft__realloc(b->p, nc);
         if (!np) {
             b->bad = 1;
             return;
@@ -287,7 +291,7 @@ static void sb_add(sbuf *b, const char *fmt, ...)
 
 char *ft_schedule_to_json(const ft_schedule *s, const double *latencies)
 {
-    sbuf b = {malloc(4096), 0, 4096, 0};
+    sbuf b = {ft__malloc(4096), 0, 4096, 0};
     if (!b.p)
         return NULL;
     b.p[0] = '\0';
@@ -343,14 +347,14 @@ char *ft_schedule_to_json(const ft_schedule *s, const double *latencies)
             if (s->sg[i].label && !text)
                 b.bad = 1;
             sb_add(&b, "%s%s", i ? ", " : "", text ? text : "null");
-            free(text);
+            ft__free(text);
             json_decref(str);
         }
         sb_add(&b, "]");
     }
     sb_add(&b, "\n}\n");
     if (b.bad) {
-        free(b.p);
+        ft__free(b.p);
         return NULL;
     }
     return b.p;
@@ -363,6 +367,6 @@ int ft_schedule_write(const ft_schedule *s, const double *latencies, const char 
     if (!text)
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
     int rc = ft__write_atomic(text, path, st);
-    free(text);
+    ft__free(text);
     return rc;
 }

@@ -164,7 +164,7 @@ struct tmemo {
 
 tmemo *ft__tmemo_new(void)
 {
-    return calloc(FT_SEARCH_TILE_MEMO, sizeof(tmemo));
+    return ft__calloc(FT_SEARCH_TILE_MEMO, sizeof(tmemo));
 }
 
 double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget)
@@ -179,7 +179,7 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
     int nrefs = 0;
     for (int j = 0; j < g->nops; j++)
         nrefs += 1 + p->ops[g->ops[j]].ninputs;
-    int64_t *rc = malloc(sizeof(int64_t) * (size_t)(nty + ntx + 2 * nrefs));
+    int64_t *rc = ft__malloc(sizeof(int64_t) * (size_t)(nty + ntx + 2 * nrefs));
     if (!rc)
         return -1;
     int64_t *cc = rc + nty, *hs = cc + ntx, *ws = hs + nrefs;
@@ -223,7 +223,7 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
             slot = (slot + 1) & (FT_SEARCH_TILE_MEMO - 1);
         if (tm[slot].gen != gen) {
             if (nused >= FT_SEARCH_TILE_MEMO / 2) {
-                free(rc);
+                ft__free(rc);
                 return -1;
             }
             memcpy(tm[slot].key, key, sizeof key);
@@ -233,7 +233,7 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
             nused++;
         }
         if ((double)tm[slot].ws > p->capacity) {
-            free(rc);
+            ft__free(rc);
             return ft__walk_irregular(w) && !mixed ? -1 : INF;
         }
         if (waves) {
@@ -245,12 +245,12 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
         if (sum > budget)
             break;
         if ((pos & 0x1ff) == 0x1ff && ft__out_of_time(S)) {
-            free(rc);
+            ft__free(rc);
             return INF;
         }
         prev = tile;
     }
-    free(rc);
+    ft__free(rc);
     return ft__walk_irregular(w) && !mixed ? -1 : sum;
 }
 
@@ -287,10 +287,11 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
     g->k = c->k;
     g->order = NULL;
     g->norder = 0;
-    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+    if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk))
+        return INF;
     int64_t *ord = NULL;
     if (c->order != ORD_RASTER) {
-        ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+        ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
         if (!ord)
             return INF;
         ft__make_order(c->order, ntx, nty, ord);
@@ -370,7 +371,7 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
         lat = total;
     }
     S->evals++;
-    free(ord);
+    ft__free(ord);
     g->order = NULL;
     g->norder = 0;
     return lat;

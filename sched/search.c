@@ -76,6 +76,7 @@ struct shared {
     ft_partition part;        /* a strategy run alone: its groups and labels */
     int strategy_rc;          /* a strategy's error (FT_OK: none) ... */
     ft_status strategy_st;    /* ... and its message */
+    int oom;                  /* an allocation failed: every thread stops */
 };
 
 /* Label each subgraph of s by the group of the strategy run alone that
@@ -145,6 +146,12 @@ static int past_deadline(search *S)
 
 int ft__out_of_time(search *S)
 {
+    /* out of memory: the search will fail with FT_ENOMEM, stop now */
+    if (ft__alloc_failures() != S->failed0 || (S->sh && __atomic_load_n(&S->sh->oom, __ATOMIC_RELAXED))) {
+        if (S->sh)
+            __atomic_store_n(&S->sh->oom, 1, __ATOMIC_RELAXED);
+        return S->timed_out = 1;
+    }
     int past = past_deadline(S);
     if (S->first)
         return 0;
@@ -170,8 +177,7 @@ static int64_t schedule_steps(const ft_problem *p, const ft_schedule *s)
     int64_t n = 0;
     for (int i = 0; i < s->nsubgraphs; i++) {
         int64_t ntx, nty, nk, m;
-        ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk);
-        if (__builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m) || __builtin_add_overflow(n, m, &n))
+        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk) || __builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m) || __builtin_add_overflow(n, m, &n))
             return INT64_MAX;
     }
     return n;
@@ -202,20 +208,28 @@ static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model m
     ev->model = model;
     ev->scored = 1;
     ev->nsubgraphs = s->nsubgraphs;
-    ev->sg = calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
+    ev->sg = ft__calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
     if (!ev->sg)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     ksum k = {0, 0};
     for (int i = 0; i < s->nsubgraphs; i++) {
         ft_sg_result *r = &ev->sg[i];
-        ft__sg_grid(p, &s->sg[i], NULL, &r->ntx, &r->nty, &r->nk);
+        if (ft__sg_grid(p, &s->sg[i], NULL, &r->ntx, &r->nty, &r->nk)) {
+            ft_eval_free(ev);
+            return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        }
         r->steps = r->ntx * r->nty * r->nk;
         r->latency = s->sg[i].reported;
         ksum_add(&k, r->latency);
     }
     ev->total = ksum_value(&k);
+    unsigned long failed = ft__alloc_failures();
     ev->lower_bound = ft_lower_bound(p, model, NULL, NULL);
     ev->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
+    if (ft__alloc_failures() != failed) {
+        ft_eval_free(ev);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
     return FT_OK;
 }
 
@@ -235,7 +249,7 @@ static void publish(search *S, const plan *P, double total)
                 for (int i = 0; i < e.nsubgraphs; i++)
                     if (fabs(e.sg[i].latency - P->g[i].lat) > 1e-9 * fmax(1, e.sg[i].latency))
                         fprintf(stderr, "FT_SEARCH_CHECK: subgraph %d: predicted %.17g, evaluated %.17g\n", i, P->g[i].lat, e.sg[i].latency);
-            double *lat = malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
+            double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
             if (lat && e.total < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
                     lat[i] = e.sg[i].latency;
@@ -249,7 +263,7 @@ static void publish(search *S, const plan *P, double total)
                 if (sh->o->on_improve)
                     sh->o->on_improve(sh->o->ctx, s, lat, e.total);
             }
-            free(lat);
+            ft__free(lat);
             ft_eval_free(&e);
         } else if (s && getenv("FT_SEARCH_CHECK")) {
             fprintf(stderr, "FT_SEARCH_CHECK: a plan the scorer accepted is invalid: %s\n", st.msg);
@@ -285,11 +299,11 @@ double ft__offer(search *S, const plan *P)
 static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
 {
     int n = S->p->nops;
-    int *g2 = malloc(sizeof(int) * (size_t)(n + 1));
+    int *g2 = ft__malloc(sizeof(int) * (size_t)(n + 1));
     double t = INF;
     plan P;
     if (!g2 || ft__out_of_time(S)) {
-        free(g2);
+        ft__free(g2);
         return INF; /* no time left to cost it */
     }
     memcpy(g2, gid, sizeof(int) * (size_t)n);
@@ -308,7 +322,7 @@ static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
         }
         ft__plan_free(&P);
     }
-    free(g2);
+    ft__free(g2);
     return t;
 }
 
@@ -391,8 +405,8 @@ static void run_starts(search *S, sctx *x, int *gid)
     double deadline = S->deadline, now = ft__now_s();
     S->deadline = now + FT_SEARCH_STARTS_SHARE * (deadline - now);
     S->start_t = INF;
-    S->start_gid = malloc(sizeof(int) * ((size_t)n + 1));
-    int *g2 = malloc(sizeof(int) * ((size_t)n + 1));
+    S->start_gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *g2 = ft__malloc(sizeof(int) * ((size_t)n + 1));
     for (size_t i = 0; S->start_gid && g2 && i < sizeof order / sizeof *order && !ft__out_of_time(S); i++) {
         int k = order[i];
         if (!(S->o->start_from & (1u << k)))
@@ -409,7 +423,7 @@ static void run_starts(search *S, sctx *x, int *gid)
             memcpy(S->start_gid, g2, sizeof(int) * (size_t)n);
         }
     }
-    free(g2);
+    ft__free(g2);
     S->deadline = deadline;
     S->timed_out = 0;
     (void)gid;
@@ -433,10 +447,10 @@ static void run_greedy(search *S, sctx *x, int *gid)
 /* Every ordered partition, then recomputation on the best of them. */
 static void run_exhaustive(search *S, sctx *x, int *gid)
 {
-    int *g2 = malloc(sizeof(int) * ((size_t)S->p->nops + 1));
+    int *g2 = ft__malloc(sizeof(int) * ((size_t)S->p->nops + 1));
     if (g2)
         ft__exhaustive(S, x, g2);
-    free(g2);
+    ft__free(g2);
     (void)gid;
     plan P;
     if (!ft__out_of_time(S) && S->best < INF && ft__plan_copy(&S->best_plan, &P, 0) == 0) {
@@ -465,7 +479,7 @@ static void run_exhaustive_fine(search *S, sctx *x, int *gid)
 static void run_restarts(search *S, sctx *x, int *gid)
 {
     int n = S->p->nops;
-    int *cur = malloc(sizeof(int) * (size_t)(n + 1));
+    int *cur = ft__malloc(sizeof(int) * (size_t)(n + 1));
     if (!cur)
         return;
     S->fine = fine_mode(S);
@@ -487,7 +501,7 @@ static void run_restarts(search *S, sctx *x, int *gid)
             cur_t = t;
         }
     }
-    free(cur);
+    ft__free(cur);
 }
 
 static int above_bound(const search *S) { return large_problem(S) && S->best > S->bound * (1 + 1e-12); }
@@ -511,13 +525,13 @@ static const pass passes[] = {
 static void search_free(search *S)
 {
     ft__plan_free(&S->best_plan);
-    free(S->start_gid);
+    ft__free(S->start_gid);
     ft__memo_free(S);
-    free(S->tm);
-    free(S->keybuf);
-    free(S->produced);
-    free(S->uses);
-    free(S->topo_pos);
+    ft__free(S->tm);
+    ft__free(S->keybuf);
+    ft__free(S->produced);
+    ft__free(S->uses);
+    ft__free(S->topo_pos);
 }
 
 /* Set up search S for thread `thread`; -1 on OOM. */
@@ -532,15 +546,16 @@ static int search_init(search *S, const ft_problem *p, const ft_search_opts *o, 
     S->t0 = sh->t0;
     S->deadline = sh->hard - reserve(sh->limit);
     S->bound = bound;
+    S->failed0 = ft__alloc_failures(); /* worker_main sets its thread's */
     uint64_t seed = o->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)thread;
     S->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     if (!S->rng)
         S->rng = 1;
     S->best = INF;
     S->tm = ft__tmemo_new();
-    S->produced = calloc((size_t)p->ntensors + 1, 1);
-    S->uses = calloc((size_t)p->ntensors + 1, 1);
-    S->topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
+    S->produced = ft__calloc((size_t)p->ntensors + 1, 1);
+    S->uses = ft__calloc((size_t)p->ntensors + 1, 1);
+    S->topo_pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
     if (!S->tm || !S->produced || !S->uses || !S->topo_pos)
         return -1;
     for (int i = 0; i < p->nops; i++)
@@ -552,21 +567,25 @@ typedef struct worker {
     search S;
     const int *gid0;
     int ok;
+    unsigned long failed; /* allocations that failed in its thread */
 } worker;
 
 static void *worker_main(void *arg)
 {
     worker *W = arg;
+    unsigned long failed = ft__alloc_failures();
+    W->S.failed0 = failed;
     sctx x;
     int n = W->S.p->nops;
-    int *gid = malloc(sizeof(int) * (size_t)(n + 1));
+    int *gid = ft__malloc(sizeof(int) * (size_t)(n + 1));
     if (gid && ft__sctx_alloc(&x, W->S.p->ntensors) == 0) {
         memcpy(gid, W->gid0, sizeof(int) * (size_t)n);
         run_restarts(&W->S, &x, gid);
         ft__sctx_free(&x);
         W->ok = 1;
     }
-    free(gid);
+    ft__free(gid);
+    W->failed = ft__alloc_failures() - failed;
     return NULL;
 }
 
@@ -581,6 +600,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     ft_status_clear(st);
     *out = NULL;
     memset(ev, 0, sizeof *ev);
+    /* the passes skip what they cannot allocate; any failure is reported */
+    unsigned long failed = ft__alloc_failures();
     shared sh;
     memset(&sh, 0, sizeof sh);
     pthread_mutex_init(&sh.mu, NULL);
@@ -597,8 +618,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     sh.pass = passes[0].name;
 
     int nthreads = sh.threads;
-    worker *W = calloc((size_t)nthreads, sizeof(worker));
-    int *gid = malloc(sizeof(int) * ((size_t)p->nops + 1));
+    worker *W = ft__calloc((size_t)nthreads, sizeof(worker));
+    int *gid = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
     sctx x = {0};
     int rc = FT_OK, started = 0;
     if (!W || !gid || ft__sctx_alloc(&x, p->ntensors) || search_init(&W[0].S, p, o, &sh, 0, sh.bound)) {
@@ -626,7 +647,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         if (strcmp(passes[i].name, THREADED_PASS) != 0 || !passes[i].applies(S))
             continue;
         sh.pass = passes[i].name;
-        pthread_t *tid = malloc(sizeof(pthread_t) * (size_t)nthreads);
+        pthread_t *tid = ft__malloc(sizeof(pthread_t) * (size_t)nthreads);
         for (int t = 1; tid && t < nthreads; t++) {
             W[t].gid0 = gid;
             if (search_init(&W[t].S, p, o, &sh, t, sh.bound) || pthread_create(&tid[t], NULL, worker_main, &W[t]) != 0) {
@@ -639,13 +660,19 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         worker_main(&W[0]);
         for (int t = 1; t <= started; t++)
             pthread_join(tid[t], NULL);
-        free(tid);
+        ft__free(tid);
     }
     /* the best of every thread; ties go to the lowest thread */
     int bt = 0;
     for (int t = 1; t <= started; t++)
         if (W[t].S.best < W[bt].S.best)
             bt = t;
+    for (int t = 1; t <= started; t++)
+        failed -= W[t].failed;
+    if (ft__alloc_failures() != failed) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
     if (sh.strategy_rc != FT_OK) {
         rc = sh.strategy_rc;
         *st = sh.strategy_st;
@@ -675,8 +702,8 @@ done:
     for (int t = 0; W && t < nthreads; t++)
         if (t == 0 || t <= started)
             search_free(&W[t].S);
-    free(W);
-    free(gid);
+    ft__free(W);
+    ft__free(gid);
     ft__sctx_free(&x);
     ft_partition_free(&sh.part);
     pthread_mutex_destroy(&sh.mu);

@@ -87,6 +87,8 @@ typedef struct search {
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
+    unsigned long failed0; /* ft__alloc_failures of its thread at the start:
+                              ft__out_of_time stops the search after one */
     int tiling_all;        /* 1: ft__choose_tiling scores every candidate
                               (no bound or patience cut; tests compare) */
     int kinds_differ;      /* a walk scored since this was cleared saw two
@@ -139,7 +141,7 @@ double ft__offer(search *S, const plan *P);
 
 /* ------------------------------------------------------------ score.c */
 
-/* A tile memo for S->tm (free with free()); NULL on OOM. */
+/* A tile memo for S->tm (free with ft__free()); NULL on OOM. */
 tmemo *ft__tmemo_new(void);
 /* Tile visiting order of kind `kind` over an ntx x nty grid into out. */
 void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);

@@ -83,17 +83,6 @@ int ft__fail(ft_status *st, int code, int reason, const char *fmt, ...)
     return code;
 }
 
-char *ft__strdup(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 int ft__read_file_max(const char *path, long long max, const char *limit_name, char **out, ft_status *st)
 {
     *out = NULL;
@@ -109,7 +98,7 @@ int ft__read_file_max(const char *path, long long max, const char *limit_name, c
                         limit_name);
     }
     size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
+    char *buf = ft__malloc(cap);
     if (!buf) {
         fclose(f);
         return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
@@ -119,23 +108,23 @@ int ft__read_file_max(const char *path, long long max, const char *limit_name, c
         len += n;
         if ((long long)len > max) {
             /* a pipe or a file that grew: stop at the limit */
-            free(buf);
+            ft__free(buf);
             fclose(f);
             return ft__fail(st, FT_EINPUT, 0, "%s: more than %lld bytes read, the limit is %lld (%s)", path, max, max, limit_name);
         }
         if (len + 1 < cap) {
             if (ferror(f)) {
                 int e = errno;
-                free(buf);
+                ft__free(buf);
                 fclose(f);
                 return ft__fail(st, FT_EINPUT, 0, "%s: read error: %s", path,
                                 strerror(e));
             }
             break;
         }
-        char *nb = realloc(buf, cap * 2);
+        char *nb = ft__realloc(buf, cap * 2);
         if (!nb) {
-            free(buf);
+            ft__free(buf);
             fclose(f);
             return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", path);
         }
@@ -147,7 +136,7 @@ int ft__read_file_max(const char *path, long long max, const char *limit_name, c
     const char *nul = memchr(buf, '\0', len);
     if (nul) {
         size_t at = (size_t)(nul - buf);
-        free(buf);
+        ft__free(buf);
         return ft__fail(st, FT_EINPUT, 0, "%s: not a text file (a NUL byte at offset %zu)", path, at);
     }
     *out = buf;
@@ -172,10 +161,25 @@ char *ft_format_double(char *buf, double x)
 int ft__json_parse(const char *text, const char *name, void **root, ft_status *st)
 {
     json_error_t je;
+    unsigned long failed = ft__alloc_failures();
     json_t *r = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    /* jansson may drop a member whose allocation failed and still return
+     * the object: any failure during the parse is out of memory */
+    if (r && ft__alloc_failures() != failed) {
+        json_decref(r);
+        r = NULL;
+    }
     *root = r;
     if (r)
         return FT_OK;
+    /* out of memory: an allocation failed, or jansson gave up without a
+     * message (its parser returns early then), or said so */
+    int oom = ft__alloc_failures() != failed || je.text[0] == '\0';
+#if JANSSON_VERSION_HEX >= 0x020b00
+    oom = oom || json_error_code(&je) == json_error_out_of_memory;
+#endif
+    if (oom)
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", name);
     if (text[strspn(text, " \t\r\n")] == '\0')
         return ft__fail(st, FT_EINPUT, 0, "%s: empty file, expected a JSON object", name);
     return ft__fail(st, FT_EINPUT, 0, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);

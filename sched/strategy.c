@@ -11,17 +11,17 @@ void ft_partition_free(ft_partition *part)
         return;
     if (part->label)
         for (int g = 0; g < part->ngroups; g++)
-            free(part->label[g]);
-    free(part->label);
-    free(part->gid);
+            ft__free(part->label[g]);
+    ft__free(part->label);
+    ft__free(part->gid);
     memset(part, 0, sizeof *part);
 }
 
 int ft__partition_acyclic(const ft_problem *p, const int *gid, int ng)
 {
     int n = p->nops, head = 0, tail = 0, rc = -1;
-    int *indeg = calloc((size_t)ng + 1, sizeof(int)), *start = calloc((size_t)ng + 2, sizeof(int));
-    int *member = malloc(sizeof(int) * ((size_t)n + 1)), *queue = malloc(sizeof(int) * ((size_t)ng + 1));
+    int *indeg = ft__calloc((size_t)ng + 1, sizeof(int)), *start = ft__calloc((size_t)ng + 2, sizeof(int));
+    int *member = ft__malloc(sizeof(int) * ((size_t)n + 1)), *queue = ft__malloc(sizeof(int) * ((size_t)ng + 1));
     if (!indeg || !start || !member || !queue)
         goto out;
     /* an edge per (producer, consumer input slot) across groups */
@@ -55,10 +55,10 @@ int ft__partition_acyclic(const ft_problem *p, const int *gid, int ng)
     }
     rc = tail == ng;
 out:
-    free(indeg);
-    free(start);
-    free(member);
-    free(queue);
+    ft__free(indeg);
+    ft__free(start);
+    ft__free(member);
+    ft__free(queue);
     return rc;
 }
 
@@ -68,7 +68,7 @@ int ft__partition_check(const ft_problem *p, const ft_partition *part, ft_status
     if (part->nops != n || !part->gid || ng < 1 || ng > n)
         return ft__fail(st, FT_EINVALID, FT_R_LENGTH_MISMATCH, "partition: %d ops and %d groups for a problem of %d ops",
                         part->nops, ng, n);
-    int *size = calloc((size_t)ng, sizeof(int)), *ops = malloc(sizeof(int) * (size_t)n);
+    int *size = ft__calloc((size_t)ng, sizeof(int)), *ops = ft__malloc(sizeof(int) * (size_t)n);
     int rc = FT_OK;
     if (!size || !ops) {
         rc = ft__fail(st, FT_ENOMEM, 0, "partition: out of memory");
@@ -99,7 +99,7 @@ int ft__partition_check(const ft_problem *p, const ft_partition *part, ft_status
             rc = ft__fail(st, FT_EINVALID, FT_R_OP_BEFORE_PRODUCER, "partition: the groups' quotient graph has a cycle");
     }
 out:
-    free(size);
-    free(ops);
+    ft__free(size);
+    ft__free(ops);
     return rc;
 }

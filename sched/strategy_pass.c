@@ -238,10 +238,10 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
 {
     const ft_problem *p = S->p;
     int n = p->nops, ng = part->ngroups, next = ng, rc = FT_OK;
-    int *ops = malloc(sizeof(int) * ((size_t)n + 1)), *members = malloc(sizeof(int) * ((size_t)n + 1));
-    int *origin = malloc(sizeof(int) * ((size_t)n + 1)); /* new group -> old */
-    unsigned char *in = calloc((size_t)n + 1, 1);
-    int64_t *best = calloc((size_t)p->ntensors + 1, sizeof(int64_t));
+    int *ops = ft__malloc(sizeof(int) * ((size_t)n + 1)), *members = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *origin = ft__malloc(sizeof(int) * ((size_t)n + 1)); /* new group -> old */
+    unsigned char *in = ft__calloc((size_t)n + 1, 1);
+    int64_t *best = ft__calloc((size_t)p->ntensors + 1, sizeof(int64_t));
     if (!ops || !members || !origin || !in || !best)
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     memset(why, SPLIT_NONE, (size_t)n + 1);
@@ -300,7 +300,7 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
         }
     }
     if (rc == FT_OK && next > ng && part->label) {
-        char **label = realloc(part->label, sizeof(char *) * (size_t)next);
+        char **label = ft__realloc(part->label, sizeof(char *) * (size_t)next);
         if (!label) {
             rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         } else {
@@ -315,11 +315,11 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
     }
     if (rc == FT_OK)
         part->ngroups = next;
-    free(origin);
-    free(ops);
-    free(members);
-    free(in);
-    free(best);
+    ft__free(origin);
+    ft__free(ops);
+    ft__free(members);
+    ft__free(in);
+    ft__free(best);
     return rc;
 }
 
@@ -332,7 +332,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
         return ft__fail(st, FT_EINPUT, 0, "strategy %d is not a grouping strategy", (int)which);
     ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition};
     ft_partition raw = {0};
-    unsigned char *why = malloc((size_t)p->nops + 1);
+    unsigned char *why = ft__malloc((size_t)p->nops + 1);
     if (!why)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     int rc = strategies[which].run(p, &o, &raw, st);
@@ -345,7 +345,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
     if (rc == FT_OK) {
         part->nops = p->nops;
         part->ngroups = raw.ngroups;
-        part->label = calloc((size_t)raw.ngroups + 1, sizeof(char *));
+        part->label = ft__calloc((size_t)raw.ngroups + 1, sizeof(char *));
         for (int g = 0; part->label && g < raw.ngroups; g++)
             if (!(part->label[g] = group_label(p, &raw, g, split_note(why[g]))))
                 break;
@@ -357,7 +357,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
             memcpy(gid, part->gid, sizeof(int) * (size_t)p->nops);
     }
     ft_partition_free(&raw);
-    free(why);
+    ft__free(why);
     if (rc != FT_OK)
         ft_partition_free(part);
     return rc;

@@ -296,8 +296,8 @@ static int dfs(st_state *s)
     size_t cap = (size_t)p->ngraph_outputs + 1;
     for (int o = 0; o < p->nops; o++)
         cap += (size_t)p->ops[o].ninputs;
-    int *stack = malloc(sizeof(int) * cap), top = 0, rc = 0;
-    unsigned char *state = calloc((size_t)p->nops + 1, 1); /* 0 new, 1 producers pushed, 2 visited */
+    int *stack = ft__malloc(sizeof(int) * cap), top = 0, rc = 0;
+    unsigned char *state = ft__calloc((size_t)p->nops + 1, 1); /* 0 new, 1 producers pushed, 2 visited */
     if (!stack || !state)
         rc = -1;
     for (int r = 0; !rc && r < p->ngraph_outputs; r++) {
@@ -328,8 +328,8 @@ static int dfs(st_state *s)
             }
         }
     }
-    free(stack);
-    free(state);
+    ft__free(stack);
+    ft__free(state);
     return rc;
 }
 
@@ -350,7 +350,7 @@ static int settle(st_state *s, const int *ops, int n, ft_supertile_tile *t)
 static int settle_all(st_state *s, ft_status *st)
 {
     const ft_problem *p = s->p;
-    unsigned char *done = calloc((size_t)p->nops + 1, 1);
+    unsigned char *done = ft__calloc((size_t)p->nops + 1, 1);
     if (!done)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     int rc = FT_OK;
@@ -372,7 +372,7 @@ static int settle_all(st_state *s, ft_status *st)
                 rc = op_fits_no_tile(p, o, st);
         }
     }
-    free(done);
+    ft__free(done);
     return rc;
 }
 
@@ -383,11 +383,11 @@ static int output(st_state *s, ft_partition *out, ft_supertile_tile **tiles, ft_
 {
     const ft_problem *p = s->p;
     int n = p->nops, ng = 0;
-    int *id = malloc(sizeof(int) * ((size_t)n + 1));
+    int *id = ft__malloc(sizeof(int) * ((size_t)n + 1));
     out->nops = n;
-    out->gid = malloc(sizeof(int) * ((size_t)n + 1));
+    out->gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
     out->label = NULL;
-    ft_supertile_tile *tl = malloc(sizeof *tl * ((size_t)n + 1));
+    ft_supertile_tile *tl = ft__malloc(sizeof *tl * ((size_t)n + 1));
     if (!id || !out->gid || !tl)
         goto oom;
     for (int o = 0; o < n; o++)
@@ -401,7 +401,7 @@ static int output(st_state *s, ft_partition *out, ft_supertile_tile **tiles, ft_
         out->gid[p->topo[i]] = id[g];
     }
     out->ngroups = ng;
-    out->label = calloc((size_t)ng + 1, sizeof(char *));
+    out->label = ft__calloc((size_t)ng + 1, sizeof(char *));
     if (!out->label)
         goto oom;
     for (int g = 0; g < n; g++) {
@@ -414,27 +414,27 @@ static int output(st_state *s, ft_partition *out, ft_supertile_tile **tiles, ft_
         char *name = ft_subgraph_label(p, &sg);
         const char *kind = s->tile[g].tiled ? "supertile" : "untiled";
         size_t len = name ? strlen(kind) + strlen(name) + 2 : 0;
-        out->label[id[g]] = name ? malloc(len) : NULL;
+        out->label[id[g]] = name ? ft__malloc(len) : NULL;
         if (!out->label[id[g]]) {
-            free(name);
+            ft__free(name);
             goto oom;
         }
         snprintf(out->label[id[g]], len, "%s %s", kind, name);
-        free(name);
+        ft__free(name);
     }
-    free(id);
+    ft__free(id);
     if (tiles)
         *tiles = tl;
     else
-        free(tl);
+        ft__free(tl);
     return FT_OK;
 oom:
-    free(id);
-    free(tl);
+    ft__free(id);
+    ft__free(tl);
     for (int g = 0; out->label && g < ng; g++)
-        free(out->label[g]);
-    free(out->label);
-    free(out->gid);
+        ft__free(out->label[g]);
+    ft__free(out->label);
+    ft__free(out->gid);
     memset(out, 0, sizeof *out);
     return ft__fail(st, FT_ENOMEM, 0, "out of memory");
 }
@@ -444,14 +444,14 @@ static void state_free(st_state *s)
 {
     ft__st_search_free(&s->S);
     ft__st_scratch_free(&s->sc);
-    free(s->fg);
-    free(s->gid);
-    free(s->tile);
-    free(s->fail_round);
-    free(s->list);
-    free(s->list2);
-    free(s->mark);
-    free(s->queue);
+    ft__free(s->fg);
+    ft__free(s->gid);
+    ft__free(s->tile);
+    ft__free(s->fail_round);
+    ft__free(s->list);
+    ft__free(s->list2);
+    ft__free(s->mark);
+    ft__free(s->queue);
 }
 
 int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile **tiles, ft_status *st)
@@ -464,14 +464,14 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
         *tiles = NULL;
     memset(&s, 0, sizeof s);
     s.p = p;
-    s.fg = malloc(sizeof(int) * n);
-    s.gid = malloc(sizeof(int) * n);
-    s.tile = calloc(n, sizeof *s.tile);
-    s.fail_round = malloc(sizeof(int) * n);
-    s.list = malloc(sizeof(int) * n);
-    s.list2 = malloc(sizeof(int) * n);
-    s.mark = calloc(n, sizeof(int));
-    s.queue = malloc(sizeof(int) * n);
+    s.fg = ft__malloc(sizeof(int) * n);
+    s.gid = ft__malloc(sizeof(int) * n);
+    s.tile = ft__calloc(n, sizeof *s.tile);
+    s.fail_round = ft__malloc(sizeof(int) * n);
+    s.list = ft__malloc(sizeof(int) * n);
+    s.list2 = ft__malloc(sizeof(int) * n);
+    s.mark = ft__calloc(n, sizeof(int));
+    s.queue = ft__malloc(sizeof(int) * n);
     int rc = FT_OK;
     if (!s.fg || !s.gid || !s.tile || !s.fail_round || !s.list || !s.list2 || !s.mark || !s.queue ||
         ft__st_search_init(&s.S, p) || ft__st_scratch_init(&s.sc, p))

@@ -12,7 +12,7 @@
 int ft__st_scratch_init(ft_st_scratch *sc, const ft_problem *p)
 {
     memset(sc, 0, sizeof *sc);
-    sc->member = calloc((size_t)p->nops + 1, 1);
+    sc->member = ft__calloc((size_t)p->nops + 1, 1);
     if (!sc->member || ft__sctx_alloc(&sc->x, p->ntensors)) {
         ft__st_scratch_free(sc);
         return -1;
@@ -22,7 +22,7 @@ int ft__st_scratch_init(ft_st_scratch *sc, const ft_problem *p)
 
 void ft__st_scratch_free(ft_st_scratch *sc)
 {
-    free(sc->member);
+    ft__free(sc->member);
     ft__sctx_free(&sc->x);
     memset(sc, 0, sizeof *sc);
 }
@@ -118,14 +118,15 @@ void ft__st_whole(const ft_problem *p, const int *ops, int n, ft_supertile_tile 
     ft_supertile_tile one = {1, 1, 1, 0};
     ft_subgraph g = loop_subgraph(ops, n, &one);
     int64_t ntx, nty, nk;
-    ft_role *roles = malloc(sizeof(ft_role) * ((size_t)n + 1));
-    ft__sg_grid(p, &g, roles, &ntx, &nty, &nk);
+    ft_role *roles = ft__malloc(sizeof(ft_role) * ((size_t)n + 1));
+    int grid_rc = ft__sg_grid(p, &g, roles, &ntx, &nty, &nk);
     /* at k = 1 the grid's k-steps are the deepest k-loop K, and 1 also
-     * when there is none: the roles tell (out of memory: assume one) */
-    int kloop = !roles;
-    for (int j = 0; roles && j < n && !kloop; j++)
+     * when there is none: the roles tell (out of memory: assume one; the
+     * failure is counted, ft__alloc_failures, and ft_search reports it) */
+    int kloop = !roles || grid_rc;
+    for (int j = 0; roles && !grid_rc && j < n && !kloop; j++)
         kloop = roles[j] == FT_ROLE_KLOOP;
-    free(roles);
+    ft__free(roles);
     *t = (ft_supertile_tile){ntx, nty, kloop ? nk : 0, 0};
 }
 
@@ -189,7 +190,7 @@ int ft__st_search_init(search *S, const ft_problem *p)
     S->best = INF;
     S->rng = 1;
     S->tm = ft__tmemo_new();
-    S->topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
+    S->topo_pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
     if (!S->tm || !S->topo_pos) {
         ft__st_search_free(S);
         return -1;
@@ -201,8 +202,8 @@ int ft__st_search_init(search *S, const ft_problem *p)
 
 void ft__st_search_free(search *S)
 {
-    free(S->tm);
-    free(S->topo_pos);
+    ft__free(S->tm);
+    ft__free(S->topo_pos);
     memset(S, 0, sizeof *S);
 }
 

@@ -269,7 +269,7 @@ static int store(loader *L, const config_setting_t *s, const setting *e)
         if (strcmp(e->name, "name") == 0 && (!v || !*v))
             return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: %s must not be empty", file, line, full);
         char **slot = (char **)(base + e->offset);
-        free(*slot);
+        ft__free(*slot);
         *slot = ft__strdup(v ? v : "");   /* copied out before config_destroy */
         if (!*slot)
             return ft__fail(L->st, FT_ENOMEM, 0, "%s: out of memory", L->path);
@@ -482,7 +482,7 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st)
     if (rc)
         return rc;
     rc = ft_target_parse(text, path, out, st);
-    free(text);
+    ft__free(text);
     return rc;
 }
 
@@ -498,7 +498,7 @@ int ft_target_parse(const char *text, const char *name, ft_target **out, ft_stat
         return rc;
     }
 
-    ft_target *t = calloc(1, sizeof *t);
+    ft_target *t = ft__calloc(1, sizeof *t);
     loader L;
     memset(&L, 0, sizeof L);
     L.path = name;
@@ -529,12 +529,12 @@ void ft_target_free(ft_target *t)
 {
     if (!t)
         return;
-    free(t->path);
-    free(t->name);
-    free(t->description);
+    ft__free(t->path);
+    ft__free(t->name);
+    ft__free(t->description);
     for (int i = 0; i < t->nkind_costs; i++)
-        free(t->kind_names[i]);
-    free(t);
+        ft__free(t->kind_names[i]);
+    ft__free(t);
 }
 
 /* ------------------------------------------------------------------ apply */

@@ -23,8 +23,8 @@ typedef struct lines {
 static void lines_free(lines *L)
 {
     for (int i = 0; i < L->n; i++)
-        free(L->l[i]);
-    free(L->l);
+        ft__free(L->l[i]);
+    ft__free(L->l);
 }
 
 /* Insert a copy of s before line `at`; -1 on OOM or too many lines. */
@@ -34,7 +34,7 @@ static int lines_insert(lines *L, int at, const char *s)
         return -1;
     if (L->n == L->cap) {
         int cap = L->cap ? 2 * L->cap : 64;
-        char **nl = realloc(L->l, sizeof *nl * (size_t)cap);
+        char **nl = ft__realloc(L->l, sizeof *nl * (size_t)cap);
         if (!nl)
             return -1;
         L->l = nl;
@@ -160,7 +160,7 @@ static int set_one(lines *L, const char *path, const char *value, const char *no
         char *c = ft__strdup(buf);
         if (!c)
             return -1;
-        free(L->l[line]);
+        ft__free(L->l[line]);
         L->l[line] = c;
         return 0;
     }
@@ -211,7 +211,7 @@ int ft_target_write_fitted(const char *in_path, const char *out_path, const char
                 rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory or more than %d lines", in_path, MAX_LINES);
         s = nl ? nl + 1 : NULL;
     }
-    free(text);
+    ft__free(text);
     char vals[FT_CALIB_MAX_FREE][40];
     for (int i = 0; i < n && rc == FT_OK; i++) {
         if (i >= FT_CALIB_MAX_FREE || !isfinite(values[i]) || strlen(names[i]) >= MAX_PATH) {
@@ -227,7 +227,7 @@ int ft_target_write_fitted(const char *in_path, const char *out_path, const char
     size_t len = 1;
     for (int i = 0; i < L.n; i++)
         len += strlen(L.l[i]) + 1;
-    char *out = rc ? NULL : malloc(len);
+    char *out = rc ? NULL : ft__malloc(len);
     if (!rc && !out)
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     if (!rc) {
@@ -241,7 +241,7 @@ int ft_target_write_fitted(const char *in_path, const char *out_path, const char
         out[k] = 0;
         rc = ft__write_atomic(out, out_path, st);
     }
-    free(out);
+    ft__free(out);
     lines_free(&L);
     if (rc)
         return rc;

@@ -105,7 +105,7 @@ static int subgraph_shape(search *S, const sctx *x, const ft_subgraph *g, const 
     const ft_problem *p = S->p;
     int nops = g->nops;
     memset(sh, 0, sizeof *sh);
-    sh->widths = malloc(sizeof(int64_t) * (size_t)(3 * nops + 3));
+    sh->widths = ft__malloc(sizeof(int64_t) * (size_t)(3 * nops + 3));
     if (!sh->widths)
         return -2;
     sh->heights = sh->widths + nops + 1;
@@ -165,7 +165,7 @@ static void shape_done(search *S, const ft_subgraph *g, shape *sh)
         for (int i = 0; i < op->ninputs; i++)
             S->produced[op->inputs[i]] = S->uses[op->inputs[i]] = 0;
     }
-    free(sh->widths);
+    ft__free(sh->widths);
 }
 
 /* Lower bound of g's latency at tile w x h x k: the compute of its k-loop
@@ -224,17 +224,20 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
 {
     const ft_problem *p = S->p;
     int nops = g->nops;
-    ft_role *roles = malloc(sizeof(ft_role) * (size_t)(nops + 1));
+    ft_role *roles = ft__malloc(sizeof(ft_role) * (size_t)(nops + 1));
     if (!roles)
         return INF;
     int64_t ntx0, nty0, nk0;
     g->w = g->h = g->k = 1;
-    ft__sg_grid(p, g, roles, &ntx0, &nty0, &nk0);
+    if (ft__sg_grid(p, g, roles, &ntx0, &nty0, &nk0)) {
+        ft__free(roles);
+        return INF;
+    }
     shape sh;
     int rc = subgraph_shape(S, x, g, roles, &sh);
     if (rc < 0 || sh.fixed_ws > p->capacity) {
         shape_done(S, g, &sh);
-        free(roles);
+        ft__free(roles);
         return INF;
     }
     int64_t wc[FT_SEARCH_MAX_CANDIDATES], hc[FT_SEARCH_MAX_CANDIDATES], kc[FT_SEARCH_MAX_CANDIDATES];
@@ -254,7 +257,7 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
     int nkc = sh.nks ? candidates(limk, sh.ks, sh.nks, kc, S->fine) : 1;
     if (!sh.nks)
         kc[0] = 1;
-    cand *cs = malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
+    cand *cs = ft__malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
     int nc = 0;
     for (int a = 0; cs && a < nwc; a++)
         for (int b = 0; b < nhc; b++)
@@ -264,7 +267,7 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
                     cs[nc++] = (cand){{wc[a], hc[b], kc[d], ORD_RASTER}, lb};
             }
     shape_done(S, g, &sh);
-    free(roles);
+    ft__free(roles);
     if (!cs)
         return INF;
     qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
@@ -296,6 +299,6 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
             }
         }
     }
-    free(cs);
+    ft__free(cs);
     return best;
 }

@@ -133,10 +133,10 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
     if (ns == 0)
         return ft__fail(st, FT_EINVALID, FT_R_OP_NOT_COVERED, "%s: subgraphs is empty; op 0 is in no subgraph", n);
     size_t scratch = (size_t)p->nops + (size_t)p->ntensors + 1;
-    int *seen = calloc((size_t)p->nops + 1, sizeof(int));
-    int *pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
-    int *par = malloc(sizeof(int) * scratch * 2);
-    unsigned char *bits = calloc((size_t)p->ntensors * 4 + 4, 1);
+    int *seen = ft__calloc((size_t)p->nops + 1, sizeof(int));
+    int *pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
+    int *par = ft__malloc(sizeof(int) * scratch * 2);
+    unsigned char *bits = ft__calloc((size_t)p->ntensors * 4 + 4, 1);
     int rc = FT_OK;
     if (!seen || !pos || !par || !bits) {
         rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
@@ -192,14 +192,17 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
         if (!g->order)
             continue;
         int64_t ntx, nty, nk;
-        ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+        if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk)) {
+            rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+            break;
+        }
         int64_t ntiles = ntx * nty;
         if (g->norder != ntiles) {
             rc = ft__fail(st, FT_EINVALID, FT_R_BAD_TRAVERSAL, "%s: traversal_orders[%d] has %lld entries, subgraph %d has %lld tiles (%lld x %lld)",
                           n, i, (long long)g->norder, i, (long long)ntiles, (long long)nty, (long long)ntx);
             break;
         }
-        unsigned char *hit = calloc((size_t)ntiles + 1, 1);
+        unsigned char *hit = ft__calloc((size_t)ntiles + 1, 1);
         if (!hit) {
             rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
             break;
@@ -218,11 +221,11 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
             }
             hit[t] = 1;
         }
-        free(hit);
+        ft__free(hit);
     }
     /* availability: a boundary input is a graph input, resident, or produced earlier */
     unsigned char *produced = bits, *written = bits + p->ntensors, *retained = bits + 2 * p->ntensors, *resident = bits + 3 * p->ntensors;
-    unsigned char *made = calloc((size_t)p->ntensors + 1, 1); /* produced by some earlier subgraph */
+    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1); /* produced by some earlier subgraph */
     if (!made && !rc)
         rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
     for (int i = 0; i < ns && !rc; i++) {
@@ -244,13 +247,17 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
         if (rc)
             break;
         /* fused operands never leave: upstream outputs are neither written nor retained */
-        ft_role *roles = malloc(sizeof(ft_role) * (size_t)g->nops);
+        ft_role *roles = ft__malloc(sizeof(ft_role) * (size_t)g->nops);
         if (!roles) {
             rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
             break;
         }
         int64_t a, b, c;
-        ft__sg_grid(p, g, roles, &a, &b, &c);
+        if (ft__sg_grid(p, g, roles, &a, &b, &c)) {
+            ft__free(roles);
+            rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+            break;
+        }
         for (int j = 0; j < g->nops && !rc; j++) {
             int t = p->ops[g->ops[j]].output;
             if (roles[j] == FT_ROLE_UPSTREAM && (written[t] || retained[t]))
@@ -258,15 +265,15 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
                               "%s: subgraphs[%d][%d]: tensor %d (output of op %d) feeds a fused MatMul in subgraph %d, so it cannot also be %s", n, i,
                               j, t, g->ops[j], i, retained[t] ? "retained" : (p->tensors[t].nconsumers ? "written (a later subgraph loads it)" : "written (it is a graph output)"));
         }
-        free(roles);
+        ft__free(roles);
         for (int j = 0; j < g->nops; j++)
             made[p->ops[g->ops[j]].output] = 1;
     }
-    free(made);
+    ft__free(made);
 done:
-    free(seen);
-    free(pos);
-    free(par);
-    free(bits);
+    ft__free(seen);
+    ft__free(pos);
+    ft__free(par);
+    ft__free(bits);
     return rc;
 }

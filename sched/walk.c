@@ -9,26 +9,26 @@ void ft_walk_free(ft_walk *w)
 {
     if (!w)
         return;
-    free(w->role);
-    free(w->tbits);
-    free(w->need_stamp);
-    free(w->need);
-    free(w->need_kind);
-    free(w->need_tag);
-    free(w->tag_seen);
-    free(w->slices);
-    free(w->prev);
-    free(w->loaded);
-    free(w->writes);
-    free(w->active);
-    free(w->acts);
-    free(w);
+    ft__free(w->role);
+    ft__free(w->tbits);
+    ft__free(w->need_stamp);
+    ft__free(w->need);
+    ft__free(w->need_kind);
+    ft__free(w->need_tag);
+    ft__free(w->tag_seen);
+    ft__free(w->slices);
+    ft__free(w->prev);
+    ft__free(w->loaded);
+    ft__free(w->writes);
+    ft__free(w->active);
+    ft__free(w->acts);
+    ft__free(w);
 }
 
 /* Allocate a walker for subgraph g (tensor sets not yet filled). */
 static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute_model model)
 {
-    ft_walk *w = calloc(1, sizeof *w);
+    ft_walk *w = ft__calloc(1, sizeof *w);
     if (!w)
         return NULL;
     size_t nt = (size_t)p->ntensors;
@@ -39,19 +39,19 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     w->cap = 1;
     for (int j = 0; j < g->nops; j++)
         w->cap += p->ops[g->ops[j]].ninputs;
-    w->role = malloc(sizeof(ft_role) * (size_t)(g->nops + 1));
-    w->tbits = malloc(nt * 4 + 4);
-    w->need_stamp = calloc(nt + 1, sizeof(int64_t)); /* 0: no need yet (stamps start at 1) */
-    w->need = malloc(sizeof(ft_region) * (nt + 1));
-    w->need_kind = malloc(2 * (nt + 1));
-    w->need_tag = malloc(2 * (nt + 1));
-    w->tag_seen = calloc(nt + 1, 2);
-    w->slices = malloc(sizeof(ft_slice) * (size_t)w->cap);
-    w->prev = malloc(sizeof(ft_slice) * (size_t)w->cap);
-    w->loaded = malloc((size_t)w->cap);
-    w->writes = malloc(sizeof(ft_slice) * (size_t)(g->nops + 1));
-    w->active = malloc(sizeof(int) * (size_t)(g->nops + 1));
-    w->acts = malloc(sizeof(ft_active) * (size_t)(g->nops + 1));
+    w->role = ft__malloc(sizeof(ft_role) * (size_t)(g->nops + 1));
+    w->tbits = ft__malloc(nt * 4 + 4);
+    w->need_stamp = ft__calloc(nt + 1, sizeof(int64_t)); /* 0: no need yet (stamps start at 1) */
+    w->need = ft__malloc(sizeof(ft_region) * (nt + 1));
+    w->need_kind = ft__malloc(2 * (nt + 1));
+    w->need_tag = ft__malloc(2 * (nt + 1));
+    w->tag_seen = ft__calloc(nt + 1, 2);
+    w->slices = ft__malloc(sizeof(ft_slice) * (size_t)w->cap);
+    w->prev = ft__malloc(sizeof(ft_slice) * (size_t)w->cap);
+    w->loaded = ft__malloc((size_t)w->cap);
+    w->writes = ft__malloc(sizeof(ft_slice) * (size_t)(g->nops + 1));
+    w->active = ft__malloc(sizeof(int) * (size_t)(g->nops + 1));
+    w->acts = ft__malloc(sizeof(ft_active) * (size_t)(g->nops + 1));
     if (!w->role || !w->tbits || !w->need_stamp || !w->need || !w->need_kind || !w->need_tag || !w->tag_seen || !w->slices || !w->prev || !w->loaded || !w->writes ||
         !w->active || !w->acts) {
         ft_walk_free(w);
@@ -76,7 +76,7 @@ static int sg_rates(ft_walk *w, ft_status *st)
     const ft_timing *tm = &p->timing;
     ft__rates_init(p, &w->rates);
     if (tm->cache_capacity > 0) {
-        unsigned char *seen = calloc((size_t)p->ntensors + 1, 1);
+        unsigned char *seen = ft__calloc((size_t)p->ntensors + 1, 1);
         if (!seen)
             return ft__fail(st, FT_ENOMEM, 0, "out of memory");
         double reads = 0, writes = 0;
@@ -91,7 +91,7 @@ static int sg_rates(ft_walk *w, ft_status *st)
                 }
             }
         }
-        free(seen);
+        ft__free(seen);
         w->floor = reads + writes <= tm->cache_capacity ? 0 : reads / w->rates.rb + writes / w->rates.wb;
     }
     ft__step_rates(p, &w->rates);
@@ -116,7 +116,8 @@ static int walk_prepare(ft_walk *w, ft_status *st)
     const ft_problem *p = w->p;
     const ft_subgraph *g = w->g;
     size_t nt = (size_t)p->ntensors;
-    ft__sg_grid(p, g, w->role, &w->ntx, &w->nty, &w->nk);
+    if (ft__sg_grid(p, g, w->role, &w->ntx, &w->nty, &w->nk))
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     int64_t tiles;
     if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps))
         return ft__fail(st, FT_EINPUT, 0, "the number of steps of a subgraph overflows 64 bits");
