@@ -3,6 +3,7 @@
 #define FT_CLI_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "fusetile.h"
 #include "target.h"
@@ -272,5 +273,17 @@ int cli_sweep_plot(int argc, char **argv);
 int cli_sweep_submit(int argc, char **argv);
 int cli_sweep_status(int argc, char **argv);
 int cli_sweep_gather(int argc, char **argv);
+
+/* A progress printer for ft_evaluate_progress and ft_sim_opts.progress:
+ * at most every two seconds, "fusetile WHAT: DONE of TOTAL steps NOUN
+ * (P%)" on stderr.  Initialise with cli_progress_init before the run. */
+typedef struct cli_progress_state {
+    const char *what; /* "evaluate", "simulate" */
+    const char *noun; /* words after "steps", "" for none */
+    struct timespec last;
+} cli_progress_state;
+void cli_progress_init(cli_progress_state *ps, const char *what, const char *noun);
+/* Contract above; ctx is a cli_progress_state; always returns 0 (go on). */
+int cli_progress(void *ctx, int64_t done, int64_t total);
 
 #endif

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char evaluate_help[] =
     "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
@@ -38,19 +37,6 @@ static const char evaluate_help[] =
     "or usage.  Reported subgraph_latencies that differ from the computed\n"
     "ones are a warning on stderr (not with a real target: the schedule's\n"
     "figures are for the problem file's machine).\n";
-
-/* Progress on stderr for long evaluations, at most every two seconds. */
-static int show_progress(void *ctx, int64_t done, int64_t total)
-{
-    struct timespec *last = ctx, now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - last->tv_sec >= 2) {
-        fprintf(stderr, "fusetile evaluate: %lld of %lld steps (%.0f%%)\n", (long long)done, (long long)total,
-                total ? 100.0 * (double)done / (double)total : 0.0);
-        *last = now;
-    }
-    return 0;
-}
 
 /* Compare the schedule's own figures with ours; warn on each difference. */
 static void warn_reported(const ft_schedule *s, const ft_eval *e)
@@ -193,9 +179,9 @@ int cmd_evaluate(int argc, char **argv)
     const ft_compute_model model = c.model;
     const int json = c.json, keep_costs = c.keep_costs;
     ft_eval e;
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    int rc = ft_evaluate_progress(p, s, model, show_progress, &last, &e, &st);
+    cli_progress_state prog;
+    cli_progress_init(&prog, "evaluate", "");
+    int rc = ft_evaluate_progress(p, s, model, cli_progress, &prog, &e, &st);
     if (rc == FT_EINVALID) {
         cli_error("invalid schedule (%s): %s", ft_reason_name(st.reason), st.msg);
         if (json)

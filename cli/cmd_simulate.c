@@ -11,22 +11,6 @@
 #include "sim.h"
 #include "trace.h"
 
-#include <time.h>
-
-/* Progress on stderr for long replays, at most every two seconds: the
- * replay's steps, then the analytic evaluation's (ft_sim_opts.progress). */
-static int show_progress(void *ctx, int64_t done, int64_t total)
-{
-    struct timespec *last = ctx, now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - last->tv_sec >= 2) {
-        fprintf(stderr, "fusetile simulate: %lld of %lld steps replayed and evaluated (%.0f%%)\n", (long long)done, (long long)total,
-                total ? 100.0 * (double)done / (double)total : 0.0);
-        *last = now;
-    }
-    return 0;
-}
-
 /* Largest relative difference between simulated and analytic latencies
  * that still counts as agreement (SPEC.md: 1e-9). */
 #define AGREE_REL 1e-9
@@ -394,10 +378,10 @@ static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, 
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     so.model = model;
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    so.progress = show_progress;
-    so.progress_ctx = &last;
+    cli_progress_state prog;
+    cli_progress_init(&prog, "simulate", "replayed and evaluated");
+    so.progress = cli_progress;
+    so.progress_ctx = &prog;
     rep->nvar = 0;
     int any = 0;
     for (int e = 0; e < NEFFECTS; e++)
@@ -523,10 +507,10 @@ int cmd_simulate(int argc, char **argv)
     ft_sim_result r;
     report rep;
     rep.nvar = 0;
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    so.progress = show_progress;
-    so.progress_ctx = &last;
+    cli_progress_state prog;
+    cli_progress_init(&prog, "simulate", "replayed and evaluated");
+    so.progress = cli_progress;
+    so.progress_ctx = &prog;
     rc = ft_sim_run(sim, p, s, &so, &r);
     if (rc == FT_EINVALID) {
         char tb[FT_NUMBUF];

@@ -239,3 +239,23 @@ int cli_parse_u64(const char *v, uint64_t *out)
     *out = (uint64_t)x;
     return 0;
 }
+
+void cli_progress_init(cli_progress_state *ps, const char *what, const char *noun)
+{
+    ps->what = what;
+    ps->noun = noun;
+    clock_gettime(CLOCK_MONOTONIC, &ps->last);
+}
+
+int cli_progress(void *ctx, int64_t done, int64_t total)
+{
+    cli_progress_state *ps = ctx;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - ps->last.tv_sec >= 2) {
+        fprintf(stderr, "fusetile %s: %lld of %lld steps%s%s (%.0f%%)\n", ps->what, (long long)done, (long long)total,
+                ps->noun[0] ? " " : "", ps->noun, total ? 100.0 * (double)done / (double)total : 0.0);
+        ps->last = now;
+    }
+    return 0;
+}

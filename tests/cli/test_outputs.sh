@@ -94,7 +94,14 @@ check out-fifo-no-reader 2 err "$tmp/fifo: is a FIFO that no process reads \(wai
 expect out-fifo-no-reader-one-line "one line on stderr" one_line_err
 expect out-fifo-no-hang "waited $(($(date +%s) - t0)) s" [ $(($(date +%s) - t0)) -lt 50 ]
 expect out-fifo-kept "the FIFO was replaced" test -p "$tmp/fifo"
-(cat "$tmp/fifo" >"$tmp/fifo-read") &
+cat "$tmp/fifo" >"$tmp/fifo-read" &
+rpid=$!
+# the writer waits at most 2 s for a reader: start it only once cat sleeps
+# in its open of the FIFO, so a loaded machine cannot make this case fail
+for _ in $(seq 200); do
+    [ "$(cat /proc/$rpid/comm 2>/dev/null)" = cat ] && grep -q '^State:[[:space:]]*S' /proc/$rpid/status 2>/dev/null && break
+    sleep 0.05
+done
 check out-fifo-reader 0 - '' -- timeout 60 "$bin" generate --ops 12 -o "$tmp/fifo"
 wait
 expect out-fifo-reader-got "the reader got no problem" grep -q '"widths"' "$tmp/fifo-read"
