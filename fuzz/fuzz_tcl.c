@@ -151,21 +151,6 @@ static void run_line(Tcl_Interp *interp, int objc, Tcl_Obj **objv)
         extra[nextra++] = Tcl_NewStringObj("-threads", -1);
         extra[nextra++] = Tcl_NewStringObj("1", -1);
     }
-    if (proc == fttcl_schedule_cmd && objc > 1 && abbrev(objv[1], "simulate")) {
-        /* Open finding (docs/FUZZ.md): a replay that writes both a trace
-         * and a VCD makes LeakSanitizer report libFuzzer's own argument
-         * and corpus vectors as lost, in some environments only (the
-         * SystemC coroutines' stack switching, unannotated, is the
-         * suspect); valgrind finds no leak on the same command.  Such a
-         * line is skipped until that is understood. */
-        int trace = 0, vcd = 0;
-        for (int i = 2; i < objc; i++) {
-            trace |= abbrev(objv[i], "-trace") && strlen(Tcl_GetString(objv[i])) > 2;
-            vcd |= abbrev(objv[i], "-vcd") && strlen(Tcl_GetString(objv[i])) > 2;
-        }
-        if (trace && vcd)
-            return;
-    }
     if (proc == fttcl_schedule_cmd && objc > 1 && (abbrev(objv[1], "evaluate") || abbrev(objv[1], "simulate"))) {
         const Handle *h = info.objClientData;
         int64_t cap = abbrev(objv[1], "evaluate") ? FZ_MAX_STEPS : MAX_SIM_STEPS;

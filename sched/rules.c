@@ -428,7 +428,9 @@ static int fuse_vertical(fuser *F)
         char *label = ft__malloc(FT_RULES_LABEL);
         if (!label)
             return -1;
-        snprintf(label, FT_RULES_LABEL, "%.*s %s", FT_RULES_LABEL / 2, parts, Y->name);
+        /* a label past FT_RULES_LABEL is cut short: it only names the group */
+        if (snprintf(label, FT_RULES_LABEL, "%.*s %s", FT_RULES_LABEL / 2, parts, Y->name) < 0)
+            label[0] = '\0';
         F->label[F->ng] = label;
         for (int i = 0; i < n; i++)
             F->L[chain[i]].group = F->ng;

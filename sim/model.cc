@@ -1,5 +1,6 @@
 /* model.cc - the controller's replay of a schedule on the SystemC model (model.h), the process-wide model and one run of it. */
 #include "model.h"
+#include "stack_bounds.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -480,6 +481,11 @@ void run_job(Job &job)
     m.cache.reset(job.p, now);
     job.done = false;
     m.controller.submit(&job);
+    /* back on this thread's own stack, ASan must know it again, also when
+     * sc_start() throws */
+    struct Restore {
+        ~Restore() { restore_stack_bounds(); }
+    } restore;
     sc_core::sc_start();
     if (!job.done)
         throw std::runtime_error("the SystemC kernel stopped before the replay ended");
