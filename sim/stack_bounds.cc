@@ -28,9 +28,12 @@ void restore_stack_bounds()
     pthread_attr_destroy(&attr);
     if (!known)
         return;
-    /* a "switch" from this stack to itself: ASan records its bounds again */
-    __sanitizer_start_switch_fiber(nullptr, bottom, size);
-    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+    /* a "switch" from this stack to itself: ASan records its bounds again;
+     * the thread's fake stack (detect_stack_use_after_return), which the
+     * callers' frames may be on, is handed over and back, not destroyed */
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, bottom, size);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 }
 
 }  // namespace ftsim
