@@ -168,13 +168,14 @@ static char *join(const char *dir, const char *rel)
     return r;
 }
 
-static int add_value(loader *L, axis_vals *a, const config_setting_t *s, value v)
+/* Append v (its line in v.line) to a, the values of setting sname; one
+ * past FT_SWEEP_MAX_VALUES fails naming both. */
+static int add_value(loader *L, axis_vals *a, const char *sname, value v)
 {
     if (a->n >= FT_SWEEP_MAX_VALUES) {
         free(v.key);
         free(v.path);
-        return fail(L, line_of(s), config_setting_name(s) ? config_setting_name(s) : "value",
-                    "more than %d values (FT_SWEEP_MAX_VALUES)", FT_SWEEP_MAX_VALUES);
+        return fail(L, v.line, sname, "more than %d values (FT_SWEEP_MAX_VALUES)", FT_SWEEP_MAX_VALUES);
     }
     value *nv = realloc(a->v, (size_t)(a->n + 1) * sizeof *nv);
     if (!nv) {
@@ -198,7 +199,7 @@ static int add_path(loader *L, axis_vals *a, int ax, const char *text, int line,
     if (ax == AX_TARGET && strcmp(text, "none") == 0) {
         if (!(v.key = dupstr("none")))
             return nomem(L);
-        return add_value(L, a, NULL, v);
+        return add_value(L, a, sname, v);
     }
     if (ax == AX_PROBLEM && strpbrk(text, "*?[")) {
         char *pat = join(L->dir, text);
@@ -220,7 +221,7 @@ static int add_path(loader *L, axis_vals *a, int ax, const char *text, int line,
                 globfree(&g);
                 return nomem(L);
             }
-            add_value(L, a, NULL, m);
+            add_value(L, a, sname, m);
         }
         globfree(&g);
         return L->failed ? -1 : 0;
@@ -232,7 +233,7 @@ static int add_path(loader *L, axis_vals *a, int ax, const char *text, int line,
         free(v.path);
         return nomem(L);
     }
-    return add_value(L, a, NULL, v);
+    return add_value(L, a, sname, v);
 }
 
 /* --------------------------------------------------------------- numbers */
@@ -288,7 +289,7 @@ static int add_number(loader *L, axis_vals *a, int ax, double x, int line, const
     value v = {.num = x, .line = line, .key = dupstr(ft_format_double(b, x))};
     if (!v.key)
         return nomem(L);
-    return add_value(L, a, NULL, v);
+    return add_value(L, a, sname, v);
 }
 
 /* A range group { from; to; step | times; } of a number axis. */
@@ -389,7 +390,7 @@ static int add_scalar(loader *L, axis_vals *a, int ax, const config_setting_t *e
         if (config_setting_type(e) != CONFIG_TYPE_BOOL)
             return fail(L, line, sname, "expected true or false, got %s", type_name(e));
         value v = {.num = config_setting_get_bool(e), .line = line, .key = dupstr(config_setting_get_bool(e) ? "1" : "0")};
-        return v.key ? add_value(L, a, NULL, v) : nomem(L);
+        return v.key ? add_value(L, a, sname, v) : nomem(L);
     }
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
         return fail(L, line, sname, "expected a string or a list of them, got %s", type_name(e));
@@ -415,7 +416,7 @@ static int add_scalar(loader *L, axis_vals *a, int ax, const config_setting_t *e
     }
     if (!(v.key = dupstr(s)))
         return nomem(L);
-    return add_value(L, a, NULL, v);
+    return add_value(L, a, sname, v);
 }
 
 /* The values of setting s for axis ax: a scalar, a list/array of scalars

@@ -1,6 +1,7 @@
 /* test_sweep_file.c - sweep files: cross-product counts and order, linear and geometric ranges, explicit runs lists, globs, stable and distinct keys, errors naming file, line and setting. */
 #include "ft_testutil.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sweep.h"
@@ -193,6 +194,28 @@ static void test_sweep_errors(void **state)
     load_bad(f, "problems = [\"p.json\"];\ncapacity = { from = 1.0; to = 1e9; step = 1.0; };\n", 2,
              "capacity: the range has 1000000000 values, more than 4096");
     load_bad(f, "capacity = 5.0;\n", 0, "problems: missing");
+    /* one value past FT_SWEEP_MAX_VALUES in a list, and in a glob's
+     * matches: one line naming the setting (the glob once crashed here,
+     * found by the sweep fuzz harness) */
+    size_t cap = 16 * (FT_SWEEP_MAX_VALUES + 2);
+    char *text = malloc(cap);
+    assert_non_null(text);
+    int n = snprintf(text, cap, "problems = [\"p.json\"];\nseed = [");
+    for (int i = 0; i <= FT_SWEEP_MAX_VALUES; i++)
+        n += snprintf(text + n, cap - (size_t)n, "%s%d", i ? ", " : "", i);
+    snprintf(text + n, cap - (size_t)n, "];\n");
+    load_bad(f, text, 2, "seed: more than 4096 values (FT_SWEEP_MAX_VALUES)");
+    free(text);
+    char sub[160], name[200];
+    snprintf(sub, sizeof sub, "%s/many", f->dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    for (int i = 0; i <= FT_SWEEP_MAX_VALUES; i++) {
+        snprintf(name, sizeof name, "%s/g%05d.json", sub, i);
+        FILE *fp = fopen(name, "w");
+        assert_non_null(fp);
+        fclose(fp);
+    }
+    load_bad(f, "problems = [\"many/*.json\"];\n", 1, "problems: more than 4096 values (FT_SWEEP_MAX_VALUES)");
 }
 
 static void test_sweep_default_db(void **state)
