@@ -64,10 +64,13 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
          * figure would not be a bound; the proportional one always is) */
         int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
         /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
-        double x = op->base_cost * tiles(O->width, p->native_w, fw) * tiles(O->height, p->native_h, fh);
+        double units = tiles(O->width, p->native_w, fw) * tiles(O->height, p->native_h, fh);
         if (op->type == FT_OP_MATMUL)
-            x *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
-        c += x;
+            units *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
+        /* the base cost last: a cost near DBL_MAX times a share below one
+         * stays finite, as the evaluation's does (fuzz/regress/schedule/
+         * bound-overflow) */
+        c += op->base_cost * units;
     }
     ft__free(rw);
     /* several units share the compute (ft_timing) */
