@@ -64,13 +64,7 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
          * figure would not be a bound; the proportional one always is) */
         int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
         /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
-        double units = tiles(O->width, p->native_w, fw) * tiles(O->height, p->native_h, fh);
-        if (op->type == FT_OP_MATMUL)
-            units *= (double)op->k / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
-        /* the base cost last: a cost near DBL_MAX times a share below one
-         * stays finite, as the evaluation's does (fuzz/regress/schedule/
-         * bound-overflow) */
-        c += op->base_cost * units;
+        c += ft__op_compute(p, model, op, tiles(O->height, p->native_h, fh), tiles(O->width, p->native_w, fw), (double)op->k);
     }
     ft__free(rw);
     /* several units share the compute (ft_timing) */

@@ -5,11 +5,13 @@
 
 double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth)
 {
-    double c = op->base_cost * rows * cols;
+    double units = rows * cols;
     /* Pointwise and Layout ops: depth 1, over their output's region */
     if (op->type == FT_OP_MATMUL)
-        c *= depth / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
-    return c;
+        units *= depth / (model == FT_COMPUTE_OP ? (double)op->k : (double)ft_native_k(p));
+    /* the base cost last: a cost near DBL_MAX times a share below one
+     * stays finite (fuzz/regress/schedule/bound-overflow) */
+    return op->base_cost * units;
 }
 
 double ft_op_compute(const ft_problem *p, ft_compute_model model, const ft_active *a)
