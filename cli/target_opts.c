@@ -145,6 +145,8 @@ static void device_summary(char *buf, size_t n, const ft_target *t, const ft_pro
         ADD(", MatMul efficiency %.15g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)
         ADD(", Pointwise efficiency %.15g", t->pointwise_efficiency);
+    if (p->pointwise_exact)
+        ADD(", Pointwise ops unpadded");
 #undef ADD
     if (len)   /* ", a, b" -> "; whole device: a, b" */
         snprintf(buf, n, "; whole device: %s", more + 2);
@@ -229,6 +231,7 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         fprintf(f, ", \"native_granularity\": {\"w\": %lld, \"h\": %lld, \"k\": %lld}", (long long)t->native_w,
                 (long long)t->native_h, (long long)t->native_k);
         fprintf(f, ", \"allow_larger_granularity\": %s", t->allow_larger_granularity ? "true" : "false");
+        fprintf(f, ", \"pointwise_unpadded\": %s", t->pointwise_unpadded ? "true" : "false");
         member_num(f, "matmul_macs_per_cycle", t->matmul_macs_per_cycle);
         member_num(f, "pointwise_elements_per_cycle", t->pointwise_elements_per_cycle);
         member_num(f, "launch_overhead", t->launch_overhead);

@@ -63,6 +63,8 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         /* out of memory: no flags, every dimension padded (the old, larger
          * figure would not be a bound; the proportional one always is) */
         int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
+        if (!ft__op_padded(p, op))   /* it pays its exact elements */
+            fw = fh = 1;
         /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
         c += ft__op_compute(p, model, op, tiles(O->height, p->native_h, fh), tiles(O->width, p->native_w, fw), (double)op->k);
     }

@@ -226,9 +226,13 @@ done:
  * start can stop where a max() of the roofline hides a setting's effect
  * (a gelu cost below the memory time) or where one setting stands in for
  * another; each round of the fit scans first, over a narrower span each
- * time (SCAN_SPAN, halved per round). */
+ * time (SCAN_SPAN, halved per round SCAN_HALVINGS times).  The first span,
+ * factors of e^7 (about 1100) either way, reaches a gelu cost of about 100
+ * from the reset value 1, which e^3.5 (33) did not: there the gelu rows are
+ * still memory-bound and the cost flat. */
 #define SCAN_POINTS 13
-#define SCAN_SPAN 3.5
+#define SCAN_SPAN 7.0
+#define SCAN_HALVINGS 5
 static int scan(fit *F, double *th, double *cost, double *res, double span)
 {
     for (int i = 0; i < F->np; i++) {
@@ -366,7 +370,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         double cost;
         if ((rc = residuals(&F, th, 1, res, &cost)))
             break;
-        if ((rc = scan(&F, th, &cost, res, SCAN_SPAN / (1 << (round < 4 ? round : 4)))))
+        if ((rc = scan(&F, th, &cost, res, SCAN_SPAN / (1 << (round < SCAN_HALVINGS ? round : SCAN_HALVINGS)))))
             break;
         if ((rc = lm_run(&F, th, &cost, o->max_iter, &r->iterations, o)))
             break;

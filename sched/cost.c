@@ -19,8 +19,10 @@ double ft_op_compute(const ft_problem *p, ft_compute_model model, const ft_activ
     const ft_op *op = &p->ops[a->op];
     const ft_region *r = &a->region;
     double depth = a->role == FT_ROLE_UPSTREAM ? (double)op->k : (double)(a->ks1 - a->ks0);
-    return ft__op_compute(p, model, op, ft__dim_units(r->r1 - r->r0, p->native_h, a->row_kind),
-                          ft__dim_units(r->c1 - r->c0, p->native_w, a->col_kind), depth);
+    /* an op that pays its exact elements takes every dimension's share */
+    const int padded = ft__op_padded(p, op);
+    return ft__op_compute(p, model, op, ft__dim_units(r->r1 - r->r0, p->native_h, padded ? a->row_kind : FT_DIM_REDUCTION),
+                          ft__dim_units(r->c1 - r->c0, p->native_w, padded ? a->col_kind : FT_DIM_REDUCTION), depth);
 }
 
 int ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles, int64_t *ntx, int64_t *nty, int64_t *nk)

@@ -251,6 +251,9 @@ typedef struct ft_problem {
                             SPEC section 1 says; read it with ft_native_k */
     int allow_larger;    /* 1: granularities above native are valid (padding
                             to native tiles still applies); 0 for a problem file */
+    int pointwise_exact; /* 1: Pointwise and Layout ops compute on their exact
+                            elements, not whole native tiles (a target's
+                            compute.pointwise_unpadded); 0 for a problem file */
     ft_timing timing;    /* machine timing terms; all zero for a problem file */
     /* derived */
     int *topo;           /* nops op indices in a topological order */

@@ -215,6 +215,16 @@ static inline double ft__dim_units(int64_t len, int64_t n, int kind)
     return kind == FT_DIM_SPATIAL ? (double)ft__ceil_div(len, n) : (double)len / (double)n;
 }
 
+/* Whether op pays whole native tiles along a spatial dimension (SPEC 4):
+ * every op of a problem file, and a MatMul always; a Pointwise or Layout op
+ * pays its exact elements where p->pointwise_exact is set (a target's
+ * compute.pointwise_unpadded: a GPU's elementwise kernel runs a thread per
+ * element, not a tile's worth of them). */
+static inline int ft__op_padded(const ft_problem *p, const ft_op *op)
+{
+    return op->type == FT_OP_MATMUL || !p->pointwise_exact;
+}
+
 /* Compute of op in a step (SPEC 4): base_cost x rows x cols native-tile
  * units, times depth / kref for a MatMul (kref: native k, or the op's K
  * under the op compute model).  rows and cols are ft__dim_units of the

@@ -79,19 +79,24 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Lower bound on one-op problem p's time at granularity w x h x k: its
- * launch, and the longer of its tiles' compute (padded to native tiles,
- * each k-step paying the step overhead) spread evenly over the units and
- * its tensors moved once at the fastest bandwidths (ft__fastest_rates). */
+ * launch, and the longer of its tiles' compute (padded to native tiles, or
+ * its output's exact elements where the op pays those, ft__op_padded; each
+ * k-step paying the step overhead) spread evenly over the units and its
+ * tensors moved once at the fastest bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
 {
     const ft_op *op = &p->ops[0];
     const ft_tensor *out = &p->tensors[op->output];
     int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
     int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
-    double per = (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h) * op->base_cost;
+    /* native-tile units of one k-step over all the tiles */
+    double area = ft__op_padded(p, op)
+                      ? (double)tiles * (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h)
+                      : (double)out->width * (double)out->height / ((double)p->native_w * (double)p->native_h);
+    double per = area * op->base_cost;
     if (op->type == FT_OP_MATMUL)
         per *= (double)k / (double)ft_native_k(p);
-    double compute = (double)tiles * (double)steps * (per + p->timing.step_overhead) / (double)ft__units(p);
+    double compute = (double)steps * (per + (double)tiles * p->timing.step_overhead) / (double)ft__units(p);
     ft__rates r;
     ft__fastest_rates(p, &r);
     double loaded = 0;

@@ -62,6 +62,7 @@ static const setting schema[] = {
     {"slow_memory", "separate_channels", K_BOOL, 0, 0, R_ANY, OFF(separate_channels)},
     {"compute", "native_granularity", K_GROUP, 1, 0, R_ANY, -1},
     {"compute", "allow_larger_granularity", K_BOOL, 0, 0, R_ANY, OFF(allow_larger_granularity)},
+    {"compute", "pointwise_unpadded", K_BOOL, 0, 0, R_ANY, OFF(pointwise_unpadded)},
     {"compute", "matmul_macs_per_cycle", K_REAL, 1, 0, R_POSITIVE, OFF(matmul_macs_per_cycle)},
     {"compute", "pointwise_elements_per_cycle", K_REAL, 1, 0, R_POSITIVE, OFF(pointwise_elements_per_cycle)},
     {"compute.native_granularity", "w", K_INT, 1, 0, R_NATIVE, OFF(native_w)},
@@ -551,6 +552,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->native_h = t->native_h;
     p->native_k = t->native_k;
     p->allow_larger = t->allow_larger_granularity;
+    p->pointwise_exact = t->pointwise_unpadded;
     p->timing.write_bandwidth = t->write_bandwidth * t->memory_efficiency / eb;
     p->timing.transfer_latency = t->transfer_latency;
     p->timing.launch_overhead = t->launch_overhead;
@@ -633,6 +635,8 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", slow memory efficiency %g", t->memory_efficiency);
     if (t->step_overhead > 0)
         ADD(", step overhead %g cycles", t->step_overhead);
+    if (t->pointwise_unpadded)
+        ADD(", Pointwise ops unpadded");
     if (t->cache_capacity_bytes > 0)
         ADD(", shared cache %lld B at %g B/cycle", (long long)t->cache_capacity_bytes, t->cache_bandwidth);
     if (t->run_overhead > 0)

@@ -52,6 +52,9 @@ typedef struct ft_target {
     int64_t native_h;                /* compute.native_granularity.h: elements, > 0 */
     int64_t native_k;                /* compute.native_granularity.k: elements, > 0 (default: w) */
     int allow_larger_granularity;    /* compute.allow_larger_granularity (default 0) */
+    int pointwise_unpadded;          /* compute.pointwise_unpadded: 1 = Pointwise and Layout ops
+                                        compute on their exact elements, not whole native tiles
+                                        (default 0, SPEC 4's padding; ft_problem.pointwise_exact) */
     double matmul_macs_per_cycle;    /* compute.matmul_macs_per_cycle: MACs per cycle, > 0 */
     double pointwise_elements_per_cycle; /* compute.pointwise_elements_per_cycle:
                                         input elements per cycle, > 0 */
@@ -110,7 +113,8 @@ void ft_target_free(ft_target *t);
  *   Pointwise = native_w * native_h * ninputs / pointwise_elements_per_cycle
  *               (a Layout op too: a copy of its one input).
  * (MatMul uses native_k, the target's k-slice, which becomes p->native_k);
- * allow_larger from allow_larger_granularity; and the timing terms
+ * allow_larger from allow_larger_granularity; pointwise_exact from
+ * pointwise_unpadded; and the timing terms
  * (ft_timing): write_bandwidth / element_bytes, transfer_latency,
  * launch_overhead, overlap FT_OVERLAP_PIPELINE with double buffering and
  * FT_OVERLAP_NONE without, duplex from separate_channels; and the

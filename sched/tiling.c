@@ -190,9 +190,10 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     for (int j = 0; j < g->nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
         const ft_tensor *T = &p->tensors[op->output];
-        if (roles[j] == FT_ROLE_UPSTREAM) {
+        if (roles[j] == FT_ROLE_UPSTREAM || !ft__op_padded(p, op)) {
             /* the regions its consumers need cover its whole output over
-             * the subgraph's steps: at least once, unpadded */
+             * the subgraph's steps: at least once, unpadded (as an op that
+             * pays its exact elements pays it, ft__op_padded) */
             comp += ft__op_compute(p, S->model, op, (double)T->height / (double)p->native_h, (double)T->width / (double)p->native_w,
                                    (double)op->k);
             continue;

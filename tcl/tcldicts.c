@@ -182,6 +182,7 @@ static const struct target_field {
     {"native_h", F_INT, offsetof(ft_target, native_h), 1},
     {"native_k", F_INT, offsetof(ft_target, native_k), 1},
     {"allow_larger_granularity", F_BOOL, offsetof(ft_target, allow_larger_granularity), 1},
+    {"pointwise_unpadded", F_BOOL, offsetof(ft_target, pointwise_unpadded), 1},
     {"matmul_macs_per_cycle", F_DBL, offsetof(ft_target, matmul_macs_per_cycle), 1},
     {"pointwise_elements_per_cycle", F_DBL, offsetof(ft_target, pointwise_elements_per_cycle), 1},
     {"launch_overhead", F_DBL, offsetof(ft_target, launch_overhead), 1},

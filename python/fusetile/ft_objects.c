@@ -521,6 +521,7 @@ static PyObject *target_info(PyObject *self, PyObject *noargs)
         ftpy_put(d, "native_h", PyLong_FromLongLong((long long)t->native_h)) < 0 ||
         ftpy_put(d, "native_k", PyLong_FromLongLong((long long)t->native_k)) < 0 ||
         ftpy_put(d, "allow_larger_granularity", PyBool_FromLong(t->allow_larger_granularity)) < 0 ||
+        ftpy_put(d, "pointwise_unpadded", PyBool_FromLong(t->pointwise_unpadded)) < 0 ||
         ftpy_put(d, "matmul_macs_per_cycle", PyFloat_FromDouble(t->matmul_macs_per_cycle)) < 0 ||
         ftpy_put(d, "pointwise_elements_per_cycle", PyFloat_FromDouble(t->pointwise_elements_per_cycle)) < 0 ||
         ftpy_put(d, "launch_overhead", PyFloat_FromDouble(t->launch_overhead)) < 0 ||
@@ -575,7 +576,7 @@ static PyMethodDef target_methods[] = {
     {"info", FN(target_info), METH_NOARGS,
      "info() -> dict of every setting: path name description contest and, for a real machine, clock_hz "
      "element_bytes capacity_bytes read_bandwidth write_bandwidth transfer_latency separate_channels native_w "
-     "native_h native_k allow_larger_granularity matmul_macs_per_cycle pointwise_elements_per_cycle "
+     "native_h native_k allow_larger_granularity pointwise_unpadded matmul_macs_per_cycle pointwise_elements_per_cycle "
      "launch_overhead double_buffering units slow_memory_efficiency matmul_efficiency pointwise_efficiency "
      "step_overhead shared_cache_capacity_bytes shared_cache_bandwidth (0 for no shared cache)."},
     {"describe", FN(target_describe), METH_NOARGS, "describe() -> str: the one-line summary."},

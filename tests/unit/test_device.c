@@ -88,7 +88,43 @@ static void test_device_step_overhead(void **state)
     ft_problem_free(p);
 }
 
-/* The bounds stay below the evaluation with every term, and the search's
+/* Unpadded Pointwise compute (ft_problem.pointwise_exact, a target's
+ * compute.pointwise_unpadded): at 64 x 64 tiles, 64 tiles of a quarter of
+ * a native tile each.  Padded, each pays a whole native tile: 64 x 10000;
+ * unpadded 64 x 2500, as 16 native tiles do.  The lower bound is the
+ * exact compute, and a MatMul keeps its padding. */
+static void test_device_pointwise_unpadded(void **state)
+{
+    (void)state;
+    static const char *QUARTER =
+        "{\"subgraphs\": [[0]], \"granularities\": [[64, 64, 1]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}";
+    ft_problem *p = load(10000);
+    p->bandwidth = 1e9; /* compute-bound: the totals are the compute */
+    assert_rel(total(p, QUARTER), 64 * 10000, 1e-9);
+    assert_rel(total(p, ONE), 16 * 10000, 1e-9);
+    p->pointwise_exact = 1;
+    assert_rel(total(p, QUARTER), 64 * 2500, 1e-9);
+    assert_rel(total(p, ONE), 16 * 10000, 1e-9);
+    double c;
+    ft_lower_bound(p, FT_COMPUTE_NATIVE, &c, NULL);
+    assert_rel(c, 16 * 10000, 1e-12);
+    assert_true(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, NULL, NULL) <= 64 * 2500 * (1 + 1e-12));
+    ft_problem_free(p);
+    /* a MatMul of a 64 x 64 output still pays its native tile */
+    p = ftt_parse("{\"widths\": [64, 64, 64], \"heights\": [64, 64, 64], \"inputs\": [[0, 1]], \"outputs\": [[2]],"
+                  " \"base_costs\": [1000], \"op_types\": [\"MatMul\"], \"fast_memory_capacity\": 100000,"
+                  " \"slow_memory_bandwidth\": 1e9, \"native_granularity\": [128, 128]}",
+                  "mm.json");
+    static const char *MM_TILE =
+        "{\"subgraphs\": [[0]], \"granularities\": [[64, 64, 64]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}";
+    double padded = total(p, MM_TILE);
+    p->pointwise_exact = 1;
+    assert_rel(total(p, MM_TILE), padded, 1e-12);
+    ft_problem_free(p);
+}
+
+/* The bounds stay below the evaluation with every term (unpadded Pointwise
+ * compute too), and the search's
  * schedule on several units retains nothing (a retained tensor is refused
  * there). */
 static void test_device_bounds_and_retention(void **state)
@@ -105,6 +141,7 @@ static void test_device_bounds_and_retention(void **state)
     p->timing.step_overhead = 3;
     p->timing.cache_capacity = p->capacity * 4;
     p->timing.cache_bandwidth = p->bandwidth * 3;
+    p->pointwise_exact = 1;
     assert_int_equal(ft_problem_finish(p, &st), FT_OK);
     ft_search_opts o;
     ft_search_opts_init(&o);
@@ -143,7 +180,8 @@ static void test_device_target_settings(void **state)
                        "slow_memory = { read_bandwidth = 64.0; efficiency = 0.5; };\n"
                        "shared_cache = { capacity_bytes = 1048576; bandwidth = 256.0; };\n"
                        "compute = { native_granularity = { w = 32; h = 32; }; matmul_macs_per_cycle = 1024.0;\n"
-                       "  pointwise_elements_per_cycle = 64.0; matmul_efficiency = 0.8; pointwise_efficiency = 0.5; };\n"
+                       "  pointwise_elements_per_cycle = 64.0; matmul_efficiency = 0.8; pointwise_efficiency = 0.5;\n"
+                       "  pointwise_unpadded = true; };\n"
                        "execution = { step_overhead = 20.0; };\n";
     FILE *f = fopen(path, "w");
     fputs(good, f);
@@ -159,11 +197,13 @@ static void test_device_target_settings(void **state)
     assert_rel(p->timing.cache_capacity, 524288, 1e-12);
     assert_rel(p->timing.cache_bandwidth, 128, 1e-12);
     assert_rel(p->timing.step_overhead, 20, 1e-12);
+    assert_int_equal(p->pointwise_exact, 1);
     assert_rel(p->ops[0].base_cost, 32 * 32 / (64 * 0.5), 1e-12);
     char buf[1024];
     ft_target_describe(t, buf, sizeof buf);
     assert_non_null(strstr(buf, "4 units"));
     assert_non_null(strstr(buf, "shared cache 1048576 B"));
+    assert_non_null(strstr(buf, "Pointwise ops unpadded"));
     ft_target_free(t);
     ft_problem_free(p);
     static const struct {
@@ -174,6 +214,7 @@ static void test_device_target_settings(void **state)
         {"matmul_efficiency = 0.8;", "matmul_efficiency = 0.0;", "compute.matmul_efficiency is 0"},
         {"bandwidth = 256.0; };", "};", "missing required setting shared_cache.bandwidth"},
         {"step_overhead = 20.0;", "step_overhead = -1.0;", "execution.step_overhead is -1"},
+        {"pointwise_unpadded = true;", "pointwise_unpadded = 1.5;", "compute.pointwise_unpadded"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[2048];
@@ -297,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_device_waves),
         cmocka_unit_test(test_device_cache),
         cmocka_unit_test(test_device_step_overhead),
+        cmocka_unit_test(test_device_pointwise_unpadded),
         cmocka_unit_test(test_device_bounds_and_retention),
         cmocka_unit_test(test_device_target_settings),
         cmocka_unit_test(test_device_search_uses_units),

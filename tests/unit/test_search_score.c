@@ -260,6 +260,7 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
             p->timing.step_overhead = rnd() % 2 ? 0 : 13;
             p->timing.cache_capacity = rnd() % 2 ? 0 : (double)(1 << (14 + rnd() % 6));
             p->timing.cache_bandwidth = p->bandwidth * 4;
+            p->pointwise_exact = (int)(rnd() % 2); /* Layout ops unpadded */
             timed++;
             assert_int_equal(ft_problem_finish(p, &st), FT_OK);
         }

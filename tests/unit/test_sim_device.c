@@ -374,7 +374,8 @@ static uint64_t rnd(void)
 
 /* Draw the machine's timing terms into p, the whole-device ones included:
  * units (ragged last waves among them), a step overhead, a shared cache
- * that some subgraphs fit and some do not; overlap STEP or NONE (the two
+ * that some subgraphs fit and some do not; Pointwise compute padded to
+ * native tiles or exact (ft_problem.pointwise_exact); overlap STEP or NONE (the two
  * with an exact closed form) or, with `pipeline`, double buffering (and a
  * cache that every subgraph fits). */
 static void draw_timing(ft_problem *p, int pipeline)
@@ -391,6 +392,7 @@ static void draw_timing(ft_problem *p, int pipeline)
     t->step_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 40);
     t->cache_capacity = rnd() % 3 == 0 ? 0 : (double)(1 << (12 + rnd() % 10));
     t->cache_bandwidth = p->bandwidth * (0.5 + (double)(rnd() % 8));
+    p->pointwise_exact = (int)(rnd() % 2);
     if (pipeline && t->cache_capacity > 0)
         t->cache_capacity = 1e12; /* warm: ft_evaluate keeps no floor on a pipelined single step
                                      (test_sim_device_pipeline_single_step) */
