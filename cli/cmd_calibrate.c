@@ -28,7 +28,7 @@ static const char calibrate_help[] =
     "                    (default: benchmarks)\n"
     "  --free LIST       the settings to fit, comma-separated dotted names\n"
     "                    (default: execution.run_overhead,\n"
-    "                    execution.launch_overhead, execution.step_overhead,\n"
+    "                    execution.launch_overhead, execution.tile_overhead,\n"
     "                    compute.matmul_efficiency, slow_memory.efficiency,\n"
     "                    shared_cache.bandwidth, compute.kind_cost.gelu)\n"
     "  --reset           start the fit from neutral values (efficiencies 0.5,\n"

@@ -43,13 +43,13 @@ static const char simulate_help[] =
     "                     in waves, sharing the bandwidths), shared cache\n"
     "                     (steps at its bandwidth), cache floor (a subgraph\n"
     "                     that overflows it waits for its footprint at the slow\n"
-    "                     memory's), step overhead.  The analytic model has a\n"
-    "                     closed form for all but double buffering: it keeps\n"
-    "                     SPEC's per-step roofline and one fill and drain per\n"
-    "                     subgraph, where the simulator pipelines each unit's\n"
-    "                     steps (a cache floor then bounds the pipeline, fill\n"
-    "                     and drain included).  The report\n"
-    "                     adds, for each effect the target has, the replay\n"
+    "                     memory's), step overhead, tile overhead.  The\n"
+    "                     analytic model has a closed form for all but double\n"
+    "                     buffering: it keeps SPEC's per-step roofline and\n"
+    "                     one fill and drain per subgraph, where the simulator\n"
+    "                     pipelines each unit's steps (a cache floor then\n"
+    "                     bounds the pipeline, fill and drain included).  The\n"
+    "                     report adds, for each effect the target has, the replay\n"
     "                     with that effect turned off, and names the effect\n"
     "                     that accounts for each difference (turning it off\n"
     "                     brings simulated back to analytic)\n"
@@ -85,11 +85,11 @@ static const char simulate_help[] =
 
 /* The timing effects of a target (ft_timing), each of which can be turned
  * off in a copy of the problem. */
-enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, NEFFECTS };
+enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, EFF_TILE_OVERHEAD, NEFFECTS };
 
 static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
                                                   "double buffering", "units",           "shared cache",      "cache floor",
-                                                  "step overhead"};
+                                                  "step overhead",    "tile overhead"};
 
 /* Whether p's timing has effect e. */
 static int effect_present(const ft_problem *p, int e)
@@ -104,6 +104,7 @@ static int effect_present(const ft_problem *p, int e)
     case EFF_UNITS: return t->units > 1;
     case EFF_CACHE: /* fall through */
     case EFF_FLOOR: return t->cache_capacity > 0;
+    case EFF_TILE_OVERHEAD: return t->tile_overhead > 0;
     default: return t->step_overhead > 0;
     }
 }
@@ -128,6 +129,7 @@ static void effect_off(ft_problem *p, int e)
         if (t->cache_capacity > 0)
             t->cache_capacity = DBL_MAX;
         break;
+    case EFF_TILE_OVERHEAD: t->tile_overhead = 0; break;
     default: t->step_overhead = 0; break;
     }
 }

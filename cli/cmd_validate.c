@@ -32,7 +32,9 @@ static const char validate_help[] =
     "                    third gemm or pointwise row, every third problem)\n"
     "  --worst N         list the N rows of largest error (default 5)\n"
     "  --json            print one JSON object: rows (label, line, measured_us,\n"
-    "                    predicted_us, error, held_out), mape, gmean, worst\n"
+    "                    predicted_us, error, held_out, and kernels: the\n"
+    "                    form the model chose for each kernel, w, h, k and\n"
+    "                    split), mape, gmean, worst\n"
     "  --svg FILE        plot predicted against measured, log-log, with the\n"
     "                    y = x line, the worst rows labelled\n"
     "  -h, --help        show this help\n"
@@ -177,7 +179,8 @@ int cmd_validate(int argc, char **argv)
     int *row = malloc(sizeof *row * (size_t)m->nrows);
     int *order = malloc(sizeof *order * (size_t)m->nrows);
     const char **labels = malloc(sizeof *labels * (size_t)m->nrows);
-    if (!pred || !meas || !err || !row || !order || !labels) {
+    ft_kernel_choice **forms = calloc((size_t)m->nrows, sizeof *forms);
+    if (!pred || !meas || !err || !row || !order || !labels || !forms) {
         cli_error("validate: out of memory");
         rc = EXIT_USAGE;
         goto done;
@@ -186,7 +189,13 @@ int cmd_validate(int argc, char **argv)
         int held = ft_meas_held_out(m, i);
         if ((part == PART_FIT && held) || (part == PART_HELD && !held))
             continue;
-        if (ft_meas_predict(&m->rows[i], t, NULL, NULL, &pred[n], &st) != FT_OK) {
+        forms[n] = malloc(sizeof **forms * (size_t)m->rows[i].nkernels);
+        if (!forms[n]) {
+            cli_error("validate: out of memory");
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (ft_meas_predict(&m->rows[i], t, NULL, forms[n], &pred[n], &st) != FT_OK) {
             cli_error("%s:%d: %s", meas_path, m->rows[i].line, st.msg);
             rc = EXIT_USAGE;
             goto done;
@@ -232,7 +241,13 @@ int cmd_validate(int argc, char **argv)
             cli_json_number(stdout, pred[i]);
             printf(", \"error\": ");
             cli_json_number(stdout, err[i]);
-            printf(", \"held_out\": %s}", ft_meas_held_out(m, row[i]) ? "true" : "false");
+            printf(", \"held_out\": %s, \"kernels\": [", ft_meas_held_out(m, row[i]) ? "true" : "false");
+            for (int j = 0; j < r->nkernels; j++) {
+                const ft_kernel_choice *f = &forms[i][j];
+                printf("%s{\"w\": %lld, \"h\": %lld, \"k\": %lld, \"split\": %d}", j ? ", " : "", (long long)f->w,
+                       (long long)f->h, (long long)f->k, f->split);
+            }
+            printf("]}");
         }
         printf("],\n \"n\": %d, \"mape\": ", n);
         cli_json_number(stdout, sx.mape);
@@ -277,6 +292,9 @@ done:
     free(row);
     free(order);
     free(labels);
+    for (int i = 0; forms && i < m->nrows; i++)
+        free(forms[i]);
+    free(forms);
     ft_measured_free(m);
     ft_target_free(t);
     return rc;

@@ -135,10 +135,12 @@ static void device_summary(char *buf, size_t n, const ft_target *t, const ft_pro
     if (p->timing.units > 1)
         ADD(", %d units sharing the slow memory", p->timing.units);
     if (p->timing.cache_capacity > 0)
-        ADD(", shared cache %.15g elements (%lld B) at %.15g elements per cycle", p->timing.cache_capacity,
-            (long long)t->cache_capacity_bytes, p->timing.cache_bandwidth);
+        ADD(", shared cache %.15g elements%s (%lld B in all) at %.15g elements per cycle", p->timing.cache_capacity,
+            t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes, p->timing.cache_bandwidth);
     if (p->timing.step_overhead > 0)
         ADD(", step overhead %.15g cycles", p->timing.step_overhead);
+    if (p->timing.tile_overhead > 0)
+        ADD(", tile overhead %.15g cycles", p->timing.tile_overhead);
     if (t->memory_efficiency < 1)
         ADD(", slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
     if (t->matmul_efficiency < 1)
@@ -241,8 +243,10 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "matmul_efficiency", t->matmul_efficiency);
         member_num(f, "pointwise_efficiency", t->pointwise_efficiency);
         member_num(f, "step_overhead", t->step_overhead);
+        member_num(f, "tile_overhead", t->tile_overhead);
         if (t->cache_capacity_bytes > 0) {
-            fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld", (long long)t->cache_capacity_bytes);
+            fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
+                    (long long)t->cache_partitions);
             member_num(f, "bandwidth", t->cache_bandwidth);
             fputc('}', f);
         } else {

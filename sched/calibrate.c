@@ -9,7 +9,7 @@
 #include <string.h>
 
 const char *const ft_calib_default_free[] = {
-    "execution.run_overhead",  "execution.launch_overhead", "execution.step_overhead", "compute.matmul_efficiency",
+    "execution.run_overhead",  "execution.launch_overhead", "execution.tile_overhead", "compute.matmul_efficiency",
     "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);

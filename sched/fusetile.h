@@ -205,6 +205,9 @@ typedef enum ft_overlap {
  *   step_overhead  cost units added to every step's compute (a tile's
  *                  k-step pays it whatever its size: small tiles run
  *                  below peak);
+ *   tile_overhead  cost units added to the compute of each tile's last
+ *                  k-step (a tile fills its pipeline and stores its
+ *                  output once);
  *   cache_capacity, cache_bandwidth  a cache level shared by the units
  *                  between them and the slow memory: every step moves its
  *                  data at cache_bandwidth, reads and writes alike (the
@@ -213,7 +216,9 @@ typedef enum ft_overlap {
  *                  writes to slow memory, whole and once) exceeds
  *                  cache_capacity takes at least that footprint's time at
  *                  the slow memory's own bandwidths (one that fits is
- *                  warm: its data stays in the cache between runs);
+ *                  warm: its data stays in the cache between runs; a
+ *                  target of cache partitions gives one partition's
+ *                  capacity here);
  *   units          compute units, each with its own fast memory of
  *                  `capacity`, sharing the slow memory: a subgraph's tiles
  *                  go to the units in waves of `units` tiles, in traversal
@@ -231,7 +236,8 @@ typedef struct ft_timing {
     ft_overlap overlap;
     int duplex;               /* 1: reads and writes use separate channels */
     double step_overhead;     /* cost units per step, >= 0 */
-    double cache_capacity;    /* elements, >= 0; 0: no shared cache */
+    double tile_overhead;     /* cost units per tile, paid on its last k-step, >= 0 */
+    double cache_capacity;    /* elements a footprint must fit to stay cached, >= 0; 0: no shared cache */
     double cache_bandwidth;   /* elements per cost unit, > 0 when cache_capacity is */
     int units;                /* compute units, >= 0; 0 or 1: one */
 } ft_timing;

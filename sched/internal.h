@@ -146,6 +146,14 @@ double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, in
 /* Compute units of p (timing.units, at least 1). */
 static inline int64_t ft__units(const ft_problem *p) { return p->timing.units > 1 ? p->timing.units : 1; }
 
+/* What k-step ks of nk adds to its compute for its tile (ft_timing): the
+ * tile overhead on the tile's last k-step (it fills its pipeline and
+ * stores its output once), else 0. */
+static inline double ft__tile_extra(const ft_problem *p, int64_t ks, int64_t nk)
+{
+    return ks == nk - 1 ? p->timing.tile_overhead : 0;
+}
+
 /* Tiles in the wave of the tile at traversal position pos among ntiles
  * (ft_timing: waves of ft__units tiles in traversal order). */
 static inline int64_t ft__wave_size(const ft_problem *p, int64_t ntiles, int64_t pos)

@@ -51,10 +51,12 @@ static const setting schema[] = {
     {"", "shared_cache", K_GROUP, 0, 0, R_ANY, -1},
     {"shared_cache", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(cache_capacity_bytes)},
     {"shared_cache", "bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(cache_bandwidth)},
+    {"shared_cache", "partitions", K_INT, 0, 0, R_UNITS, OFF(cache_partitions)},
     {"slow_memory", "efficiency", K_REAL, 0, 0, R_FRACTION, OFF(memory_efficiency)},
     {"compute", "matmul_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(matmul_efficiency)},
     {"compute", "pointwise_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(pointwise_efficiency)},
     {"execution", "step_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(step_overhead)},
+    {"execution", "tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(tile_overhead)},
     {"fast_memory", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(capacity_bytes)},
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
@@ -450,6 +452,8 @@ static int finish(loader *L, const config_t *cfg)
         t->native_k = t->native_w;
     if (!L->seen[find("", "units")])
         t->units = 1;
+    if (!L->seen[find("shared_cache", "partitions")])
+        t->cache_partitions = 1;
     if (!L->seen[find("slow_memory", "efficiency")])
         t->memory_efficiency = 1;
     if (!L->seen[find("compute", "matmul_efficiency")])
@@ -560,7 +564,9 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->timing.duplex = t->separate_channels;
     p->timing.units = (int)t->units;
     p->timing.step_overhead = t->step_overhead;
-    p->timing.cache_capacity = (double)(t->cache_capacity_bytes / t->element_bytes);
+    p->timing.tile_overhead = t->tile_overhead;
+    /* a footprint stays in the cache when it fits one partition */
+    p->timing.cache_capacity = (double)(t->cache_capacity_bytes / t->element_bytes / t->cache_partitions);
     p->timing.cache_bandwidth = t->cache_bandwidth / eb;
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
@@ -635,10 +641,13 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", slow memory efficiency %g", t->memory_efficiency);
     if (t->step_overhead > 0)
         ADD(", step overhead %g cycles", t->step_overhead);
+    if (t->tile_overhead > 0)
+        ADD(", tile overhead %g cycles", t->tile_overhead);
     if (t->pointwise_unpadded)
         ADD(", Pointwise ops unpadded");
     if (t->cache_capacity_bytes > 0)
-        ADD(", shared cache %lld B at %g B/cycle", (long long)t->cache_capacity_bytes, t->cache_bandwidth);
+        ADD(", shared cache %lld B%s at %g B/cycle", (long long)t->cache_capacity_bytes,
+            t->cache_partitions > 1 ? " in partitions" : "", t->cache_bandwidth);
     if (t->run_overhead > 0)
         ADD(", run overhead %g cycles", t->run_overhead);
     for (int i = 0; i < t->nkind_costs && len < (int)sizeof more - 64; i++)

@@ -71,6 +71,11 @@ typedef struct ft_target {
                                         reached, (0, 1] (default 1) */
     double step_overhead;            /* execution.step_overhead: cycles every step pays, >= 0
                                         (default 0) */
+    double tile_overhead;            /* execution.tile_overhead: cycles every tile pays once,
+                                        on its last k-step, >= 0 (default 0) */
+    int64_t cache_partitions;        /* shared_cache.partitions: parts that each cache the
+                                        data their own units use, so a footprint stays in the
+                                        cache when it fits one, 1 to FT_MAX_UNITS (default 1) */
     int64_t cache_capacity_bytes;    /* shared_cache.capacity_bytes: bytes, > 0; 0 (no
                                         shared_cache group): no cache */
     double cache_bandwidth;          /* shared_cache.bandwidth: bytes per cycle, > 0 */

@@ -416,7 +416,7 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         if (!reused)
             loaded += sz;
     }
-    compute += p->timing.step_overhead;
+    compute += p->timing.step_overhead + ft__tile_extra(p, ks, w->nk);
     double memory;
     double latency = ft__step_time_at(p, &w->tile_rates, compute, loaded, written, &memory);
     step->index = idx;

@@ -32,6 +32,17 @@ d = json.load(open(sys.argv[1]))
 assert len(d["rows"]) == 45 and d["mape"] > 0 and d["gmean"] > 0
 for r in d["rows"]:
     assert r["predicted_us"] > 0 and r["measured_us"] > 0
+    # add3 is two kernels; each names its form, unsplit (a Pointwise op)
+    n = 2 if r["label"].startswith("add3 ") else 1
+    assert len(r["kernels"]) == n and all(k["w"] > 0 and k["h"] > 0 and k["split"] == 1 for k in r["kernels"]), r
+' "$tmp/out"
+# a GEMM row names its kernel's form: a split along K where M x N is small
+printf 'M\tN\tK\tus_graph\n128\t128\t8192\t7.25\n' >"$tmp/one.tsv"
+check json-form 0 out '"split": ' -- "$bin" validate --target "$T" --measured "$tmp/one.tsv" --json
+expect json-split "a 128 x 128 x 8192 GEMM not split along K" "$py" -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["rows"][0]["kernels"]
+assert len(k) == 1 and k[0]["split"] > 1 and k[0]["k"] >= 1, k
 ' "$tmp/out"
 # SVG: well-formed, log-log with the y = x line
 check svg 0 - '' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --svg "$tmp/g.svg"

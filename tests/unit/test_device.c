@@ -35,6 +35,30 @@ static double total(const ft_problem *p, const char *sched_json)
     return t;
 }
 
+/* A square MatMul of n x n x n on a native 128 x 128 tile (base cost 1000),
+ * with the fast memory's capacity and the bandwidth given. */
+static ft_problem *matmul(int n, double capacity, double bandwidth)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"widths\": [%d, %d, %d], \"heights\": [%d, %d, %d], \"inputs\": [[0, 1]], \"outputs\": [[2]],"
+             " \"base_costs\": [1000], \"op_types\": [\"MatMul\"], \"fast_memory_capacity\": %.17g,"
+             " \"slow_memory_bandwidth\": %.17g, \"native_granularity\": [128, 128]}",
+             n, n, n, n, n, n, capacity, bandwidth);
+    return ftt_parse(json, "mm.json");
+}
+
+/* A schedule of op 0 alone at a square tile of side `tile` and k-slice k
+ * (the text is static: valid until the next call). */
+static const char *one_subgraph(int tile, int k)
+{
+    static char json[256];
+    snprintf(json, sizeof json,
+             "{\"subgraphs\": [[0]], \"granularities\": [[%d, %d, %d]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}",
+             tile, tile, k);
+    return json;
+}
+
 static const char *ONE = "{\"subgraphs\": [[0]], \"granularities\": [[128, 128, 1]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}";
 
 /* Waves: 16 compute-bound tiles (compute 10000).  One unit: 16 x 10000.
@@ -88,6 +112,26 @@ static void test_device_step_overhead(void **state)
     ft_problem_free(p);
 }
 
+/* The tile overhead adds to each tile's last k-step only: 16 one-step
+ * tiles pay it 16 times; a MatMul of 4 tiles of 4 k-steps (compute-bound)
+ * pays it 4 times, not 16.  The candidate bound of kernel_time counts it
+ * too (ft_kernel_time stays above the bound, test_measured). */
+static void test_device_tile_overhead(void **state)
+{
+    (void)state;
+    ft_problem *p = load(10000);
+    p->timing.tile_overhead = 70;
+    assert_rel(total(p, ONE), 16 * 10070, 1e-12);
+    p->timing.step_overhead = 50;
+    assert_rel(total(p, ONE), 16 * 10120, 1e-12);
+    ft_problem_free(p);
+    p = matmul(256, 1000000, 1e12);
+    double plain = total(p, one_subgraph(128, 64));
+    p->timing.tile_overhead = 300;
+    assert_rel(total(p, one_subgraph(128, 64)) - plain, 4 * 300, 1e-9);
+    ft_problem_free(p);
+}
+
 /* Unpadded Pointwise compute (ft_problem.pointwise_exact, a target's
  * compute.pointwise_unpadded): at 64 x 64 tiles, 64 tiles of a quarter of
  * a native tile each.  Padded, each pays a whole native tile: 64 x 10000;
@@ -111,15 +155,10 @@ static void test_device_pointwise_unpadded(void **state)
     assert_true(ft_lower_bound_capacity(p, FT_COMPUTE_NATIVE, NULL, NULL) <= 64 * 2500 * (1 + 1e-12));
     ft_problem_free(p);
     /* a MatMul of a 64 x 64 output still pays its native tile */
-    p = ftt_parse("{\"widths\": [64, 64, 64], \"heights\": [64, 64, 64], \"inputs\": [[0, 1]], \"outputs\": [[2]],"
-                  " \"base_costs\": [1000], \"op_types\": [\"MatMul\"], \"fast_memory_capacity\": 100000,"
-                  " \"slow_memory_bandwidth\": 1e9, \"native_granularity\": [128, 128]}",
-                  "mm.json");
-    static const char *MM_TILE =
-        "{\"subgraphs\": [[0]], \"granularities\": [[64, 64, 64]], \"tensors_to_retain\": [[]], \"traversal_orders\": [null]}";
-    double padded = total(p, MM_TILE);
+    p = matmul(64, 100000, 1e9);
+    double padded = total(p, one_subgraph(64, 64));
     p->pointwise_exact = 1;
-    assert_rel(total(p, MM_TILE), padded, 1e-12);
+    assert_rel(total(p, one_subgraph(64, 64)), padded, 1e-12);
     ft_problem_free(p);
 }
 
@@ -139,6 +178,7 @@ static void test_device_bounds_and_retention(void **state)
     assert_int_equal(ft_generate(&go, &p, &st), FT_OK);
     p->timing.units = 8;
     p->timing.step_overhead = 3;
+    p->timing.tile_overhead = 11;
     p->timing.cache_capacity = p->capacity * 4;
     p->timing.cache_bandwidth = p->bandwidth * 3;
     p->pointwise_exact = 1;
@@ -178,11 +218,11 @@ static void test_device_target_settings(void **state)
     const char *good = "name = \"d\"; clock_hz = 1e9; element_bytes = 2; units = 4;\n"
                        "fast_memory = { capacity_bytes = 65536; };\n"
                        "slow_memory = { read_bandwidth = 64.0; efficiency = 0.5; };\n"
-                       "shared_cache = { capacity_bytes = 1048576; bandwidth = 256.0; };\n"
+                       "shared_cache = { capacity_bytes = 1048576; bandwidth = 256.0; partitions = 2; };\n"
                        "compute = { native_granularity = { w = 32; h = 32; }; matmul_macs_per_cycle = 1024.0;\n"
                        "  pointwise_elements_per_cycle = 64.0; matmul_efficiency = 0.8; pointwise_efficiency = 0.5;\n"
                        "  pointwise_unpadded = true; };\n"
-                       "execution = { step_overhead = 20.0; };\n";
+                       "execution = { step_overhead = 20.0; tile_overhead = 30.0; };\n";
     FILE *f = fopen(path, "w");
     fputs(good, f);
     fclose(f);
@@ -194,15 +234,17 @@ static void test_device_target_settings(void **state)
     assert_int_equal(ft_target_apply(t, p, 0, &st), FT_OK);
     assert_int_equal(p->timing.units, 4);
     assert_rel(p->bandwidth, 64 * 0.5 / 2, 1e-12);
-    assert_rel(p->timing.cache_capacity, 524288, 1e-12);
+    assert_rel(p->timing.cache_capacity, 262144, 1e-12); /* one partition's */
     assert_rel(p->timing.cache_bandwidth, 128, 1e-12);
     assert_rel(p->timing.step_overhead, 20, 1e-12);
+    assert_rel(p->timing.tile_overhead, 30, 1e-12);
     assert_int_equal(p->pointwise_exact, 1);
     assert_rel(p->ops[0].base_cost, 32 * 32 / (64 * 0.5), 1e-12);
     char buf[1024];
     ft_target_describe(t, buf, sizeof buf);
     assert_non_null(strstr(buf, "4 units"));
-    assert_non_null(strstr(buf, "shared cache 1048576 B"));
+    assert_non_null(strstr(buf, "shared cache 1048576 B in partitions"));
+    assert_non_null(strstr(buf, "tile overhead 30 cycles"));
     assert_non_null(strstr(buf, "Pointwise ops unpadded"));
     ft_target_free(t);
     ft_problem_free(p);
@@ -212,8 +254,10 @@ static void test_device_target_settings(void **state)
         {"units = 4;", "units = 0;", "units is 0, must be 1 to"},
         {"efficiency = 0.5;", "efficiency = 1.5;", "slow_memory.efficiency is 1.5, must be above 0 and at most 1"},
         {"matmul_efficiency = 0.8;", "matmul_efficiency = 0.0;", "compute.matmul_efficiency is 0"},
-        {"bandwidth = 256.0; };", "};", "missing required setting shared_cache.bandwidth"},
+        {"bandwidth = 256.0; partitions", "partitions", "missing required setting shared_cache.bandwidth"},
         {"step_overhead = 20.0;", "step_overhead = -1.0;", "execution.step_overhead is -1"},
+        {"tile_overhead = 30.0;", "tile_overhead = -1.0;", "execution.tile_overhead is -1"},
+        {"partitions = 2;", "partitions = 0;", "shared_cache.partitions is 0, must be 1 to"},
         {"pointwise_unpadded = true;", "pointwise_unpadded = 1.5;", "compute.pointwise_unpadded"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -338,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_device_waves),
         cmocka_unit_test(test_device_cache),
         cmocka_unit_test(test_device_step_overhead),
+        cmocka_unit_test(test_device_tile_overhead),
         cmocka_unit_test(test_device_pointwise_unpadded),
         cmocka_unit_test(test_device_bounds_and_retention),
         cmocka_unit_test(test_device_target_settings),

@@ -247,6 +247,23 @@ static void test_sim_device_step_overhead(void **state)
     assert_rel(f->r.sg[0].compute_busy, 1, 1e-12);
 }
 
+/* The tile overhead adds to each tile's last step: 16 x 10070 on one
+ * unit; 4 waves of max(13107.2, 10070 + 20) on four with both overheads,
+ * then 4 x (10000 + 20 + 5000). */
+static void test_sim_device_tile_overhead(void **state)
+{
+    fixture *f = *state;
+    load16(f, 10000);
+    f->p->timing.tile_overhead = 70;
+    assert_rel(simulated(f), 16 * 10070, 1e-12);
+    f->p->timing.units = 4;
+    f->p->timing.step_overhead = 20;
+    assert_rel(simulated(f), 4 * 13107.2, 1e-12);
+    f->p->timing.tile_overhead = 5000;
+    assert_rel(simulated(f), 4 * 15020, 1e-12);
+    assert_rel(f->r.sg[0].compute_busy, 1, 1e-12);
+}
+
 /* Double buffering on a subgraph of one step: nothing overlaps, the
  * analytic model's closed form (ft__sg_single) is exact.  A 128 x 128
  * Pointwise on 4 units (a wave of one tile, at the whole bandwidth): launch
@@ -390,6 +407,7 @@ static void draw_timing(ft_problem *p, int pipeline)
     t->duplex = (int)(rnd() % 2);
     t->units = units[rnd() % 7];
     t->step_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 40);
+    t->tile_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 400);
     t->cache_capacity = rnd() % 3 == 0 ? 0 : (double)(1 << (12 + rnd() % 10));
     t->cache_bandwidth = p->bandwidth * (0.5 + (double)(rnd() % 8));
     p->pointwise_exact = (int)(rnd() % 2);
@@ -534,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sim_device_shared_bandwidth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_step_overhead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_device_tile_overhead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_pipeline_single_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_retain_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_trace_units, setup, teardown),
