@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_simulate_device.sh - `fusetile simulate` on a whole-device target
-# (targets/gpu-h100.cfg: 132 units, a shared L2 cache, a step overhead,
+# (targets/gpu-h100.cfg: 132 units, a shared L2 cache, a tile overhead,
 # double buffering): the simulator models the whole-device terms and agrees
 # with the analytic model (docs/DEVICE.md).
 #
@@ -13,7 +13,7 @@
 #    closed form); with double buffering off, simulated = analytic per
 #    subgraph and in total;
 #  - the report turns off each whole-device effect (units, shared cache,
-#    cache floor, step overhead) and they cost something;
+#    cache floor, tile overhead) and they cost something;
 #  - traces have a busy signal and a thread per unit (132);
 #  - a trace of more units than traces show is refused, the replay is not.
 set -u
@@ -62,7 +62,7 @@ for n in $cases; do
     # The whole device: every difference accounted for, by double buffering.
     check "$n-report" 0 out '^agreement +(yes|no \(accounted for by double buffering[a-z, ]*\)); every difference accounted for: yes$' \
         -- "$bin" simulate "$P" "$S" --target "$h100"
-    for e in units 'shared cache' 'cache floor' 'step overhead'; do
+    for e in units 'shared cache' 'cache floor' 'tile overhead'; do
         check "$n-turned-off-$e" 0 out "^  $e +[0-9]" -- "$bin" simulate "$P" "$S" --target "$h100"
     done
     "$bin" simulate "$P" "$S" --target "$h100" --json >"$tmp/full.json" 2>/dev/null
@@ -71,8 +71,8 @@ for n in $cases; do
         test "$(json "$tmp/full.json" 'all(s["accounted_for_by"] == "" or "double buffering" in s["accounted_for_by"] for s in d["subgraphs"])')" = True
     expect "$n-units-cost" "the analytic total does not change with one unit" \
         test "$(json "$tmp/full.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "units"][0] != d["total_analytic"]')" = True
-    expect "$n-overhead-costs" "the analytic total does not change without the step overhead" \
-        test "$(json "$tmp/full.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "step overhead"][0] < d["total_analytic"]')" = True
+    expect "$n-overhead-costs" "the analytic total does not change without the tile overhead" \
+        test "$(json "$tmp/full.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "tile overhead"][0] < d["total_analytic"]')" = True
 
     # Without double buffering: simulated = analytic, per subgraph and in
     # total, and with each whole-device effect turned off too.
