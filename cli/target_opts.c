@@ -135,8 +135,9 @@ static void device_summary(char *buf, size_t n, const ft_target *t, const ft_pro
     if (p->timing.units > 1)
         ADD(", %d units sharing the slow memory", p->timing.units);
     if (p->timing.cache_capacity > 0)
-        ADD(", shared cache %.15g elements%s (%lld B in all) at %.15g elements per cycle", p->timing.cache_capacity,
-            t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes, p->timing.cache_bandwidth);
+        ADD(", shared cache %.15g elements%s (%lld B%s) at %.15g elements per cycle", p->timing.cache_capacity,
+            t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes,
+            t->cache_partitions > 1 ? " in all" : "", p->timing.cache_bandwidth);
     if (p->timing.step_overhead > 0)
         ADD(", step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)
