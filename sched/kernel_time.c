@@ -81,8 +81,9 @@ static int cand_cmp(const void *a, const void *b)
 /* Lower bound on one-op problem p's time at granularity w x h x k: its
  * launch, and the longer of its tiles' compute (padded to native tiles, or
  * its output's exact elements where the op pays those, ft__op_padded; each
- * k-step paying the step overhead, each tile its tile overhead) spread evenly over the units and its
- * tensors moved once at the fastest bandwidths (ft__fastest_rates). */
+ * k-step paying the step overhead, each tile its tile overhead) spread
+ * evenly over the units and its tensors moved once at the fastest
+ * bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
 {
     const ft_op *op = &p->ops[0];
