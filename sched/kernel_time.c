@@ -108,12 +108,20 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
     return p->timing.launch_overhead + fmax(compute, memory);
 }
 
+/* Capacity of the shared cache left to a kernel when `occupied` elements
+ * of it hold other kernels' data: at least half an element, so that a
+ * full cache leaves every footprint (one element or more) cold while the
+ * cache still serves the kernel's re-reads (ft_timing). */
+#define CACHE_LEFT_MIN 0.5
+
 /* The time of one-op problem k (not yet mapped onto t) at its fastest
  * candidate granularity, or at fixed's when fixed is not NULL; *g gets the
- * granularity (its split is left alone).  Candidates whose bound reaches
- * `budget` are not timed: *cycles is INFINITY when that cuts them all. */
+ * granularity (its split is left alone).  `occupied` elements of the
+ * shared cache hold other kernels' data (ft_kernel_time_shared).
+ * Candidates whose bound reaches `budget` are not timed: *cycles is
+ * INFINITY when that cuts them all. */
 static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
-                      double *cycles, ft_kernel_choice *g, ft_status *st)
+                      double occupied, double *cycles, ft_kernel_choice *g, ft_status *st)
 {
     ft_problem *p = ft_problem_clone(k);
     int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
@@ -121,6 +129,8 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         ft_problem_free(p);
         return rc;
     }
+    if (occupied > 0 && p->timing.cache_capacity > 0)
+        p->timing.cache_capacity = fmax(p->timing.cache_capacity - occupied, CACHE_LEFT_MIN);
     const ft_op *op = &p->ops[0];
     const ft_tensor *out = &p->tensors[op->output];
     int64_t ow = out->width, oh = out->height;
@@ -215,11 +225,17 @@ static int split_kernels(const ft_problem *k, int s, ft_problem **mm, ft_problem
 int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
                    ft_kernel_choice *chosen, ft_status *st)
 {
+    return ft_kernel_time_shared(k, t, fixed, 0, cycles, chosen, st);
+}
+
+int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double occupied,
+                          double *cycles, ft_kernel_choice *chosen, ft_status *st)
+{
     ft_status_clear(st);
     if (t->contest)
         return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
     ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
-    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, cycles, &best, st);
+    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, cycles, &best, st);
     if (fixed && fixed->split == 1) {
         if (chosen && rc == FT_OK)
             *chosen = best;
@@ -248,9 +264,9 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
         }
         double tm, ta;
         double budget = fixed ? INFINITY : *cycles + t->launch_overhead;
-        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, &ta, &cadd, st);
+        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, occupied, &ta, &cadd, st);
         if (rc == FT_OK && ta < budget)
-            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, &tm, &c, st);
+            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, occupied, &tm, &c, st);
         else
             tm = INFINITY;
         ft_problem_free(mm);
@@ -278,18 +294,92 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choi
     return FT_OK;
 }
 
+/* The reuse window of every kernel of replayed row r (ft_meas_predict):
+ * span[i] is how many kernels back, cyclically, the last touch of kernel
+ * i's inputs reaches (1: the kernel before it; r->nkernels: only kernel i
+ * itself, in the replay before).  Two passes over the replay, the first
+ * to learn where each tensor was last touched.  0 with span all 1 when r
+ * has no tensor ids. */
+static int reuse_spans(const ft_meas_row *r, int *span, ft_status *st)
+{
+    int n = r->nkernels;
+    for (int i = 0; i < n; i++)
+        span[i] = 1;
+    if (!r->tensors || n == 0)
+        return FT_OK;
+    int64_t *last = ft__malloc(sizeof *last * (size_t)(r->ntensors > 0 ? r->ntensors : 1));
+    if (!last)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    for (int x = 0; x < r->ntensors; x++)
+        last[x] = -1;
+    for (int64_t s = 0; s < 2 * (int64_t)n; s++) {
+        int i = (int)(s % n);
+        const ft_problem *k = r->kernels[i];
+        int nin = k->ops[0].ninputs;
+        if (s >= n) {
+            span[i] = 1;
+            for (int q = 0; q < nin; q++) {
+                int64_t d = s - last[r->tensors[i][q]];
+                if (d > span[i])
+                    span[i] = (int)d;
+            }
+        }
+        for (int q = 0; q <= nin; q++)
+            last[r->tensors[i][q]] = s;
+    }
+    ft__free(last);
+    return FT_OK;
+}
+
+/* Elements of the shared cache held by tensors of kernel i's reuse window
+ * (span kernels back) that are not kernel i's own, counted once each;
+ * the count stops once it passes cap (the kernel is cold then anyway).
+ * mark has r->ntensors entries, each below *gen. */
+static double window_others(const ft_meas_row *r, int i, int span, double cap, int *mark, int *gen)
+{
+    int n = r->nkernels, g = ++*gen;
+    const ft_problem *k = r->kernels[i];
+    for (int q = 0; q <= k->ops[0].ninputs; q++)
+        mark[r->tensors[i][q]] = g;
+    double held = 0;
+    for (int d = 1; d < span && held <= cap; d++) {
+        int j = ((i - d) % n + n) % n;
+        const ft_problem *kj = r->kernels[j];
+        for (int q = 0; q <= kj->ops[0].ninputs; q++) {
+            int x = r->tensors[j][q];
+            if (mark[x] != g) {
+                mark[x] = g;
+                held += (double)ft_tensor_size(kj, q);
+            }
+        }
+    }
+    return held;
+}
+
 int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
                     double *us, ft_status *st)
 {
+    int n = r->nkernels;
+    int *span = ft__malloc(sizeof *span * (size_t)(n > 0 ? n : 1));
+    int *mark = r->tensors ? ft__calloc((size_t)(r->ntensors > 0 ? r->ntensors : 1), sizeof *mark) : NULL;
+    if (!span || (r->tensors && !mark)) {
+        ft__free(span);
+        ft__free(mark);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    int rc = reuse_spans(r, span, st), gen = 0;
+    double cap = ft_target_cache_elements(t);
     ksum sum = {0, 0};
     ksum_add(&sum, t->run_overhead);
-    for (int i = 0; i < r->nkernels; i++) {
-        double c;
-        int rc = ft_kernel_time(r->kernels[i], t, fixed ? &fixed[i] : NULL, &c, chosen ? &chosen[i] : NULL, st);
-        if (rc)
-            return rc;
+    for (int i = 0; i < n && rc == FT_OK; i++) {
+        double c, held = r->tensors && cap > 0 ? window_others(r, i, span[i], cap, mark, &gen) : 0;
+        rc = ft_kernel_time_shared(r->kernels[i], t, fixed ? &fixed[i] : NULL, held, &c, chosen ? &chosen[i] : NULL, st);
         ksum_add(&sum, c);
     }
+    ft__free(span);
+    ft__free(mark);
+    if (rc)
+        return rc;
     *us = ksum_value(&sum) / t->clock_hz * 1e6;
     return FT_OK;
 }

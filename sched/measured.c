@@ -33,9 +33,13 @@ void ft_measured_free(ft_measured *m)
         ft_meas_row *r = &m->rows[i];
         ft__free(r->label);
         ft__free(r->problem);
-        for (int j = 0; j < r->nkernels; j++)
+        for (int j = 0; j < r->nkernels; j++) {
             ft_problem_free(r->kernels[j]);
+            if (r->tensors)
+                ft__free(r->tensors[j]);
+        }
         ft__free(r->kernels);
+        ft__free(r->tensors);
     }
     ft__free(m->rows);
     ft__free(m->path);
@@ -44,63 +48,94 @@ void ft_measured_free(ft_measured *m)
 
 /* ---------------------------------------------------------------- kernels */
 
-/* Append kernel k to row r (takes it). */
-static int row_add(ft_meas_row *r, ft_problem *k, ft_status *st)
+/* Append kernel k to row r (takes it); ids (k's ninputs + 1 entries,
+ * each >= 0) are the row's ids of its inputs and output. */
+static int row_add(ft_meas_row *r, ft_problem *k, const int *ids, ft_status *st)
 {
     if (r->nkernels >= FT_MEAS_MAX_KERNELS) {
         ft_problem_free(k);
         return ft__fail(st, FT_EINPUT, 0, "%s: more than %d kernels", r->label, FT_MEAS_MAX_KERNELS);
     }
+    int nt = k->ops[0].ninputs + 1;
     ft_problem **nk = ft__realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
-    if (!nk) {
+    if (nk)
+        r->kernels = nk;
+    int **ntids = nk ? ft__realloc(r->tensors, sizeof *ntids * (size_t)(r->nkernels + 1)) : NULL;
+    if (ntids)
+        r->tensors = ntids;
+    int *mine = ntids ? ft__malloc(sizeof *mine * (size_t)nt) : NULL;
+    if (!mine) {
         ft_problem_free(k);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
-    r->kernels = nk;
+    for (int q = 0; q < nt; q++) {
+        mine[q] = ids[q];
+        if (ids[q] >= r->ntensors)
+            r->ntensors = ids[q] + 1;
+    }
+    r->tensors[r->nkernels] = mine;
     r->kernels[r->nkernels++] = k;
     return FT_OK;
 }
 
-/* Add `count` Pointwise kernels of kind `kind` with nin inputs, each of
- * extent w x h, to r. */
-static int add_pointwise(ft_meas_row *r, const char *kind, int nin, int64_t w, int64_t h, int count, ft_status *st)
+/* Add to r the Pointwise kernels that compute tensor `out` (row id) from
+ * the nin tensors ins (row ids), each of extent w x h, as the measuring
+ * script runs them: one kernel of kind `kind` for one input, else the
+ * nin - 1 adds that sum them left to right (each but the last into a new
+ * tensor of the row). */
+static int add_pointwise(ft_meas_row *r, const char *kind, int nin, const int *ins, int out, int64_t w, int64_t h,
+                         ft_status *st)
 {
-    int64_t ws[4], hs[4];
-    for (int i = 0; i <= nin; i++) {
-        ws[i] = w;
-        hs[i] = h;
-    }
-    for (int c = 0; c < count; c++) {
+    int64_t ws[3] = {w, w, w}, hs[3] = {h, h, h};
+    if (nin == 1) {
         ft_problem *k;
-        int rc = ft_kernel_new(&k, "Pointwise", kind, nin, ws, hs, st);
-        if (rc || (rc = row_add(r, k, st)))
+        int ids[2] = {ins[0], out};
+        int rc = ft_kernel_new(&k, "Pointwise", kind, 1, ws, hs, st);
+        return rc ? rc : row_add(r, k, ids, st);
+    }
+    for (int i = 0; i <= nin; i++)   /* new tensors after the given ones */
+        if ((i < nin ? ins[i] : out) >= r->ntensors)
+            r->ntensors = (i < nin ? ins[i] : out) + 1;
+    int acc = ins[0];
+    for (int c = 1; c < nin; c++) {
+        int ids[3] = {acc, ins[c], c == nin - 1 ? out : r->ntensors};
+        ft_problem *k;
+        int rc = ft_kernel_new(&k, "Pointwise", "add", 2, ws, hs, st);
+        if (rc || (rc = row_add(r, k, ids, st)))
             return rc;
+        acc = ids[2];
     }
     return FT_OK;
 }
 
 /* The kernels that run op `o` of problem p as the measuring script does:
  * a MatMul as is, a Pointwise op of one input as relu, of n >= 2 as n - 1
- * adds on its output's extent, a Layout op as a copy. */
+ * adds on its output's extent, a Layout op as a copy.  The row's ids of
+ * p's tensors are their indices in p. */
 static int add_op(ft_meas_row *r, const ft_problem *p, int o, ft_status *st)
 {
     const ft_op *op = &p->ops[o];
     const ft_tensor *out = &p->tensors[op->output];
-    if (op->type == FT_OP_POINTWISE && op->ninputs >= 2)
-        return add_pointwise(r, "add", 2, out->width, out->height, op->ninputs - 1, st);
+    if (r->ntensors < p->ntensors)
+        r->ntensors = p->ntensors;   /* new tensors (partial sums) after all of p's */
+    if (op->type == FT_OP_POINTWISE)
+        return add_pointwise(r, "relu", op->ninputs, op->inputs, op->output, out->width, out->height, st);
     int64_t w[3], h[3];
-    for (int i = 0; i < op->ninputs && i < 2; i++) {
+    int ids[3];
+    int nin = op->type == FT_OP_MATMUL ? 2 : 1;
+    for (int i = 0; i < nin; i++) {
         w[i] = p->tensors[op->inputs[i]].width;
         h[i] = p->tensors[op->inputs[i]].height;
+        ids[i] = op->inputs[i];
     }
-    int nin = op->type == FT_OP_MATMUL ? 2 : 1;
     w[nin] = out->width;
     h[nin] = out->height;
-    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : op->type == FT_OP_LAYOUT ? "Layout" : "Pointwise";
-    const char *kind = op->type == FT_OP_MATMUL ? "matmul" : op->type == FT_OP_LAYOUT ? "copy" : "relu";
+    ids[nin] = op->output;
+    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : "Layout";
+    const char *kind = op->type == FT_OP_MATMUL ? "matmul" : "copy";
     ft_problem *k;
     int rc = ft_kernel_new(&k, type, kind, nin, w, h, st);
-    return rc ? rc : row_add(r, k, st);
+    return rc ? rc : row_add(r, k, ids, st);
 }
 
 /* ------------------------------------------------------------------ parsing */
@@ -292,10 +327,11 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
         if (!(r->label = ft__strdup(label)))
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
         int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
+        int ids[3] = {0, 1, 2};
         ft_problem *kp;
         if ((rc = ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, rd->st)))
             return rc;
-        return row_add(r, kp, rd->st);
+        return row_add(r, kp, ids, rd->st);
     }
     if (f == FT_MEAS_POINTWISE) {
         const char *op = get_str(rd, c->op);
@@ -303,9 +339,8 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
         if ((rc = get_int(rd, c->ninputs, "ninputs", 1, 3, &nin)) ||
             (rc = get_int(rd, c->elements, "elements", 1, MAX_EXTENT * MAX_EXTENT / 4, &e)))
             return rc;
-        static const struct { const char *op; int nin, kernels, kin; const char *kind; } known[] = {
-            {"relu", 1, 1, 1, "relu"}, {"gelu", 1, 1, 1, "gelu"}, {"copy", 1, 1, 1, "copy"},
-            {"add", 2, 1, 2, "add"},   {"add3", 3, 2, 2, "add"},
+        static const struct { const char *op; int nin; const char *kind; } known[] = {
+            {"relu", 1, "relu"}, {"gelu", 1, "gelu"}, {"copy", 1, "copy"}, {"add", 2, "add"}, {"add3", 3, "add"},
         };
         int which = -1;
         for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
@@ -323,7 +358,8 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
         snprintf(label, sizeof label, "%s %lld", op, (long long)e);
         if (!(r->label = ft__strdup(label)))
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
-        return add_pointwise(r, known[which].kind, known[which].kin, w, h, known[which].kernels, rd->st);
+        static const int ins[3] = {0, 1, 2};
+        return add_pointwise(r, known[which].kind, known[which].nin, ins, known[which].nin, w, h, rd->st);
     }
     const char *name = get_str(rd, c->problem);
     const ft_problem *p = NULL;

@@ -41,6 +41,10 @@ typedef struct ft_meas_row {
     double measured_us;    /* us_graph (us_cudagraph for graphs), > 0 */
     int nkernels;
     ft_problem **kernels;  /* one-op problems, as measured (before a target is applied) */
+    int **tensors;         /* per kernel, the row's ids of its tensors (inputs, then
+                            * output; ids 0 .. ntensors - 1): which kernels of a
+                            * replay share data (ft_meas_predict); NULL: none do */
+    int ntensors;
 } ft_meas_row;
 
 typedef struct ft_measured {
@@ -108,10 +112,25 @@ int ft_kernel_time(const ft_problem *k, const ft_target *t,
                    const ft_kernel_choice *fixed, double *cycles,
                    ft_kernel_choice *chosen, ft_status *st);
 
+/* ft_kernel_time with `occupied` elements (>= 0) of the shared cache held by
+ * other kernels' data: the kernel's footprint stays warm only when it fits
+ * the capacity less that (a footprint larger than the rest is timed cold:
+ * moved at the slow memory's bandwidths).  occupied 0 is ft_kernel_time. */
+int ft_kernel_time_shared(const ft_problem *k, const ft_target *t,
+                          const ft_kernel_choice *fixed, double occupied,
+                          double *cycles, ft_kernel_choice *chosen,
+                          ft_status *st);
+
 /* Predicted time of row r on target t in microseconds: (run_overhead +
- * the sum of its kernels' times) / clock_hz.  fixed and chosen (each may be
- * NULL) have r->nkernels entries, as in ft_kernel_time.  Errors as
- * ft_kernel_time. */
+ * the sum of its kernels' times) / clock_hz.  The row is replayed over and
+ * over, so what a kernel finds in the shared cache depends on the kernels
+ * around it: a kernel's data stays warm only when its inputs' reuse window
+ * fits the cache, that is the distinct tensors (r->tensors) of every kernel
+ * from the one that last touched an input (in this replay or, cyclically,
+ * the one before) to the kernel itself; the kernel is timed with the
+ * cache's capacity less what the window's other tensors hold
+ * (ft_kernel_time_shared).  fixed and chosen (each may be NULL) have
+ * r->nkernels entries, as in ft_kernel_time.  Errors as ft_kernel_time. */
 int ft_meas_predict(const ft_meas_row *r, const ft_target *t,
                     const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
                     double *us, ft_status *st);

@@ -565,8 +565,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->timing.units = (int)t->units;
     p->timing.step_overhead = t->step_overhead;
     p->timing.tile_overhead = t->tile_overhead;
-    /* a footprint stays in the cache when it fits one partition */
-    p->timing.cache_capacity = (double)(t->cache_capacity_bytes / t->element_bytes / t->cache_partitions);
+    p->timing.cache_capacity = ft_target_cache_elements(t);
     p->timing.cache_bandwidth = t->cache_bandwidth / eb;
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
@@ -580,6 +579,12 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
         }
     }
     return ft_problem_finish(p, st);
+}
+
+double ft_target_cache_elements(const ft_target *t)
+{
+    /* a footprint stays in the cache when it fits one partition */
+    return (double)(t->cache_capacity_bytes / t->element_bytes / t->cache_partitions);
 }
 
 double ft_target_kind_cost(const ft_target *t, const char *kind)

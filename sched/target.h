@@ -125,7 +125,7 @@ void ft_target_free(ft_target *t);
  * FT_OVERLAP_NONE without, duplex from separate_channels; and the
  * whole-device terms: both bandwidths times memory_efficiency, MatMul and
  * Pointwise base costs divided by their efficiencies, units,
- * step_overhead, cache capacity (elements: capacity_bytes / element_bytes)
+ * step_overhead, cache capacity (ft_target_cache_elements)
  * and bandwidth (elements per cycle); then every op whose kind is named in
  * compute.kind_cost has its base cost multiplied by that factor
  * (ft_target_kind_cost; not with keep_costs).
@@ -134,6 +134,11 @@ void ft_target_free(ft_target *t);
  * be partly changed: discard it). */
 int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,
                     ft_status *st);
+
+/* Elements a footprint must fit to stay in t's shared cache: one
+ * partition's capacity, capacity_bytes / element_bytes / partitions (0:
+ * no shared cache). */
+double ft_target_cache_elements(const ft_target *t);
 
 /* The factor compute.kind_cost gives ops of kind `kind` (NULL: none): the
  * entry named exactly so, or 1. */

@@ -270,6 +270,79 @@ static void test_kernel_time_is_exact_and_fastest(void **state)
     ft_target_free(t);
 }
 
+/* A replayed row's kernels share the cache: add3 ((a + b) + c) keeps
+ * five tensors in its replay, so on the H100 (25 MiB a partition) it is
+ * warm at 1 Mi elements (10 MiB) and cold at 4 Mi (40 MiB) though each of
+ * its adds (24 MiB) would be warm alone; a one-kernel row is as before. */
+static void test_meas_replay_shares_cache(void **state)
+{
+    (void)state;
+    ft_target *t = h100();
+    ft_measured *m;
+    ft_status st;
+    const char *p = put("add3.tsv", "op\tninputs\telements\tus_graph\nadd3\t3\t1048576\t5\nadd3\t3\t4194304\t15\n"
+                                    "add\t2\t4194304\t5\n");
+    assert_int_equal(ft_measured_load(p, NULL, &m, &st), FT_OK);
+    /* the row's tensor ids: t = a + b (t is the new tensor 4), o = t + c */
+    const ft_meas_row *r = &m->rows[1];
+    assert_int_equal(r->ntensors, 5);
+    static const int want[2][3] = {{0, 1, 4}, {4, 2, 3}};
+    for (int i = 0; i < 2; i++)
+        for (int q = 0; q < 3; q++)
+            assert_int_equal(r->tensors[i][q], want[i][q]);
+    for (int row = 0; row < 3; row++) {
+        r = &m->rows[row];
+        int64_t e = ft_tensor_size(r->kernels[0], 0);
+        /* each add's reuse window holds the other two tensors: a's last
+         * touch was the add before, in the previous replay */
+        double held = r->nkernels == 2 ? 2.0 * (double)e : 0, sum = t->run_overhead, alone = t->run_overhead;
+        for (int i = 0; i < r->nkernels; i++) {
+            double c, c0;
+            assert_int_equal(ft_kernel_time_shared(r->kernels[i], t, NULL, held, &c, NULL, &st), FT_OK);
+            assert_int_equal(ft_kernel_time(r->kernels[i], t, NULL, &c0, NULL, &st), FT_OK);
+            sum += c;
+            alone += c0;
+            printf("  %s kernel %d: %.1f cycles sharing the cache with %.0f elements, %.1f alone\n", r->label, i, c, held, c0);
+            if (row == 1)
+                assert_true(c > 1.2 * c0);   /* cold: from the slow memory */
+            else
+                assert_rel(c, c0, 1e-12);    /* warm either way */
+        }
+        double us;
+        assert_int_equal(ft_meas_predict(r, t, NULL, NULL, &us, &st), FT_OK);
+        assert_rel(us, sum / t->clock_hz * 1e6, 1e-12);
+        if (row != 1)
+            assert_rel(us, alone / t->clock_hz * 1e6, 1e-12);
+    }
+    ft_measured_free(m);
+
+    /* a whole problem: its kernels carry the problem's tensor indices */
+    const char *bench = ftt_src_path("benchmarks");
+    char bdir[4200];
+    snprintf(bdir, sizeof bdir, "%s", bench);
+    const char *gr = put("gr1.tsv", "problem\tops\tus_cudagraph\nmlsys-2026-1\t5\t14.6\n");
+    assert_int_equal(ft_measured_load(gr, bdir, &m, &st), FT_OK);
+    ft_problem *prob;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/mlsys-2026-1.json", bdir);
+    assert_int_equal(ft_problem_load(path, &prob, &st), FT_OK);
+    r = &m->rows[0];
+    assert_true(r->ntensors >= prob->ntensors);
+    int k = 0;
+    for (int i = 0; i < prob->nops; i++) {
+        const ft_op *op = &prob->ops[prob->topo[i]];
+        int nk = op->type == FT_OP_POINTWISE && op->ninputs >= 2 ? op->ninputs - 1 : 1;
+        k += nk;
+        assert_int_equal(r->tensors[k - 1][r->kernels[k - 1]->ops[0].ninputs], op->output);
+        if (nk == 1)
+            assert_int_equal(r->tensors[k - 1][0], op->inputs[0]);
+    }
+    assert_int_equal(k, r->nkernels);
+    ft_problem_free(prob);
+    ft_measured_free(m);
+    ft_target_free(t);
+}
+
 /* Calibration recovers the settings of a known target from times
  * predicted with it, starting from other values. */
 static void test_calibrate_recovers_synthetic(void **state)
@@ -294,7 +367,8 @@ static void test_calibrate_recovers_synthetic(void **state)
                 ft_problem *kp;
                 ft_status st;
                 assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
-                ft_meas_row r = {0, "g", NULL, 1, 1, &kp};
+                int gids[3] = {0, 1, 2}, *gid[1] = {gids};
+                ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3};
                 double us;
                 assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
                 len += (size_t)sprintf(text + len, "%lld\t%lld\t%lld\t%.17g\n", (long long)m, (long long)n, (long long)k, us);
@@ -311,8 +385,10 @@ static void test_calibrate_recovers_synthetic(void **state)
             ft_problem *kp;
             ft_status st;
             assert_int_equal(ft_kernel_new(&kp, "Pointwise", ops[o], nin, ws, hs, &st), FT_OK);
-            ft_problem *two[2] = {kp, kp};   /* add3: two adds */
-            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two};
+            ft_problem *two[2] = {kp, kp};   /* add3: two adds, (a + b) + c */
+            int add1[3] = {0, 1, o == 3 ? 4 : 2}, add2[3] = {4, 2, 3}, one[2] = {0, 1};
+            int *ids[2] = {nin == 1 ? one : add1, add2};
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1};
             double us;
             assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
             plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
@@ -378,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_measured_held_out_problems),
         cmocka_unit_test(test_measured_stats),
         cmocka_unit_test(test_kernel_time_is_exact_and_fastest),
+        cmocka_unit_test(test_meas_replay_shares_cache),
         cmocka_unit_test(test_calibrate_recovers_synthetic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
