@@ -374,7 +374,8 @@ int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_ch
     for (int i = 0; i < n && rc == FT_OK; i++) {
         double c, held = r->tensors && cap > 0 ? window_others(r, i, span[i], cap, mark, &gen) : 0;
         rc = ft_kernel_time_shared(r->kernels[i], t, fixed ? &fixed[i] : NULL, held, &c, chosen ? &chosen[i] : NULL, st);
-        ksum_add(&sum, c);
+        if (rc == FT_OK)
+            ksum_add(&sum, c);
     }
     ft__free(span);
     ft__free(mark);
