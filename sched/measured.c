@@ -93,12 +93,13 @@ static int add_pointwise(ft_meas_row *r, const char *kind, int nin, const int *i
         int rc = ft_kernel_new(&k, "Pointwise", kind, 1, ws, hs, st);
         return rc ? rc : row_add(r, k, ids, st);
     }
-    for (int i = 0; i <= nin; i++)   /* new tensors after the given ones */
-        if ((i < nin ? ins[i] : out) >= r->ntensors)
-            r->ntensors = (i < nin ? ins[i] : out) + 1;
+    int fresh = out >= r->ntensors ? out + 1 : r->ntensors;   /* ids after every one given */
+    for (int i = 0; i < nin; i++)
+        if (ins[i] >= fresh)
+            fresh = ins[i] + 1;
     int acc = ins[0];
     for (int c = 1; c < nin; c++) {
-        int ids[3] = {acc, ins[c], c == nin - 1 ? out : r->ntensors};
+        int ids[3] = {acc, ins[c], c == nin - 1 ? out : fresh++};
         ft_problem *k;
         int rc = ft_kernel_new(&k, "Pointwise", "add", 2, ws, hs, st);
         if (rc || (rc = row_add(r, k, ids, st)))
