@@ -10,7 +10,7 @@
 
 const char *const ft_calib_default_free[] = {
     "execution.run_overhead",  "execution.launch_overhead", "execution.tile_overhead", "compute.matmul_efficiency",
-    "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",
+    "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",    "execution.step_overhead",
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);
 
@@ -32,7 +32,7 @@ double ft_calib_reset_value(const ft_target *t, const char *name)
 {
     if (strstr(name, "efficiency"))
         return 0.5;
-    if (strstr(name, "overhead") || strstr(name, "latency"))
+    if (strstr(name, "overhead") || strstr(name, "latency") || strstr(name, "interval"))
         return 1000.0;
     if (strcmp(name, "shared_cache.bandwidth") == 0)
         return 2.0 * t->read_bandwidth;
@@ -79,19 +79,35 @@ static void set_theta(fit *F, const double *th)
         *F->slot[i] = to_value(F, i, th[i]);
 }
 
-/* Residuals at th (kernel forms fixed, or chosen again and stored when
- * choose is 1) into res; their sum of squares in *cost.  th NULL: the
- * settings as they are. */
-static int residuals(fit *F, const double *th, int choose, double *res, double *cost)
+/* Whether two form lists of n kernels are the same. */
+static int same_forms(const ft_kernel_choice *a, const ft_kernel_choice *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].w != b[i].w || a[i].h != b[i].h || a[i].k != b[i].k || a[i].split != b[i].split ||
+            a[i].add_w != b[i].add_w || a[i].add_h != b[i].add_h || a[i].add_k != b[i].add_k)
+            return 0;
+    return 1;
+}
+
+/* Residuals at th into res; their sum of squares in *cost.  th NULL: the
+ * settings as they are.  prev NULL: each row's kernels keep their stored
+ * forms.  Otherwise the forms are chosen again and stored (prev: room for
+ * one row's forms), and *changed (when not NULL) is set when any moved. */
+static int residuals(fit *F, const double *th, ft_kernel_choice *prev, double *res, double *cost, int *changed)
 {
     if (th)
         set_theta(F, th);
     ksum c = {0, 0};
     for (int i = 0; i < F->nres; i++) {
         double us;
-        int rc = ft_meas_predict(F->row[i], F->t, choose ? NULL : F->choice[i], choose ? F->choice[i] : NULL, &us, F->st);
+        int nk = F->row[i]->nkernels;
+        if (prev)
+            memcpy(prev, F->choice[i], sizeof *prev * (size_t)nk);
+        int rc = ft_meas_predict(F->row[i], F->t, prev ? NULL : F->choice[i], prev ? F->choice[i] : NULL, &us, F->st);
         if (rc)
             return rc;
+        if (prev && changed && !same_forms(prev, F->choice[i], nk))
+            *changed = 1;
         res[i] = F->weight[i] * log(us / F->row[i]->measured_us);
         ksum_add(&c, res[i] * res[i]);
     }
@@ -150,7 +166,7 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
         goto done;
     }
     double lambda = 1e-3;
-    if ((rc = residuals(F, th, 0, res, cost)))
+    if ((rc = residuals(F, th, NULL, res, cost, NULL)))
         goto done;
     for (int it = 0; it < max_iter; it++) {
         for (int j = 0; j < n; j++) {
@@ -160,7 +176,7 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
                 h = -h;   /* at the top of its range: a backward difference */
             th2[j] += h;
             double c2;
-            if ((rc = residuals(F, th2, 0, res2, &c2)))
+            if ((rc = residuals(F, th2, NULL, res2, &c2, NULL)))
                 goto done;
             for (int i = 0; i < m; i++)
                 J[(size_t)i * (size_t)n + (size_t)j] = (res2[i] - res[i]) / h;
@@ -187,7 +203,7 @@ static int lm_run(fit *F, double *th, double *cost, int max_iter, int *steps, co
             if (solve(M, b, n, d) == 0) {
                 for (int a = 0; a < n; a++)
                     th2[a] = clamp(F, a, th[a] + d[a]);
-                if ((rc = residuals(F, th2, 0, res2, &newcost)))
+                if ((rc = residuals(F, th2, NULL, res2, &newcost, NULL)))
                     goto done;
                 if (newcost < *cost) {
                     accepted = 1;
@@ -240,7 +256,7 @@ static int scan(fit *F, double *th, double *cost, double *res, double span)
         for (int q = 0; q < SCAN_POINTS; q++) {
             double save = th[i];
             th[i] = clamp(F, i, save + span * (2.0 * q / (SCAN_POINTS - 1) - 1.0));
-            int rc = residuals(F, th, 0, res, &c);
+            int rc = residuals(F, th, NULL, res, &c, NULL);
             double tried = th[i];
             th[i] = save;
             if (rc)
@@ -254,16 +270,6 @@ static int scan(fit *F, double *th, double *cost, double *res, double span)
     }
     set_theta(F, th);
     return FT_OK;
-}
-
-/* Whether two form lists of n kernels are the same. */
-static int same_forms(const ft_kernel_choice *a, const ft_kernel_choice *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i].w != b[i].w || a[i].h != b[i].h || a[i].k != b[i].k || a[i].split != b[i].split ||
-            a[i].add_w != b[i].add_w || a[i].add_h != b[i].add_h || a[i].add_k != b[i].add_k)
-            return 0;
-    return 1;
 }
 
 static void fit_free(fit *F)
@@ -365,30 +371,43 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     r->rows = F.nres;
     if (!rc)   /* the cost before: the target as given */
-        rc = residuals(&F, NULL, 1, res, &r->cost_before);
+        rc = residuals(&F, NULL, prev, res, &r->cost_before, NULL);
+    /* The true cost is the one with every kernel's form chosen again (as
+     * validate predicts); a run of steps with the forms fixed can lower
+     * its own cost and raise the true one.  The fit keeps the settings of
+     * the lowest true cost seen: a round that does not lower it starts the
+     * next from them again (a narrower scan), two such rounds end the fit. */
+    double best_th[FT_CALIB_MAX_FREE], best = INFINITY;
+    int fails = 0;
+    if (!rc && (rc = residuals(&F, th, prev, res, &best, NULL)) == FT_OK)
+        memcpy(best_th, th, sizeof(double) * (size_t)np);
     for (int round = 0; !rc && round < MAX_ROUNDS; round++) {
-        double cost;
-        if ((rc = residuals(&F, th, 1, res, &cost)))
-            break;
+        double cost = best;
         if ((rc = scan(&F, th, &cost, res, SCAN_SPAN / (1 << (round < SCAN_HALVINGS ? round : SCAN_HALVINGS)))))
             break;
         if ((rc = lm_run(&F, th, &cost, o->max_iter, &r->iterations, o)))
             break;
-        /* choose the forms again at the new settings: done when none moves */
+        /* choose the forms again at the new settings: the true cost */
         int changed = 0;
-        for (int i = 0; i < F.nres && !rc; i++) {
-            int nk = F.row[i]->nkernels;
-            memcpy(prev, F.choice[i], sizeof *prev * (size_t)nk);
-            double us;
-            rc = ft_meas_predict(F.row[i], t, NULL, F.choice[i], &us, st);
-            changed |= !rc && !same_forms(prev, F.choice[i], nk);
-        }
-        if (!changed && round >= 2)
+        double truecost;
+        if ((rc = residuals(&F, th, prev, res, &truecost, &changed)))
             break;
+        if (truecost < best * (1 - 1e-9)) {
+            best = truecost;
+            memcpy(best_th, th, sizeof(double) * (size_t)np);
+            fails = 0;
+            if (!changed && round >= 2)
+                break;
+        } else {
+            /* back to the best settings and their forms */
+            memcpy(th, best_th, sizeof(double) * (size_t)np);
+            if ((rc = residuals(&F, th, prev, res, &cost, NULL)) || ++fails >= 2)
+                break;
+        }
     }
     if (!rc) {
         set_theta(&F, th);
-        rc = residuals(&F, th, 1, res, &r->cost_after);
+        rc = residuals(&F, th, prev, res, &r->cost_after, NULL);
         for (int i = 0; i < np; i++)
             r->after[i] = *F.slot[i];
     }

@@ -381,6 +381,7 @@ int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_ch
     ft__free(mark);
     if (rc)
         return rc;
-    *us = ksum_value(&sum) / t->clock_hz * 1e6;
+    /* back-to-back replays: the next is launched while this one runs */
+    *us = fmax(t->replay_interval, ksum_value(&sum)) / t->clock_hz * 1e6;
     return FT_OK;
 }

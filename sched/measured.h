@@ -2,7 +2,8 @@
  * targets/measured/h100/README.md: gemm, pointwise, graph_ops, graphs) and
  * the cost model's prediction of each measured row on a target.
  *
- * A row is timed as one CUDA graph replay: `run_overhead` once, then one
+ * A row is timed as one CUDA graph replay, at least `replay_interval`
+ * after the one before (replays run back to back): `run_overhead` once, then one
  * kernel after another, each kernel one op alone in a subgraph (its launch
  * overhead included) at the granularity the model finds fastest for it
  * (ft_kernel_time).  A gemm row is one MatMul [M,K] x [K,N]; a pointwise
@@ -121,8 +122,9 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t,
                           double *cycles, ft_kernel_choice *chosen,
                           ft_status *st);
 
-/* Predicted time of row r on target t in microseconds: (run_overhead +
- * the sum of its kernels' times) / clock_hz.  The row is replayed over and
+/* Predicted time of row r on target t in microseconds: the longer of
+ * replay_interval and (run_overhead + the sum of its kernels' times),
+ * over clock_hz.  The row is replayed over and
  * over, so what a kernel finds in the shared cache depends on the kernels
  * around it: a kernel's data stays warm only when its inputs' reuse window
  * fits the cache, that is the distinct tensors (r->tensors) of every kernel

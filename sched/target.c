@@ -73,6 +73,7 @@ static const setting schema[] = {
     {"execution", "launch_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(launch_overhead)},
     {"execution", "double_buffering", K_BOOL, 0, 0, R_ANY, OFF(double_buffering)},
     {"execution", "run_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(run_overhead)},
+    {"execution", "replay_interval", K_REAL, 0, 0, R_NONNEGATIVE, OFF(replay_interval)},
     {"compute", "kind_cost", K_GROUP, 0, 0, R_ANY, -1},
 };
 #define NSCHEMA ((int)(sizeof schema / sizeof schema[0]))
@@ -655,6 +656,8 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
             t->cache_partitions > 1 ? " in partitions" : "", t->cache_bandwidth);
     if (t->run_overhead > 0)
         ADD(", run overhead %g cycles", t->run_overhead);
+    if (t->replay_interval > 0)
+        ADD(", replay interval %g cycles", t->replay_interval);
     for (int i = 0; i < t->nkind_costs && len < (int)sizeof more - 64; i++)
         ADD(", %s cost x%g", t->kind_names[i], t->kind_costs[i]);
 #undef ADD

@@ -82,6 +82,11 @@ typedef struct ft_target {
     double run_overhead;             /* execution.run_overhead: cycles a measured run (one CUDA
                                         graph replay, one program) pays once, >= 0 (default 0);
                                         used by validate and calibrate, not in a schedule's total */
+    double replay_interval;          /* execution.replay_interval: cycles, >= 0 (default 0): the
+                                        shortest time between the starts of back-to-back
+                                        measured runs (the host's launch of the next CUDA graph
+                                        replay overlaps this one's kernels), so a run takes at
+                                        least this long; used by validate and calibrate only */
     int nkind_costs;                 /* compute.kind_cost: NAME = factor entries */
     char *kind_names[FT_TARGET_MAX_KINDS]; /* op kinds (op_kinds names: "gelu") */
     double kind_costs[FT_TARGET_MAX_KINDS]; /* factors > 0 on those ops' base costs */

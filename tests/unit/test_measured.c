@@ -343,6 +343,34 @@ static void test_meas_replay_shares_cache(void **state)
     ft_target_free(t);
 }
 
+/* Back-to-back replays: a row takes at least the target's replay
+ * interval (the host launches the next replay while this one runs); a row
+ * whose kernels take longer is as before, and 0 is no floor. */
+static void test_meas_replay_interval(void **state)
+{
+    (void)state;
+    ft_target *t = h100();
+    ft_measured *m;
+    ft_status st;
+    const char *p = put("floor.tsv", "op\tninputs\telements\tus_graph\nrelu\t1\t4096\t3\nrelu\t1\t268435456\t350\n");
+    assert_int_equal(ft_measured_load(p, NULL, &m, &st), FT_OK);
+    double small0, large0, small, large;
+    t->replay_interval = 0;
+    assert_int_equal(ft_meas_predict(&m->rows[0], t, NULL, NULL, &small0, &st), FT_OK);
+    assert_int_equal(ft_meas_predict(&m->rows[1], t, NULL, NULL, &large0, &st), FT_OK);
+    /* 10 us: above the small row, far below the large one */
+    t->replay_interval = 10e-6 * t->clock_hz;
+    assert_int_equal(ft_meas_predict(&m->rows[0], t, NULL, NULL, &small, &st), FT_OK);
+    assert_int_equal(ft_meas_predict(&m->rows[1], t, NULL, NULL, &large, &st), FT_OK);
+    printf("  relu 4096: %.3f us, %.3f us with a 10 us replay interval; relu 2^28: %.3f us either way\n", small0, small,
+           large);
+    assert_true(small0 < 10.0 && large0 > 10.0);
+    assert_rel(small, 10.0, 1e-12);
+    assert_rel(large, large0, 1e-12);
+    ft_measured_free(m);
+    ft_target_free(t);
+}
+
 /* Calibration recovers the settings of a known target from times
  * predicted with it, starting from other values. */
 static void test_calibrate_recovers_synthetic(void **state)
@@ -416,6 +444,11 @@ static void test_calibrate_recovers_synthetic(void **state)
     for (int i = 0; i < np; i++)
         assert_rel(r.after[i], want[i], 0.01 * want[i]);
     assert_true(r.cost_after < 1e-6);
+    /* the fit keeps the lowest true cost it saw (forms chosen again): from
+     * its own result it never ends higher than it started */
+    ft_calib_result again;
+    assert_int_equal(ft_calibrate(t, files, 2, &o, &again, &st), FT_OK);
+    assert_true(again.cost_after <= again.cost_before);
 
     /* the fitted file: values in place, a missing group added, comments kept */
     const char *out = put("fitted.cfg", "");
@@ -455,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_measured_stats),
         cmocka_unit_test(test_kernel_time_is_exact_and_fastest),
         cmocka_unit_test(test_meas_replay_shares_cache),
+        cmocka_unit_test(test_meas_replay_interval),
         cmocka_unit_test(test_calibrate_recovers_synthetic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
