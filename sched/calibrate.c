@@ -405,9 +405,9 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
                 break;
         }
     }
-    if (!rc) {
-        set_theta(&F, th);
-        rc = residuals(&F, th, prev, res, &r->cost_after, NULL);
+    if (!rc) {   /* every way out of the rounds leaves th at best_th */
+        set_theta(&F, best_th);
+        r->cost_after = best;
         for (int i = 0; i < np; i++)
             r->after[i] = *F.slot[i];
     }
