@@ -31,10 +31,13 @@ static const char calibrate_help[] =
     "                    execution.launch_overhead, execution.tile_overhead,\n"
     "                    compute.matmul_efficiency, slow_memory.efficiency,\n"
     "                    shared_cache.bandwidth, compute.kind_cost.gelu,\n"
-    "                    execution.step_overhead)\n"
+    "                    execution.step_overhead,\n"
+    "                    execution.matmul_tile_overhead,\n"
+    "                    execution.replay_interval)\n"
     "  --reset           start the fit from neutral values (efficiencies 0.5,\n"
-    "                    overheads and intervals 1000 cycles, cache bandwidth\n"
-    "                    twice the slow memory's, kind costs 1), not TARGET's\n"
+    "                    overheads 1000 cycles, cache bandwidth twice the\n"
+    "                    slow memory's, kind costs 1, an interval the\n"
+    "                    shortest measured row), not TARGET's\n"
     "  --all-rows        fit the held-out rows too\n"
     "  -o FILE           write the fitted target to FILE (default: none)\n"
     "  --quiet           no progress lines on stderr\n"
@@ -205,7 +208,7 @@ int cmd_calibrate(int argc, char **argv)
         for (int i = 0; i < nfree; i++) {
             double *v = t->contest ? NULL : ft_target_setting(t, names[i], NULL);
             if (v)
-                *v = ft_calib_reset_value(t, names[i]);
+                *v = ft_calib_reset_value(t, files, nfiles, names[i]);
         }
     }
     printf("target    %s%s\n", target_path, reset ? " (free settings reset)" : "");

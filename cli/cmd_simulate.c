@@ -43,7 +43,8 @@ static const char simulate_help[] =
     "                     in waves, sharing the bandwidths), shared cache\n"
     "                     (steps at its bandwidth), cache floor (a subgraph\n"
     "                     that overflows it waits for its footprint at the slow\n"
-    "                     memory's), step overhead, tile overhead.  The\n"
+    "                     memory's), step overhead, tile overhead, MatMul\n"
+    "                     tile overhead.  The\n"
     "                     analytic model has a closed form for all but double\n"
     "                     buffering: it keeps SPEC's per-step roofline and\n"
     "                     one fill and drain per subgraph, where the simulator\n"
@@ -85,11 +86,12 @@ static const char simulate_help[] =
 
 /* The timing effects of a target (ft_timing), each of which can be turned
  * off in a copy of the problem. */
-enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, EFF_TILE_OVERHEAD, NEFFECTS };
+enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, EFF_TILE_OVERHEAD,
+       EFF_MATMUL_TILE_OVERHEAD, NEFFECTS };
 
 static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
                                                   "double buffering", "units",           "shared cache",      "cache floor",
-                                                  "step overhead",    "tile overhead"};
+                                                  "step overhead",    "tile overhead",     "MatMul tile overhead"};
 
 /* Whether p's timing has effect e. */
 static int effect_present(const ft_problem *p, int e)
@@ -105,6 +107,7 @@ static int effect_present(const ft_problem *p, int e)
     case EFF_CACHE: /* fall through */
     case EFF_FLOOR: return t->cache_capacity > 0;
     case EFF_TILE_OVERHEAD: return t->tile_overhead > 0;
+    case EFF_MATMUL_TILE_OVERHEAD: return t->matmul_tile_overhead > 0;
     default: return t->step_overhead > 0;
     }
 }
@@ -130,6 +133,7 @@ static void effect_off(ft_problem *p, int e)
             t->cache_capacity = DBL_MAX;
         break;
     case EFF_TILE_OVERHEAD: t->tile_overhead = 0; break;
+    case EFF_MATMUL_TILE_OVERHEAD: t->matmul_tile_overhead = 0; break;
     default: t->step_overhead = 0; break;
     }
 }

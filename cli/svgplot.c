@@ -16,6 +16,9 @@
 #define LEGEND_ROW 20       /* pixels between legend entries */
 #define LEGEND_CHARS 40     /* longest legend text shown, in characters */
 #define LABEL_CHARS 40      /* longest point label shown */
+#define LABEL_LINE 12       /* pixels between stacked point labels */
+#define LABEL_TRIES 8       /* places tried for a point label before it overlaps anyway */
+#define LABEL_AVOID_MAX 256 /* point labels of a series kept apart; later ones go at their points */
 #define MARK_R 3.5          /* marker radius */
 #define MAX_TICKS 256
 #define TARGET_STEPS 5      /* linear axes: about this many steps */
@@ -465,6 +468,37 @@ static void marker_style(svg_buf *b, int i)
         svg_emit(b, "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.75\"", series_colour(i));
 }
 
+/* A point label's box: left edge x, baseline y, width w (one line of
+ * LABEL_LINE pixels above the baseline). */
+typedef struct lbox {
+    double x, y, w;
+} lbox;
+
+static int lbox_overlap(const lbox *a, const lbox *b)
+{
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y > b->y - LABEL_LINE && b->y > a->y - LABEL_LINE;
+}
+
+/* Where label `at` goes beside the n labels already placed: at itself if
+ * it overlaps none of them, else the first of LABEL_TRIES lines below and
+ * above it, alternately, inside the plot area that overlaps none (at
+ * itself when every try overlaps). */
+static lbox label_place(const lbox *placed, int n, lbox at, const frame *f)
+{
+    for (int t = 0; t < LABEL_TRIES; t++) {
+        lbox c = at; /* t = 0: at; then a line below, a line above, two below... */
+        c.y += (t % 2 ? 1 : -1) * LABEL_LINE * ((t + 1) / 2);
+        if (t > 0 && (c.y > f->top + f->ph || c.y - LABEL_LINE < f->top))
+            continue;
+        int clash = 0;
+        for (int i = 0; i < n && !clash; i++)
+            clash = lbox_overlap(&c, &placed[i]);
+        if (!clash)
+            return c;
+    }
+    return at;
+}
+
 /* Series i: its polyline, its markers with tooltips, its point labels.
  * -1 when out of memory. */
 static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
@@ -507,14 +541,21 @@ static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
     svg_puts(b, "</g>\n");
     if (s->labels) {
         svg_puts(b, "<g class=\"pointlabels\" font-size=\"10\" fill=\"#222222\">\n");
+        lbox placed[LABEL_AVOID_MAX];
+        int np = 0;
         for (int j = 0; j < s->n; j++) {
             if (!svg_nonempty(s->labels[j]) || point_kind(pl, s->x[j], s->y[j]) != PT_OK)
                 continue;
             double x = px(f, to_scale(f->ax->log, s->x[j])), y = py(f, to_scale(f->ay->log, s->y[j]));
             double w = svg_text_chars(s->labels[j], LABEL_CHARS) * CHAR_W * 10 / 12;
             int left = x + 5 + w > f->left + f->pw;
-            svg_emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? x - 5 : x + 5,
-                 y - 5 < f->top + 10 ? y + 14 : y - 5, left ? " text-anchor=\"end\"" : "");
+            lbox at = {left ? x - 5 - w : x + 5, y - 5 < f->top + 10 ? y + 14 : y - 5, w};
+            if (np < LABEL_AVOID_MAX) {
+                at = label_place(placed, np, at, f);
+                placed[np++] = at;
+            }
+            svg_emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? at.x + w : at.x, at.y,
+                 left ? " text-anchor=\"end\"" : "");
             svg_xml(b, s->labels[j], LABEL_CHARS);
             svg_puts(b, "</text>\n");
         }

@@ -142,6 +142,8 @@ static void device_summary(char *buf, size_t n, const ft_target *t, const ft_pro
         ADD(", step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)
         ADD(", tile overhead %.15g cycles", p->timing.tile_overhead);
+    if (p->timing.matmul_tile_overhead > 0)
+        ADD(", MatMul tile overhead %.15g cycles", p->timing.matmul_tile_overhead);
     if (t->memory_efficiency < 1)
         ADD(", slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
     if (t->matmul_efficiency < 1)
@@ -245,6 +247,7 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "pointwise_efficiency", t->pointwise_efficiency);
         member_num(f, "step_overhead", t->step_overhead);
         member_num(f, "tile_overhead", t->tile_overhead);
+        member_num(f, "matmul_tile_overhead", t->matmul_tile_overhead);
         if (t->cache_capacity_bytes > 0) {
             fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
                     (long long)t->cache_partitions);

@@ -11,6 +11,7 @@
 const char *const ft_calib_default_free[] = {
     "execution.run_overhead",  "execution.launch_overhead", "execution.tile_overhead", "compute.matmul_efficiency",
     "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",    "execution.step_overhead",
+    "execution.matmul_tile_overhead", "execution.replay_interval",
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);
 
@@ -28,11 +29,18 @@ void ft_calib_opts_init(ft_calib_opts *o)
     o->max_iter = 200;
 }
 
-double ft_calib_reset_value(const ft_target *t, const char *name)
+double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, const char *name)
 {
     if (strstr(name, "efficiency"))
         return 0.5;
-    if (strstr(name, "overhead") || strstr(name, "latency") || strstr(name, "interval"))
+    if (strstr(name, "interval")) {
+        double shortest = INFINITY;
+        for (int f = 0; f < nfiles; f++)
+            for (int i = 0; i < files[f]->nrows; i++)
+                shortest = fmin(shortest, files[f]->rows[i].measured_us);
+        return isfinite(shortest) && t->clock_hz > 0 ? shortest * 1e-6 * t->clock_hz : 1000.0;
+    }
+    if (strstr(name, "overhead") || strstr(name, "latency"))
         return 1000.0;
     if (strcmp(name, "shared_cache.bandwidth") == 0)
         return 2.0 * t->read_bandwidth;
@@ -357,7 +365,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         r->before[i] = *F.slot[i];
         double v = *F.slot[i];
         if (!(v > 0))
-            v = ft_calib_reset_value(t, names[i]);
+            v = ft_calib_reset_value(t, files, nfiles, names[i]);
         th[i] = to_theta(&F, i, v);
     }
     r->nfree = np;

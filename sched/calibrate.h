@@ -49,9 +49,13 @@ typedef struct ft_calib_result {
 } ft_calib_result;
 
 /* The starting value a fit gives setting `name` when the user resets it
- * (calibrate --reset): efficiencies 0.5, overheads 1000 cycles, a cache
- * bandwidth twice the slow memory's read bandwidth, kind costs 1. */
-double ft_calib_reset_value(const ft_target *t, const char *name);
+ * (calibrate --reset): efficiencies 0.5, overheads and latencies 1000
+ * cycles, a cache bandwidth twice the slow memory's read bandwidth, kind
+ * costs 1, and an interval the shortest measured time among the rows of
+ * files[0..nfiles-1] in t's cycles (1000 cycles without rows): there the
+ * interval binds on the shortest rows, where below every row it has no
+ * effect and so no slope for the fit to follow. */
+double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, const char *name);
 
 /* Fit the free settings of machine target t (changed in place) to the
  * rows of files[0..nfiles-1] (held-out rows left out unless all_rows):

@@ -208,6 +208,11 @@ typedef enum ft_overlap {
  *   tile_overhead  cost units added to the compute of each tile's last
  *                  k-step (a tile fills its pipeline and stores its
  *                  output once);
+ *   matmul_tile_overhead  cost units each tile of a subgraph with a MatMul
+ *                  adds to its last k-step besides tile_overhead (a GEMM
+ *                  tile's deeper pipeline: its operands staged through
+ *                  shared memory before the first multiply, its
+ *                  accumulators drained after the last);
  *   cache_capacity, cache_bandwidth  a cache level shared by the units
  *                  between them and the slow memory: every step moves its
  *                  data at cache_bandwidth, reads and writes alike (the
@@ -237,6 +242,7 @@ typedef struct ft_timing {
     int duplex;               /* 1: reads and writes use separate channels */
     double step_overhead;     /* cost units per step, >= 0 */
     double tile_overhead;     /* cost units per tile, paid on its last k-step, >= 0 */
+    double matmul_tile_overhead; /* more cost units per tile of a subgraph with a MatMul, >= 0 */
     double cache_capacity;    /* elements a footprint must fit to stay cached, >= 0; 0: no shared cache */
     double cache_bandwidth;   /* elements per cost unit, > 0 when cache_capacity is */
     int units;                /* compute units, >= 0; 0 or 1: one */

@@ -146,12 +146,25 @@ double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, in
 /* Compute units of p (timing.units, at least 1). */
 static inline int64_t ft__units(const ft_problem *p) { return p->timing.units > 1 ? p->timing.units : 1; }
 
-/* What k-step ks of nk adds to its compute for its tile (ft_timing): the
- * tile overhead on the tile's last k-step (it fills its pipeline and
- * stores its output once), else 0. */
-static inline double ft__tile_extra(const ft_problem *p, int64_t ks, int64_t nk)
+/* Whether subgraph g of p has a MatMul (its tiles pay the MatMul tile
+ * overhead, ft_timing). */
+static inline int ft__sg_matmul(const ft_problem *p, const ft_subgraph *g)
 {
-    return ks == nk - 1 ? p->timing.tile_overhead : 0;
+    for (int j = 0; j < g->nops; j++)
+        if (p->ops[g->ops[j]].type == FT_OP_MATMUL)
+            return 1;
+    return 0;
+}
+
+/* What k-step ks of nk adds to its compute for its tile (ft_timing): on
+ * the tile's last k-step the tile overhead (it fills its pipeline and
+ * stores its output once), and the MatMul tile overhead too when its
+ * subgraph has a MatMul (`matmul`, ft__sg_matmul); else 0. */
+static inline double ft__tile_extra(const ft_problem *p, int matmul, int64_t ks, int64_t nk)
+{
+    if (ks != nk - 1)
+        return 0;
+    return p->timing.tile_overhead + (matmul ? p->timing.matmul_tile_overhead : 0);
 }
 
 /* Tiles in the wave of the tile at traversal position pos among ntiles

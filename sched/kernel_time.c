@@ -81,7 +81,7 @@ static int cand_cmp(const void *a, const void *b)
 /* Lower bound on one-op problem p's time at granularity w x h x k: its
  * launch, and the longer of its tiles' compute (padded to native tiles, or
  * its output's exact elements where the op pays those, ft__op_padded; each
- * k-step paying the step overhead, each tile its tile overhead) spread
+ * k-step paying the step overhead, each tile its tile overheads) spread
  * evenly over the units and its tensors moved once at the fastest
  * bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
@@ -98,7 +98,8 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
     if (op->type == FT_OP_MATMUL)
         per *= (double)k / (double)ft_native_k(p);
     double compute = ((double)steps * (per + (double)tiles * p->timing.step_overhead) +
-                      (double)tiles * p->timing.tile_overhead) / (double)ft__units(p);
+                      (double)tiles * ft__tile_extra(p, op->type == FT_OP_MATMUL, 0, 1)) /
+                     (double)ft__units(p);
     ft__rates r;
     ft__fastest_rates(p, &r);
     double loaded = 0;

@@ -127,6 +127,8 @@ static int check_values(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: step overhead is %g, must be 0 or more", n, tm->step_overhead);
     if (!(tm->tile_overhead >= 0) || !isfinite(tm->tile_overhead))
         return ft__fail(st, FT_EINPUT, 0, "%s: tile overhead is %g, must be 0 or more", n, tm->tile_overhead);
+    if (!(tm->matmul_tile_overhead >= 0) || !isfinite(tm->matmul_tile_overhead))
+        return ft__fail(st, FT_EINPUT, 0, "%s: MatMul tile overhead is %g, must be 0 or more", n, tm->matmul_tile_overhead);
     if (!(tm->cache_capacity >= 0) || !isfinite(tm->cache_capacity))
         return ft__fail(st, FT_EINPUT, 0, "%s: cache capacity is %g, must be 0 or more", n, tm->cache_capacity);
     if (tm->cache_capacity > 0 && (!(tm->cache_bandwidth > 0) || !isfinite(tm->cache_bandwidth)))

@@ -57,6 +57,7 @@ static const setting schema[] = {
     {"compute", "pointwise_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(pointwise_efficiency)},
     {"execution", "step_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(step_overhead)},
     {"execution", "tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(tile_overhead)},
+    {"execution", "matmul_tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(matmul_tile_overhead)},
     {"fast_memory", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(capacity_bytes)},
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
@@ -566,6 +567,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->timing.units = (int)t->units;
     p->timing.step_overhead = t->step_overhead;
     p->timing.tile_overhead = t->tile_overhead;
+    p->timing.matmul_tile_overhead = t->matmul_tile_overhead;
     p->timing.cache_capacity = ft_target_cache_elements(t);
     p->timing.cache_bandwidth = t->cache_bandwidth / eb;
     if (!keep_costs) {
@@ -649,6 +651,8 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", step overhead %g cycles", t->step_overhead);
     if (t->tile_overhead > 0)
         ADD(", tile overhead %g cycles", t->tile_overhead);
+    if (t->matmul_tile_overhead > 0)
+        ADD(", MatMul tile overhead %g cycles", t->matmul_tile_overhead);
     if (t->pointwise_unpadded)
         ADD(", Pointwise ops unpadded");
     if (t->cache_capacity_bytes > 0)

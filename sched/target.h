@@ -73,6 +73,8 @@ typedef struct ft_target {
                                         (default 0) */
     double tile_overhead;            /* execution.tile_overhead: cycles every tile pays once,
                                         on its last k-step, >= 0 (default 0) */
+    double matmul_tile_overhead;     /* execution.matmul_tile_overhead: cycles every tile of a
+                                        subgraph with a MatMul pays once more, >= 0 (default 0) */
     int64_t cache_partitions;        /* shared_cache.partitions: parts that each cache the
                                         data their own units use, so a footprint stays in the
                                         cache when it fits one, 1 to FT_MAX_UNITS (default 1) */

@@ -36,6 +36,7 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     w->g = g;
     w->model = model;
     w->nops = g->nops;
+    w->matmul = ft__sg_matmul(p, g);
     w->cap = 1;
     for (int j = 0; j < g->nops; j++)
         w->cap += p->ops[g->ops[j]].ninputs;
@@ -416,7 +417,7 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         if (!reused)
             loaded += sz;
     }
-    compute += p->timing.step_overhead + ft__tile_extra(p, ks, w->nk);
+    compute += p->timing.step_overhead + ft__tile_extra(p, w->matmul, ks, w->nk);
     double memory;
     double latency = ft__step_time_at(p, &w->tile_rates, compute, loaded, written, &memory);
     step->index = idx;

@@ -13,6 +13,7 @@ struct ft_walk {
     const ft_subgraph *g;
     ft_compute_model model;
     int nops;
+    int matmul;                 /* the subgraph has a MatMul (ft__sg_matmul) */
     ft_role *role;              /* per position */
     unsigned char *tbits;       /* produced | written | retained | resident, ntensors each */
     unsigned char *produced, *written, *retained, *resident;

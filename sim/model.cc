@@ -307,7 +307,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             c_issue = std::max(c_issue, waves_.barrier());
         }
         /* the engine adds the step overhead; the tile's, on its last k-step */
-        fs_t c_end = engine->run(cost + ft__tile_extra(p, step.kstep, pl.nk), c_issue, &start, unit);
+        fs_t c_end = engine->run(cost + ft__tile_extra(p, pl.matmul, step.kstep, pl.nk), c_issue, &start, unit);
         if (tm.overlap == FT_OVERLAP_NONE)
             w_end = issue_writes(job, writes_, c_end, ev, unit, share);
         const fs_t c_start = start;

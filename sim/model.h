@@ -439,6 +439,7 @@ private:
     struct SgPlan {
         std::vector<ft_role> role;       /* per position in the op list */
         std::int64_t ntx = 0, nty = 0, nk = 0;
+        int matmul = 0;                  /* it has a MatMul: its tiles pay the MatMul tile overhead */
         std::vector<int> written;        /* outputs written to slow memory */
         std::vector<std::int64_t> buffers;  /* output buffer sizes */
         /* the slow-memory footprint (each tensor whole and once): inputs

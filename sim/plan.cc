@@ -156,6 +156,7 @@ void Controller::plan(Job &job)
         for (int j = g->nops - 1; j >= 0; j--) {
             const ft_op *op = &p->ops[g->ops[j]];
             int t = op->output;
+            pl.matmul |= op->type == FT_OP_MATMUL;
             for (int m = j + 1; m < g->nops && !feeds[(size_t)j]; m++) {
                 const ft_op *c = &p->ops[g->ops[m]];
                 if ((c->type == FT_OP_MATMUL || feeds[(size_t)m]) && in_list(c->inputs, c->ninputs, t))

@@ -193,6 +193,7 @@ static const struct target_field {
     {"pointwise_efficiency", F_DBL, offsetof(ft_target, pointwise_efficiency), 1},
     {"step_overhead", F_DBL, offsetof(ft_target, step_overhead), 1},
     {"tile_overhead", F_DBL, offsetof(ft_target, tile_overhead), 1},
+    {"matmul_tile_overhead", F_DBL, offsetof(ft_target, matmul_tile_overhead), 1},
     {"shared_cache_capacity_bytes", F_INT, offsetof(ft_target, cache_capacity_bytes), 1},
     {"shared_cache_partitions", F_INT, offsetof(ft_target, cache_partitions), 1},
     {"shared_cache_bandwidth", F_DBL, offsetof(ft_target, cache_bandwidth), 1},

@@ -532,6 +532,7 @@ static PyObject *target_info(PyObject *self, PyObject *noargs)
         ftpy_put(d, "pointwise_efficiency", PyFloat_FromDouble(t->pointwise_efficiency)) < 0 ||
         ftpy_put(d, "step_overhead", PyFloat_FromDouble(t->step_overhead)) < 0 ||
         ftpy_put(d, "tile_overhead", PyFloat_FromDouble(t->tile_overhead)) < 0 ||
+        ftpy_put(d, "matmul_tile_overhead", PyFloat_FromDouble(t->matmul_tile_overhead)) < 0 ||
         ftpy_put(d, "shared_cache_capacity_bytes", PyLong_FromLongLong((long long)t->cache_capacity_bytes)) < 0 ||
         ftpy_put(d, "shared_cache_partitions", PyLong_FromLongLong((long long)t->cache_partitions)) < 0 ||
         ftpy_put(d, "shared_cache_bandwidth", PyFloat_FromDouble(t->cache_bandwidth)) < 0)
@@ -580,7 +581,7 @@ static PyMethodDef target_methods[] = {
      "element_bytes capacity_bytes read_bandwidth write_bandwidth transfer_latency separate_channels native_w "
      "native_h native_k allow_larger_granularity pointwise_unpadded matmul_macs_per_cycle pointwise_elements_per_cycle "
      "launch_overhead double_buffering units slow_memory_efficiency matmul_efficiency pointwise_efficiency "
-     "step_overhead tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth (0 for no shared cache)."},
+     "step_overhead tile_overhead matmul_tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth (0 for no shared cache)."},
     {"describe", FN(target_describe), METH_NOARGS, "describe() -> str: the one-line summary."},
     {NULL, NULL, 0, NULL}};
 

@@ -114,8 +114,10 @@ static void test_device_step_overhead(void **state)
 
 /* The tile overhead adds to each tile's last k-step only: 16 one-step
  * tiles pay it 16 times; a MatMul of 4 tiles of 4 k-steps (compute-bound)
- * pays it 4 times, not 16.  The candidate bound of kernel_time counts it
- * too (ft_kernel_time stays above the bound, test_measured). */
+ * pays it 4 times, not 16.  The MatMul tile overhead adds to it on the
+ * MatMul's tiles only: the Pointwise subgraph pays none of it.  The
+ * candidate bound of kernel_time counts both (ft_kernel_time stays above
+ * the bound, test_measured). */
 static void test_device_tile_overhead(void **state)
 {
     (void)state;
@@ -124,11 +126,15 @@ static void test_device_tile_overhead(void **state)
     assert_rel(total(p, ONE), 16 * 10070, 1e-12);
     p->timing.step_overhead = 50;
     assert_rel(total(p, ONE), 16 * 10120, 1e-12);
+    p->timing.matmul_tile_overhead = 1000;
+    assert_rel(total(p, ONE), 16 * 10120, 1e-12);
     ft_problem_free(p);
     p = matmul(256, 1000000, 1e12);
     double plain = total(p, one_subgraph(128, 64));
     p->timing.tile_overhead = 300;
     assert_rel(total(p, one_subgraph(128, 64)) - plain, 4 * 300, 1e-9);
+    p->timing.matmul_tile_overhead = 200;
+    assert_rel(total(p, one_subgraph(128, 64)) - plain, 4 * 500, 1e-9);
     ft_problem_free(p);
 }
 
@@ -222,7 +228,7 @@ static void test_device_target_settings(void **state)
                        "compute = { native_granularity = { w = 32; h = 32; }; matmul_macs_per_cycle = 1024.0;\n"
                        "  pointwise_elements_per_cycle = 64.0; matmul_efficiency = 0.8; pointwise_efficiency = 0.5;\n"
                        "  pointwise_unpadded = true; };\n"
-                       "execution = { step_overhead = 20.0; tile_overhead = 30.0; };\n";
+                       "execution = { step_overhead = 20.0; tile_overhead = 30.0; matmul_tile_overhead = 40.0; };\n";
     FILE *f = fopen(path, "w");
     fputs(good, f);
     fclose(f);
@@ -238,6 +244,7 @@ static void test_device_target_settings(void **state)
     assert_rel(p->timing.cache_bandwidth, 128, 1e-12);
     assert_rel(p->timing.step_overhead, 20, 1e-12);
     assert_rel(p->timing.tile_overhead, 30, 1e-12);
+    assert_rel(p->timing.matmul_tile_overhead, 40, 1e-12);
     assert_int_equal(p->pointwise_exact, 1);
     assert_rel(p->ops[0].base_cost, 32 * 32 / (64 * 0.5), 1e-12);
     char buf[1024];
@@ -245,6 +252,7 @@ static void test_device_target_settings(void **state)
     assert_non_null(strstr(buf, "4 units"));
     assert_non_null(strstr(buf, "shared cache 1048576 B in partitions"));
     assert_non_null(strstr(buf, "tile overhead 30 cycles"));
+    assert_non_null(strstr(buf, "MatMul tile overhead 40 cycles"));
     assert_non_null(strstr(buf, "Pointwise ops unpadded"));
     ft_target_free(t);
     ft_problem_free(p);
@@ -257,6 +265,7 @@ static void test_device_target_settings(void **state)
         {"bandwidth = 256.0; partitions", "partitions", "missing required setting shared_cache.bandwidth"},
         {"step_overhead = 20.0;", "step_overhead = -1.0;", "execution.step_overhead is -1"},
         {"tile_overhead = 30.0;", "tile_overhead = -1.0;", "execution.tile_overhead is -1"},
+        {"matmul_tile_overhead = 40.0;", "matmul_tile_overhead = -1.0;", "execution.matmul_tile_overhead is -1"},
         {"partitions = 2;", "partitions = 0;", "shared_cache.partitions is 0, must be 1 to"},
         {"pointwise_unpadded = true;", "pointwise_unpadded = 1.5;", "compute.pointwise_unpadded"},
     };

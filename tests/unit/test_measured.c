@@ -431,7 +431,7 @@ static void test_calibrate_recovers_synthetic(void **state)
     /* start elsewhere */
     ft_target *t = h100();
     for (int i = 0; i < np; i++)
-        *ft_target_setting(t, names[i], NULL) = ft_calib_reset_value(t, names[i]);
+        *ft_target_setting(t, names[i], NULL) = ft_calib_reset_value(t, files, 2, names[i]);
     ft_calib_opts o;
     ft_calib_opts_init(&o);
     o.free = names;

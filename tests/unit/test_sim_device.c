@@ -262,6 +262,38 @@ static void test_sim_device_tile_overhead(void **state)
     f->p->timing.tile_overhead = 5000;
     assert_rel(simulated(f), 4 * 15020, 1e-12);
     assert_rel(f->r.sg[0].compute_busy, 1, 1e-12);
+    /* a Pointwise subgraph pays no MatMul tile overhead */
+    f->p->timing.matmul_tile_overhead = 3000;
+    assert_rel(simulated(f), 4 * 15020, 1e-12);
+}
+
+/* The MatMul tile overhead: a 256 x 256 MatMul of K 512 at 128 x 128 x 128
+ * (4 tiles of 4 k-steps, each step computing base cost 1000, bandwidth
+ * 1e9: compute-bound) on one unit is 16 x 1000 + 4 x 70 with the tile
+ * overhead; the MatMul tile overhead adds 4 x 30 more.  Both are paid on
+ * each tile's last k-step, so on 4 units one wave: 4000 + 70 + 30. */
+static void test_sim_device_matmul_tile_overhead(void **state)
+{
+    fixture *f = *state;
+    ft_status st;
+    ft_problem_free(f->p);
+    ft_schedule_free(f->s);
+    f->p = ftt_parse("{\"widths\": [512, 256, 256], \"heights\": [256, 512, 256], \"inputs\": [[0, 1]],"
+                     " \"outputs\": [[2]], \"base_costs\": [1000], \"op_types\": [\"MatMul\"],"
+                     " \"fast_memory_capacity\": 1000000, \"slow_memory_bandwidth\": 1e9,"
+                     " \"native_granularity\": [128, 128]}",
+                     "matmul.json");
+    if (ft_schedule_parse("{\"subgraphs\": [[0]], \"granularities\": [[128, 128, 128]], \"tensors_to_retain\": [[]], "
+                          "\"traversal_orders\": [null]}",
+                          "matmul.schedule.json", &f->s, &st) != FT_OK)
+        fail_msg("%s", st.msg);
+    double plain = simulated(f);
+    f->p->timing.tile_overhead = 70;
+    assert_rel(simulated(f) - plain, 4 * 70, 1e-9);
+    f->p->timing.matmul_tile_overhead = 30;
+    assert_rel(simulated(f) - plain, 4 * 100, 1e-9);
+    f->p->timing.units = 4;
+    assert_rel(simulated(f), plain / 4 + 100, 1e-9);
 }
 
 /* Double buffering on a subgraph of one step: nothing overlaps, the
@@ -408,6 +440,7 @@ static void draw_timing(ft_problem *p, int pipeline)
     t->units = units[rnd() % 7];
     t->step_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 40);
     t->tile_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 400);
+    t->matmul_tile_overhead = rnd() % 2 ? 0 : (double)(1 + rnd() % 400);
     t->cache_capacity = rnd() % 3 == 0 ? 0 : (double)(1 << (12 + rnd() % 10));
     t->cache_bandwidth = p->bandwidth * (0.5 + (double)(rnd() % 8));
     p->pointwise_exact = (int)(rnd() % 2);
@@ -553,6 +586,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sim_device_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_step_overhead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_tile_overhead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_device_matmul_tile_overhead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_pipeline_single_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_retain_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_trace_units, setup, teardown),

@@ -291,6 +291,45 @@ static void test_svgplot_scatter_well_formed(void **state)
     free(svg);
 }
 
+/* Labels of points that coincide (validate's worst rows often do) are
+ * stacked a line apart instead of drawn over each other: three labels at
+ * one point get three baselines at least LABEL_LINE apart; a label of a
+ * point elsewhere stays at its point. */
+static void test_svgplot_labels_apart(void **state)
+{
+    (void)state;
+    static const double x[] = {10, 10, 10, 1000, 1};
+    static const double y[] = {12, 12, 12, 900, 1};
+    static const char *const labels[] = {"gemm 128x128x128", "gemm 128x256x128", "gemm 256x256x128", "big", NULL};
+    ft_plot_series s = {"gemm", x, y, labels, 5, 0};
+    ft_plot pl = {"labels", "x", "y", 1, 1, 1, &s, 1, 0, 0};
+    char err[256] = "";
+    char *svg = ft_plot_svg(&pl, err, sizeof err);
+    assert_non_null(svg);
+    assert_xml_ok(svg);
+    double ys[4];
+    int n = 0;
+    for (const char *p = svg; (p = strstr(p, "<text class=\"pointlabel\"")) != NULL && n < 4; p++) {
+        const char *q = strstr(p, " y=\"");
+        assert_non_null(q);
+        ys[n++] = strtod(q + 4, NULL);
+    }
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            assert_true(fabs(ys[i] - ys[j]) >= LABEL_LINE - 1e-9);
+    /* the lone point's label stays 5 px above its marker */
+    const char *t = strstr(svg, "x = 1000, y = 900</title>");
+    assert_non_null(t);
+    const char *c = t;
+    while (c > svg && strncmp(c, "<circle ", 8) != 0)
+        c--;
+    const char *cy = strstr(c, " cy=\"");
+    assert_true(cy && cy < t);
+    assert_true(fabs(ys[3] - (strtod(cy + 5, NULL) - 5)) < 0.02);
+    free(svg);
+}
+
 /* Log axes: decades inside the padded range labelled, 2..9 minor ticks;
  * wide ranges label every s-th decade and drop the minors; narrow ones
  * label 2s and 5s, or 1-2-5 steps of the values. */
@@ -681,6 +720,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_svgplot_scatter_well_formed),
+        cmocka_unit_test(test_svgplot_labels_apart),
         cmocka_unit_test(test_svgplot_log_ticks),
         cmocka_unit_test(test_svgplot_linear_ticks),
         cmocka_unit_test(test_svgplot_escaping),
