@@ -37,7 +37,7 @@ static const char calibrate_help[] =
     "  --reset           start the fit from neutral values (efficiencies 0.5,\n"
     "                    overheads 1000 cycles, cache bandwidth twice the\n"
     "                    slow memory's, kind costs 1, an interval the\n"
-    "                    shortest measured row), not TARGET's\n"
+    "                    shortest row fitted), not TARGET's\n"
     "  --all-rows        fit the held-out rows too\n"
     "  -o FILE           write the fitted target to FILE (default: none)\n"
     "  --quiet           no progress lines on stderr\n"
@@ -208,7 +208,7 @@ int cmd_calibrate(int argc, char **argv)
         for (int i = 0; i < nfree; i++) {
             double *v = t->contest ? NULL : ft_target_setting(t, names[i], NULL);
             if (v)
-                *v = ft_calib_reset_value(t, files, nfiles, names[i]);
+                *v = ft_calib_reset_value(t, files, nfiles, all_rows, names[i]);
         }
     }
     printf("target    %s%s\n", target_path, reset ? " (free settings reset)" : "");

@@ -29,7 +29,7 @@ void ft_calib_opts_init(ft_calib_opts *o)
     o->max_iter = 200;
 }
 
-double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, const char *name)
+double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, int all_rows, const char *name)
 {
     if (strstr(name, "efficiency"))
         return 0.5;
@@ -37,7 +37,8 @@ double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int n
         double shortest = INFINITY;
         for (int f = 0; f < nfiles; f++)
             for (int i = 0; i < files[f]->nrows; i++)
-                shortest = fmin(shortest, files[f]->rows[i].measured_us);
+                if (all_rows || !ft_meas_held_out(files[f], i))
+                    shortest = fmin(shortest, files[f]->rows[i].measured_us);
         return isfinite(shortest) && t->clock_hz > 0 ? shortest * 1e-6 * t->clock_hz : 1000.0;
     }
     if (strstr(name, "overhead") || strstr(name, "latency"))
@@ -365,7 +366,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         r->before[i] = *F.slot[i];
         double v = *F.slot[i];
         if (!(v > 0))
-            v = ft_calib_reset_value(t, files, nfiles, names[i]);
+            v = ft_calib_reset_value(t, files, nfiles, o->all_rows, names[i]);
         th[i] = to_theta(&F, i, v);
     }
     r->nfree = np;

@@ -52,10 +52,11 @@ typedef struct ft_calib_result {
  * (calibrate --reset): efficiencies 0.5, overheads and latencies 1000
  * cycles, a cache bandwidth twice the slow memory's read bandwidth, kind
  * costs 1, and an interval the shortest measured time among the rows of
- * files[0..nfiles-1] in t's cycles (1000 cycles without rows): there the
- * interval binds on the shortest rows, where below every row it has no
- * effect and so no slope for the fit to follow. */
-double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, const char *name);
+ * files[0..nfiles-1] that a fit uses (the held-out rows only when
+ * all_rows), in t's cycles (1000 cycles without rows): there the interval
+ * binds on the shortest rows, where below every row it has no effect and
+ * so no slope for the fit to follow. */
+double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, int all_rows, const char *name);
 
 /* Fit the free settings of machine target t (changed in place) to the
  * rows of files[0..nfiles-1] (held-out rows left out unless all_rows):

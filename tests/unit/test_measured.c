@@ -371,6 +371,32 @@ static void test_meas_replay_interval(void **state)
     ft_target_free(t);
 }
 
+/* The reset start of an interval is the shortest row a fit uses, in the
+ * target's cycles: relu 4096 at 2 us, the third row, is held out (every
+ * third pointwise row), so the start is gelu's 3 us; with all rows, 2 us.  Without rows, and for other settings, the fixed neutral values. */
+static void test_calib_reset_interval(void **state)
+{
+    (void)state;
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("reset.tsv", "op\tninputs\telements\tus_stream\tus_graph\tgbps_stream\n"
+                                                       "relu\t1\t16384\t9\t4\t1\n"
+                                                       "gelu\t1\t16384\t9\t3\t1\n"
+                                                       "relu\t1\t4096\t9\t2\t1\n"
+                                                       "add\t2\t4096\t9\t5\t1\n"),
+                                      NULL, &m, &st),
+                     FT_OK);
+    assert_true(ft_meas_held_out(m, 2) && !ft_meas_held_out(m, 1));
+    ft_target *t = h100();
+    assert_rel(ft_calib_reset_value(t, &m, 1, 0, "execution.replay_interval"), 3e-6 * t->clock_hz, 1e-12);
+    assert_rel(ft_calib_reset_value(t, &m, 1, 1, "execution.replay_interval"), 2e-6 * t->clock_hz, 1e-12);
+    assert_rel(ft_calib_reset_value(t, NULL, 0, 0, "execution.replay_interval"), 1000, 1e-12);
+    assert_rel(ft_calib_reset_value(t, &m, 1, 0, "execution.matmul_tile_overhead"), 1000, 1e-12);
+    assert_rel(ft_calib_reset_value(t, &m, 1, 0, "compute.matmul_efficiency"), 0.5, 1e-12);
+    ft_target_free(t);
+    ft_measured_free(m);
+}
+
 /* Calibration recovers the settings of a known target from times
  * predicted with it, starting from other values. */
 static void test_calibrate_recovers_synthetic(void **state)
@@ -431,7 +457,7 @@ static void test_calibrate_recovers_synthetic(void **state)
     /* start elsewhere */
     ft_target *t = h100();
     for (int i = 0; i < np; i++)
-        *ft_target_setting(t, names[i], NULL) = ft_calib_reset_value(t, files, 2, names[i]);
+        *ft_target_setting(t, names[i], NULL) = ft_calib_reset_value(t, files, 2, 0, names[i]);
     ft_calib_opts o;
     ft_calib_opts_init(&o);
     o.free = names;
@@ -489,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_kernel_time_is_exact_and_fastest),
         cmocka_unit_test(test_meas_replay_shares_cache),
         cmocka_unit_test(test_meas_replay_interval),
+        cmocka_unit_test(test_calib_reset_interval),
         cmocka_unit_test(test_calibrate_recovers_synthetic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
