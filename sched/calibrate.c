@@ -29,6 +29,13 @@ void ft_calib_opts_init(ft_calib_opts *o)
     o->max_iter = 200;
 }
 
+/* Whether a fit uses row i of m: every row with all_rows, else those not
+ * held out (ft_meas_held_out). */
+static int row_fitted(const ft_measured *m, int i, int all_rows)
+{
+    return all_rows || !ft_meas_held_out(m, i);
+}
+
 double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int nfiles, int all_rows, const char *name)
 {
     if (strstr(name, "efficiency"))
@@ -37,7 +44,7 @@ double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int n
         double shortest = INFINITY;
         for (int f = 0; f < nfiles; f++)
             for (int i = 0; i < files[f]->nrows; i++)
-                if (all_rows || !ft_meas_held_out(files[f], i))
+                if (row_fitted(files[f], i, all_rows))
                     shortest = fmin(shortest, files[f]->rows[i].measured_us);
         return isfinite(shortest) && t->clock_hz > 0 ? shortest * 1e-6 * t->clock_hz : 1000.0;
     }
@@ -306,11 +313,11 @@ static int fit_rows(fit *F)
         const ft_measured *m = F->files[f];
         int nf = 0;
         for (int i = 0; i < m->nrows; i++)
-            nf += F->all_rows || !ft_meas_held_out(m, i);
+            nf += row_fitted(m, i, F->all_rows);
         if (nf)
             used++;
         for (int i = 0; i < m->nrows; i++) {
-            if (!F->all_rows && ft_meas_held_out(m, i))
+            if (!row_fitted(m, i, F->all_rows))
                 continue;
             F->row[F->nres] = &m->rows[i];
             F->weight[F->nres] = 1.0 / sqrt((double)nf);
