@@ -256,6 +256,16 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         } else {
             fputs(", \"shared_cache\": null", f);
         }
+        member_num(f, "run_overhead", t->run_overhead);
+        member_num(f, "replay_interval", t->replay_interval);
+        fputs(", \"kind_cost\": {", f);
+        for (int i = 0; i < t->nkind_costs; i++) {
+            fputs(i ? ", " : "", f);
+            cli_json_string(f, t->kind_names[i]);
+            fputs(": ", f);
+            cli_json_number(f, t->kind_costs[i]);
+        }
+        fputc('}', f);
     }
     fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
 }

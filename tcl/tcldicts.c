@@ -197,6 +197,8 @@ static const struct target_field {
     {"shared_cache_capacity_bytes", F_INT, offsetof(ft_target, cache_capacity_bytes), 1},
     {"shared_cache_partitions", F_INT, offsetof(ft_target, cache_partitions), 1},
     {"shared_cache_bandwidth", F_DBL, offsetof(ft_target, cache_bandwidth), 1},
+    {"run_overhead", F_DBL, offsetof(ft_target, run_overhead), 1},
+    {"replay_interval", F_DBL, offsetof(ft_target, replay_interval), 1},
 };
 
 Tcl_Obj *fttcl_target_info_dict(const ft_target *t)
@@ -213,6 +215,12 @@ Tcl_Obj *fttcl_target_info_dict(const ft_target *t)
                      : f->type == F_INT  ? fttcl_wide(*(const int64_t *)v)
                                          : Tcl_NewDoubleObj(*(const double *)v);
         fttcl_put(d, f->key, o);
+    }
+    if (!t->contest) { /* compute.kind_cost: kind -> factor */
+        Tcl_Obj *k = Tcl_NewDictObj();
+        for (int i = 0; i < t->nkind_costs; i++)
+            fttcl_put(k, t->kind_names[i], Tcl_NewDoubleObj(t->kind_costs[i]));
+        fttcl_put(d, "kind_cost", k);
     }
     return d;
 }

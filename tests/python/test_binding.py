@@ -307,6 +307,12 @@ class TestTarget(TmpDir):
         self.assertEqual((d["units"], d["step_overhead"], d["shared_cache_capacity_bytes"]), (1, 0.0, 0))
         chip = fusetile.load_target(os.path.join(os.path.dirname(KPU), "kpu-chip.cfg")).info()
         self.assertEqual((chip["units"], chip["matmul_efficiency"], chip["shared_cache_capacity_bytes"]), (16, 0.9, 16777216))
+        self.assertEqual((d["run_overhead"], d["replay_interval"], d["kind_cost"]), (0.0, 0.0, {}))
+        gpu = fusetile.load_target(os.path.join(os.path.dirname(KPU), "gpu-h100.cfg")).info()
+        self.assertGreater(gpu["run_overhead"], 0)
+        self.assertGreater(gpu["replay_interval"], 0)
+        self.assertEqual(list(gpu["kind_cost"]), ["gelu"])
+        self.assertGreater(gpu["kind_cost"]["gelu"], 1)
         self.assertTrue(t.describe().startswith("kpu: clock "))
         self.assertIn("kpu", repr(t))
 
