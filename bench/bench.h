@@ -2,7 +2,7 @@
 #ifndef FT_BENCH_H
 #define FT_BENCH_H
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 #include "../tools/oneop.h"
 
 #include <errno.h>

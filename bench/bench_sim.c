@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 
-#include "sim.h"
+#include "fusetile/sim.h"
 #include "bench.h"
 
 #include <math.h>

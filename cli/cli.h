@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "fusetile.h"
-#include "target.h"
+#include "fusetile/fusetile.h"
+#include "fusetile/target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
  * 2 bad input or usage. */
@@ -45,7 +45,7 @@ int cli_input(const char *path, const char *role);
 const char *cli_out_or_stdout(const char *v);
 
 /* Check an output path against the rules before a long run
- * (ft__out_check; regular_only for a database): EXIT_OK, or EXIT_USAGE
+ * (ft_out_check; regular_only for a database): EXIT_OK, or EXIT_USAGE
  * after one message "PROGNAME: CMD: PATH: ...". */
 int cli_check_output(const char *cmd, const char *path, int regular_only);
 

@@ -1,6 +1,6 @@
 /* cmd_calibrate.c - `fusetile calibrate`: fit a target's free settings to measured times and write the fitted target file. */
 #define _POSIX_C_SOURCE 200809L
-#include "calibrate.h"
+#include "fusetile/calibrate.h"
 #include "cli.h"
 
 #include <math.h>

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
-#include "trace.h"
+#include "fusetile/sim.h"
+#include "fusetile/trace.h"
 
 /* Largest relative difference between simulated and analytic latencies
  * that still counts as agreement (SPEC.md: 1e-9). */

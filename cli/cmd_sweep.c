@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 static const char sweep_help[] =
     "usage: fusetile sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet]\n"

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h" /* ft__write_atomic */
+#include "fusetile/io.h" /* ft_write_atomic */
 #include "slurm.h"
-#include "sweep.h"
-#include "sweep_gather.h"
+#include "fusetile/sweep.h"
+#include "fusetile/sweep_gather.h"
 
 /* Default --array-size: at most this many tasks (never more than runs). */
 #define DEFAULT_ARRAY_SIZE 64
@@ -531,11 +531,11 @@ static char *command_line(char *const *argv)
 }
 
 /* Write the batch script text to path atomically (the library's
- * ft__write_atomic), then make it executable: FT_OK, or an error with the
+ * ft_write_atomic), then make it executable: FT_OK, or an error with the
  * message in *st. */
 static int write_script(const char *path, const char *text, ft_status *st)
 {
-    int rc = ft__write_atomic(text, path, st);
+    int rc = ft_write_atomic(text, path, st);
     if (rc == FT_OK && chmod(path, 0755) != 0) {
         st->code = rc = FT_EINPUT;
         snprintf(st->msg, sizeof st->msg, "%s: cannot make it executable: %s", path, strerror(errno));

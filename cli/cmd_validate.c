@@ -1,6 +1,6 @@
 /* cmd_validate.c - `fusetile validate`: a target's predicted times beside measured ones (targets/measured/), with the error figures, JSON and an SVG plot. */
 #include "cli.h"
-#include "measured.h"
+#include "fusetile/measured.h"
 #include "svgplot.h"
 
 #include <math.h>

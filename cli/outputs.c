@@ -1,7 +1,7 @@
 /* outputs.c - the command line's side of the output rules (sched/safe_write.h): inputs protected from outputs, early output checks, "-" for standard output, a failed standard output reported at exit, temporary files removed on SIGINT, SIGTERM and SIGHUP. */
 #include "cli.h"
 
-#include "safe_write.h"
+#include "fusetile/io.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 int cli_input(const char *path, const char *role)
 {
     ft_status st;
-    if (ft__out_protect(path, role, &st) != FT_OK) {
+    if (ft_out_protect(path, role, &st) != FT_OK) {
         cli_error("%s", st.msg);
         return EXIT_USAGE;
     }
@@ -25,7 +25,7 @@ const char *cli_out_or_stdout(const char *v)
 int cli_check_output(const char *cmd, const char *path, int regular_only)
 {
     ft_status st;
-    if (ft__out_check(path, regular_only, &st) != FT_OK) {
+    if (ft_out_check(path, regular_only, &st) != FT_OK) {
         cli_error("%s%s%s", cmd ? cmd : "", cmd ? ": " : "", st.msg);
         return EXIT_USAGE;
     }
@@ -44,7 +44,7 @@ void cli_stdout_failed(int e)
 
 int cli_finish_stdout(int rc)
 {
-    ft__out_unprotect_all();
+    ft_out_unprotect_all();
     int bad = ferror(stdout);
     int e = fflush(stdout) != 0 ? errno : 0;
     if (fclose(stdout) != 0 && !e)
@@ -63,7 +63,7 @@ int cli_finish_stdout(int rc)
 /* Remove the open outputs' temporary files, then die by the signal. */
 static void on_signal(int sig)
 {
-    ft__out_signal_cleanup();
+    ft_out_signal_cleanup();
     signal(sig, SIG_DFL);
     raise(sig);
 }

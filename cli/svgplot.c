@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h" /* ft__write_atomic */
+#include "fusetile/io.h" /* ft_write_atomic */
 
 #define PLOT_W 800          /* default size, pixels */
 #define PLOT_H 600
@@ -718,7 +718,7 @@ int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t err
     char *text = ft_plot_svg(pl, err, errlen);
     if (!text)
         return -1;
-    int rc = ft__write_atomic(text, path, &st);
+    int rc = ft_write_atomic(text, path, &st);
     free(text);
     if (rc != FT_OK) {
         svg_err(err, errlen, "%s", st.msg);

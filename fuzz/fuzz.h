@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 
 /* The libFuzzer entry points (fuzz/replay.c calls them too, without
  * libFuzzer). */

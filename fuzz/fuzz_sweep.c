@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 static char dir[64];
 static char path[128];

@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "fuzz.h"
-#include "target.h"
+#include "fusetile/target.h"
 
 static ft_problem *small;   /* FZ_SMALL_PROBLEM, parsed once */
 

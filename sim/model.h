@@ -24,14 +24,14 @@
 #include <string>
 #include <vector>
 
-#include "fusetile.h"
-#include "trace.h"
+#include "fusetile/fusetile.h"
+#include "fusetile/trace.h"
 
 /* The cost model's shared rules (sched/internal.h: the units' waves and
  * their share of the bandwidths, the bandwidths the steps see), called
  * here as in the analytic model so that the two cannot drift apart. */
 extern "C" {
-#include "internal.h"
+#include "../sched/cost/shared_rules.h" /* the cost rules the simulator shares with the library */
 }
 
 namespace ftsim {

@@ -1,5 +1,5 @@
 /* sim.cc - the C API of the simulator (sim.h): opaque handles, int codes, messages on the handle; no exception crosses it. */
-#include "sim.h"
+#include "fusetile/sim.h"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "model.h"
-#include "trace.h"
+#include "fusetile/trace.h"
 
 /* The handle: the model is the process's (ftsim::model()); a handle keeps
  * only its last message. */

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h" /* ft__source_name: an op name without the importer's lowering suffix */
 
 /* Longest name of a subgraph span before it is cut with a count. */
 #define SG_NAME_MAX 160
@@ -91,7 +90,7 @@ static void trace_free(ft_trace *t)
         free(t->tensor_names[i]);
     free(t->tensor_names);
     for (int i = 0; i < t->nsg; i++) {
-        free(t->sg_names[i]);
+        ft_free(t->sg_names[i]); /* ft_subgraph_source_label's */
         free(t->sg_sched[i]);
     }
     free(t->sg_names);
@@ -225,63 +224,6 @@ char *ft_trace_gtkw_path(const char *vcd_path)
 
 /* ------------------------------------------------------------ names */
 
-/* Offset in name of the first character after the dotted components it
- * shares with prev ("layer1.0.bn1" after "layer1.0.conv1": "bn1"), never
- * the whole name (ft_subgraph_label's rule). */
-static size_t elided(const char *prev, const char *name)
-{
-    size_t i = 0, cut = 0;
-    while (prev[i] && prev[i] == name[i]) {
-        if (name[i] == '.')
-            cut = i + 1;
-        i++;
-    }
-    if (prev[i] == '\0' && name[i] == '.')
-        cut = i + 1;
-    return name[cut] ? cut : 0;
-}
-
-/* The name of subgraph g after its ops (trace.h), malloc'd; NULL on OOM. */
-static char *ops_name(const ft_problem *p, const ft_subgraph *g)
-{
-    char buf[SG_NAME_MAX + 48], prev[256] = "", src[256];
-    size_t len = 0;
-    int shown = 0;
-    buf[0] = '\0';
-    for (int j = 0; j < g->nops; j++) {
-        int o = g->ops[j];
-        if (o >= 0 && o < p->nops && p->ops[o].name)
-            ft__source_name(p->ops[o].name, src, sizeof src);
-        else
-            src[0] = '\0';
-        if (!src[0])
-            snprintf(src, sizeof src, "op %d", o);
-        if (strcmp(src, prev) == 0)
-            continue; /* lowered pieces of one source op */
-        int seen = 0;
-        for (int i = 0; i < j && !seen; i++) { /* named already (ops of one layer apart) */
-            char other[256];
-            int q = g->ops[i];
-            if (q >= 0 && q < p->nops && p->ops[q].name)
-                seen = strcmp(ft__source_name(p->ops[q].name, other, sizeof other), src) == 0;
-        }
-        if (seen)
-            continue;
-        const char *part = src + (shown ? elided(prev, src) : 0);
-        size_t n = strlen(part);
-        if (shown && len + 1 + n > SG_NAME_MAX) {
-            snprintf(buf + len, sizeof buf - len, "+... (+%d ops)", g->nops - j);
-            break;
-        }
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.*s", shown ? "+" : "", SG_NAME_MAX, part);
-        if (len >= sizeof buf)
-            len = sizeof buf - 1;
-        shown++;
-        snprintf(prev, sizeof prev, "%s", src);
-    }
-    return ft__trace_strdup(buf);
-}
-
 /* Contract: trace.h. */
 int ft_trace_set_names(ft_trace *t, const ft_problem *p, const ft_schedule *s)
 {
@@ -323,7 +265,7 @@ int ft_trace_set_names(ft_trace *t, const ft_problem *p, const ft_schedule *s)
     t->nsg = s->nsubgraphs;
     for (int i = 0; i < s->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
-        if (!(t->sg_names[i] = ops_name(p, g)) || (g->label && !(t->sg_sched[i] = ft__trace_strdup(g->label))))
+        if (!(t->sg_names[i] = ft_subgraph_source_label(p, g, SG_NAME_MAX)) || (g->label && !(t->sg_sched[i] = ft__trace_strdup(g->label))))
             goto oom;
         t->op_off[i + 1] = t->op_off[i] + g->nops;
         if (g->nops > 0)

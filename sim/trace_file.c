@@ -50,7 +50,7 @@ int ft__tfile_open(tfile *tf, const char *path, char *err, size_t errlen)
         ft__trace_put_err(err, errlen, "%s: out of memory", path);
         return FT_ENOMEM;
     }
-    int rc = ft__out_open(&tf->o, path, &st);
+    int rc = ft_out_open(&tf->o, path, &st);
     if (rc != FT_OK) {
         ft__trace_put_err(err, errlen, "%s", st.msg);
         free(tf->buf);
@@ -92,10 +92,10 @@ int ft__tfile_close(tfile *tf, char *err, size_t errlen)
         return FT_OK;
     if (tf->err) { /* the first failed write names the cause */
         ft__trace_put_err(err, errlen, "%s: write failed: %s", tf->o.path, strerror(tf->err));
-        ft__out_abort(&tf->o);
+        ft_out_abort(&tf->o);
         return FT_EINPUT;
     }
-    if (ft__out_close(&tf->o, &st) != FT_OK) {
+    if (ft_out_close(&tf->o, &st) != FT_OK) {
         ft__trace_put_err(err, errlen, "%s", st.msg);
         return FT_EINPUT;
     }
@@ -105,7 +105,7 @@ int ft__tfile_close(tfile *tf, char *err, size_t errlen)
 /* Contract: trace_int.h. */
 void ft__tfile_discard(tfile *tf)
 {
-    ft__out_abort(&tf->o);
+    ft_out_abort(&tf->o);
     free(tf->buf);
     memset(tf, 0, sizeof *tf);
 }
@@ -116,7 +116,7 @@ int ft__tfile_commit(tfile *tf, char *err, size_t errlen)
     ft_status st;
     if (!tf->o.path)
         return FT_OK;
-    if (ft__out_commit(&tf->o, &st) != FT_OK) {
+    if (ft_out_commit(&tf->o, &st) != FT_OK) {
         ft__trace_put_err(err, errlen, "%s", st.msg);
         return FT_EINPUT;
     }

@@ -6,15 +6,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "safe_write.h"
-#include "trace.h"
+#include "fusetile/io.h"
+#include "fusetile/trace.h"
 
 /* ------------------------------------------------------------ output files (trace_file.c) */
 
 /* An output file of the trace (safe_write.h's rules: a temporary file
  * renamed into place at the end, or a character device in place). */
 typedef struct tfile {
-    ft__out o;  /* o.path: the path as named; o.f: where to write */
+    ft_out o;  /* o.path: the path as named; o.f: where to write */
     char *buf;  /* stdio buffer, freed after the close */
     int err;    /* errno of the first failed write, 0 if none */
 } tfile;
@@ -23,18 +23,18 @@ typedef struct tfile {
 void ft__trace_put_err(char *err, size_t errlen, const char *fmt, ...);
 /* malloc'd copy of s, or NULL. */
 char *ft__trace_strdup(const char *s);
-/* Open an output at path (ft__out_open).  FT_OK, FT_EINPUT (message names
+/* Open an output at path (ft_out_open).  FT_OK, FT_EINPUT (message names
  * path: refused, or the OS error) or FT_ENOMEM. */
 int ft__tfile_open(tfile *tf, const char *path, char *err, size_t errlen);
 void ft__tfile_write(tfile *tf, const char *s, size_t n);
 void ft__tfile_puts(tfile *tf, const char *s);
 void ft__tfile_printf(tfile *tf, const char *fmt, ...);
-/* Flush, fsync and close (ft__out_close; the temporary stays).  FT_OK or
+/* Flush, fsync and close (ft_out_close; the temporary stays).  FT_OK or
  * FT_EINPUT. */
 int ft__tfile_close(tfile *tf, char *err, size_t errlen);
 /* Remove the temporary (closing it first if open) and free everything. */
 void ft__tfile_discard(tfile *tf);
-/* Rename the closed temporary into place (ft__out_commit).  FT_OK or
+/* Rename the closed temporary into place (ft_out_commit).  FT_OK or
  * FT_EINPUT. */
 int ft__tfile_commit(tfile *tf, char *err, size_t errlen);
 /* Shortest decimal text (up to 17 digits) that reads back as exactly x;

@@ -1,5 +1,5 @@
 /* gather.c - a sweep's results over several databases: counting runs across them, merging task databases into the main one, seeding a task's database with runs already done. */
-#include "sweep_gather.h"
+#include "fusetile/sweep_gather.h"
 
 #include <stdarg.h>
 #include <stdio.h>

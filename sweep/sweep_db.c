@@ -1,8 +1,8 @@
 /* sweep_db.c - the sweep results database (SQLite, WAL): schema, "already done" lookups, one transaction per run row. */
 #define _POSIX_C_SOURCE 200809L
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
-#include "safe_write.h"
+#include "fusetile/io.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -84,7 +84,7 @@ int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out
     *out = NULL;
     /* the output rules (safe_write.h): a regular file, a link to one, or a
      * new name, and none of the command's inputs */
-    int rc = ft__out_check(path, 1, st);
+    int rc = ft_out_check(path, 1, st);
     if (rc != FT_OK)
         return rc;
     ft_sweep_db *h = calloc(1, sizeof *h);

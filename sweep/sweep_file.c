@@ -1,6 +1,6 @@
 /* sweep_file.c - sweep files (libconfig): check every setting, expand the axes into runs, give each run its canonical key. */
 #define _POSIX_C_SOURCE 200809L
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "target.h"
+#include "fusetile/io.h"
+#include "fusetile/target.h"
 
 /* ------------------------------------------------------------------ axes */
 
@@ -661,7 +661,7 @@ int ft_sweep_load(const char *path, ft_sweep **out, ft_status *st)
     ft_status_clear(st);
     *out = NULL;
     char *text;
-    int rc = ft__read_file_max(path, FT_MAX_SWEEP_BYTES, "FT_MAX_SWEEP_BYTES", &text, st);
+    int rc = ft_read_file_max(path, FT_MAX_SWEEP_BYTES, "FT_MAX_SWEEP_BYTES", &text, st);
     if (rc)
         return rc;
     rc = ft_sweep_parse(text, path, out, st);
@@ -676,7 +676,7 @@ int ft_sweep_parse(const char *text, const char *path, ft_sweep **out, ft_status
     loader L = {.path = path, .st = st};
     config_t cfg;
     config_init(&cfg);
-    if (ft__cfg_read(&cfg, text, path, st) != FT_OK) {
+    if (ft_cfg_read(&cfg, text, path, st) != FT_OK) {
         config_destroy(&cfg);
         return st->code;
     }

@@ -1,7 +1,7 @@
 /* sweep_pool.c - run a sweep's pending runs on forked worker processes fed through pipes; replace dead workers; stop on SIGINT/SIGTERM. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE   /* gethostname */
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "fusetile/sim.h"
 
 /* Simulated cost units after which a worker retires and is replaced: the
  * simulator's clock of one process ends near 1.8e10 (sim.h). */

@@ -1,6 +1,6 @@
 /* sweep_run.c - one run of a sweep, in this process: load and override the problem, schedule, evaluate, bound, replay. */
 #define _POSIX_C_SOURCE 200809L
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim.h"
-#include "target.h"
+#include "fusetile/sim.h"
+#include "fusetile/target.h"
 
 /* Largest relative difference between the simulated and analytic totals
  * that counts as agreement (SPEC.md, as `fusetile simulate`). */

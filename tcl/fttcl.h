@@ -6,9 +6,9 @@
 
 #include "tclfusetile.h"
 
-#include "fusetile.h"
-#include "sim.h"
-#include "target.h"
+#include "fusetile/fusetile.h"
+#include "fusetile/sim.h"
+#include "fusetile/target.h"
 
 /* Largest relative difference between simulated and analytic latencies
  * that still counts as agreement (as `fusetile simulate`). */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 static const char *const sweep_subs[] = {"run", "keys", NULL};
 enum { SUB_RUN, SUB_KEYS };

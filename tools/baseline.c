@@ -1,5 +1,5 @@
 /* baseline.c - the one-op-per-subgraph schedule at the best single granularity, a reference point for schedulers. */
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 #include "oneop.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* exact.c - the exact optimum of a problem of up to 8 ops (tests/unit/ref_search.h over every granularity and op order), to measure a scheduler's gap. */
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 #include "../tests/unit/ref_search.h"
 
 #include <errno.h>

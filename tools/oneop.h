@@ -2,7 +2,7 @@
 #ifndef FT_ONEOP_H
 #define FT_ONEOP_H
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -17,9 +17,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "fusetile.h"
-#include "sim.h"
-#include "target.h"
+#include "fusetile/fusetile.h"
+#include "fusetile/sim.h"
+#include "fusetile/target.h"
 
 /* fusetile.Problem: owns a finished problem. */
 typedef struct {

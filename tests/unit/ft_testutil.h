@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 
 /* Seconds on the monotonic clock (for tests that report their speed). */
 static inline double ftt_seconds(void)

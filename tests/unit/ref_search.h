@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 
 /* The search space (the contract of this reference):
  *  - every partition of the ops into subgraphs connected through their

@@ -11,7 +11,7 @@
  * made and the time taken; a failed check prints the stack of the refused
  * allocation. */
 #include "ft_testutil.h"
-#include "target.h"
+#include "fusetile/target.h"
 
 #include <execinfo.h>
 #include <limits.h>

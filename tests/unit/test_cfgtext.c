@@ -1,7 +1,7 @@
-/* test_cfgtext.c - cmocka tests of ft__cfg_read (sched/cfgtext.c): libconfig texts refused before libconfig 1.5 leaks on them or drops part of them, each with its FILE:LINE message, and valid texts read unchanged (run under valgrind and the sanitizers, the refusals also show that nothing leaks). */
+/* test_cfgtext.c - cmocka tests of ft_cfg_read (sched/cfgtext.c): libconfig texts refused before libconfig 1.5 leaks on them or drops part of them, each with its FILE:LINE message, and valid texts read unchanged (run under valgrind and the sanitizers, the refusals also show that nothing leaks). */
 #include "ft_testutil.h"
-#include "internal.h"
-#include "target.h"
+#include "cost/cost.h"
+#include "fusetile/target.h"
 
 #include <libconfig.h>
 
@@ -12,7 +12,7 @@ static int cfg_read(const char *text, char *msg, size_t n)
     config_init(&cfg);
     ft_status st;
     ft_status_clear(&st);
-    int rc = ft__cfg_read(&cfg, text, "t.cfg", &st);
+    int rc = ft_cfg_read(&cfg, text, "t.cfg", &st);
     config_destroy(&cfg);
     snprintf(msg, n, "%s", st.msg);
     return rc;
@@ -76,7 +76,7 @@ static void test_cfgtext_strings_read(void **state)
     config_t cfg;
     config_init(&cfg);
     ft_status st;
-    assert_int_equal(ft__cfg_read(&cfg, text, "t.cfg", &st), FT_OK);
+    assert_int_equal(ft_cfg_read(&cfg, text, "t.cfg", &st), FT_OK);
     const char *v = NULL;
     assert_true(config_lookup_string(&cfg, "f", &v));
     assert_string_equal(v, "abc");

@@ -1,8 +1,8 @@
 /* test_device.c - cmocka tests of the whole-device terms of the cost model (ft_timing: units in waves sharing the slow memory, the shared cache, the step overhead), their closed forms, the bounds under them, their target settings, and the scheduler choosing by them. */
 #include "ft_testutil.h"
 
-#include "../../sched/internal.h"
-#include "../../sched/target.h"
+#include "../../sched/cost/cost.h"
+#include "fusetile/target.h"
 
 #include <unistd.h>
 

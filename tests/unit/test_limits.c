@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../../sched/measured.h"
-#include "../../sched/patternsInt.h"
-#include "../../sched/target.h"
+#include "fusetile/measured.h"
+#include "../../sched/strategy/patterns.h"
+#include "fusetile/target.h"
 
 /* ------------------------------------------------------------ utilities */
 

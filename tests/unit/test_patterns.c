@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../sched/patternsInt.h"
+#include "../../sched/strategy/patterns.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusetile.h"
+#include "fusetile/fusetile.h"
 #include "../../tools/oneop.h"
 
 /* Budgets that keep the whole test within seconds: a schedule is skipped

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 /* The strategies' internal steps; the functions come from libfusetile.a. */
-#include "../../sched/rules.h"
-#include "../../sched/searchInt.h"
+#include "../../sched/strategy/rules.h"
+#include "../../sched/search/search.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -170,15 +170,15 @@ static void test_rules_source_names(void **state)
 {
     (void)state;
     char buf[FT_RULES_LABEL];
-    assert_string_equal(ft__source_name("layer1.0.conv1/im2col", buf, sizeof buf), "layer1.0.conv1");
-    assert_string_equal(ft__source_name("layer1.0.conv1", buf, sizeof buf), "layer1.0.conv1");
-    assert_string_equal(ft__source_name("matmul/rhs", buf, sizeof buf), "matmul");
-    assert_string_equal(ft__source_name("conv/im2col3", buf, sizeof buf), "conv");
-    assert_string_equal(ft__source_name("features.1/place12", buf, sizeof buf), "features.1");
+    assert_string_equal(ft_op_source_name("layer1.0.conv1/im2col", buf, sizeof buf), "layer1.0.conv1");
+    assert_string_equal(ft_op_source_name("layer1.0.conv1", buf, sizeof buf), "layer1.0.conv1");
+    assert_string_equal(ft_op_source_name("matmul/rhs", buf, sizeof buf), "matmul");
+    assert_string_equal(ft_op_source_name("conv/im2col3", buf, sizeof buf), "conv");
+    assert_string_equal(ft_op_source_name("features.1/place12", buf, sizeof buf), "features.1");
     /* a node name after the module path is no lowering suffix */
-    assert_string_equal(ft__source_name("layer1.0.relu/layer1_0_relu_1", buf, sizeof buf), "layer1.0.relu/layer1_0_relu_1");
-    assert_string_equal(ft__source_name("layer1.0/add", buf, sizeof buf), "layer1.0/add");
-    assert_string_equal(ft__source_name(NULL, buf, sizeof buf), "");
+    assert_string_equal(ft_op_source_name("layer1.0.relu/layer1_0_relu_1", buf, sizeof buf), "layer1.0.relu/layer1_0_relu_1");
+    assert_string_equal(ft_op_source_name("layer1.0/add", buf, sizeof buf), "layer1.0/add");
+    assert_string_equal(ft_op_source_name(NULL, buf, sizeof buf), "");
     assert_int_equal(ft__block_prefix("layer1.0.conv1"), 8);
     assert_int_equal(ft__block_prefix("layer1.0/add"), 8);
     assert_int_equal(ft__block_prefix("encoder.layers.3.self_attn.q_proj"), strlen("encoder.layers.3"));

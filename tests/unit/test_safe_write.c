@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include "ft_testutil.h"
 
-#include "safe_write.h"
+#include "fusetile/io.h"
 
 typedef struct fixture {
     char dir[512];
@@ -39,7 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    ft__out_unprotect_all();
+    ft_out_unprotect_all();
     ftt_rmtree(f->dir);
     free(f);
     return 0;
@@ -86,18 +86,18 @@ static void test_regular_new_and_replaced(void **state)
     ft_status st;
     char buf[256];
     struct stat sb;
-    assert_int_equal(ft__write_atomic("one\n", f->a, &st), FT_OK);
+    assert_int_equal(ft_write_atomic("one\n", f->a, &st), FT_OK);
     assert_string_equal(slurp(f->a, buf, sizeof buf), "one\n");
     assert_int_equal(chmod(f->a, 0640), 0);
     assert_int_equal(stat(f->a, &sb), 0);
     ino_t before = sb.st_ino;
-    assert_int_equal(ft__write_atomic("two\n", f->a, &st), FT_OK);
+    assert_int_equal(ft_write_atomic("two\n", f->a, &st), FT_OK);
     assert_string_equal(slurp(f->a, buf, sizeof buf), "two\n");
     assert_int_equal(stat(f->a, &sb), 0);
     assert_int_equal(sb.st_mode & 07777, 0640);
     assert_true(sb.st_ino != before); /* a new file renamed over the old */
     assert_int_equal(temporaries(f->dir), 0);
-    assert_int_equal(ft__out_check(f->a, 1, &st), FT_OK);
+    assert_int_equal(ft_out_check(f->a, 1, &st), FT_OK);
 }
 
 /* A symbolic link stays a link; the file it names is replaced; a
@@ -110,7 +110,7 @@ static void test_symlink_written_through(void **state)
     struct stat sb;
     put(f->a, "old\n");
     assert_int_equal(symlink("a.json", f->link), 0);
-    assert_int_equal(ft__write_atomic("new\n", f->link, &st), FT_OK);
+    assert_int_equal(ft_write_atomic("new\n", f->link, &st), FT_OK);
     assert_int_equal(lstat(f->link, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
     assert_string_equal(slurp(f->a, buf, sizeof buf), "new\n");
@@ -119,9 +119,9 @@ static void test_symlink_written_through(void **state)
     char dangling[700];
     snprintf(dangling, sizeof dangling, "%s/dangling.json", f->dir);
     assert_int_equal(symlink("nowhere/x.json", dangling), 0);
-    assert_int_equal(ft__write_atomic("x\n", dangling, &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("x\n", dangling, &st), FT_EINPUT);
     assert_non_null(strstr(st.msg, "is a dangling symbolic link; refusing to write through it"));
-    assert_int_equal(ft__out_check(dangling, 0, &st), FT_EINPUT);
+    assert_int_equal(ft_out_check(dangling, 0, &st), FT_EINPUT);
     assert_int_equal(lstat(dangling, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
 }
@@ -133,14 +133,14 @@ static void test_character_device_in_place(void **state)
     (void)state;
     ft_status st;
     struct stat sb;
-    assert_int_equal(ft__write_atomic("nothing\n", "/dev/null", &st), FT_OK);
+    assert_int_equal(ft_write_atomic("nothing\n", "/dev/null", &st), FT_OK);
     assert_int_equal(stat("/dev/null", &sb), 0);
     assert_true(S_ISCHR(sb.st_mode));
-    assert_int_equal(ft__out_check("/dev/null", 0, &st), FT_OK);
-    assert_int_equal(ft__out_check("/dev/null", 1, &st), FT_EINPUT);
+    assert_int_equal(ft_out_check("/dev/null", 0, &st), FT_OK);
+    assert_int_equal(ft_out_check("/dev/null", 1, &st), FT_EINPUT);
     assert_string_equal(st.msg, "/dev/null: is a character device; refusing to write to it (a database must be a regular file)");
     /* a failed write to a device is reported, not lost */
-    assert_int_equal(ft__write_atomic("full\n", "/dev/full", &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("full\n", "/dev/full", &st), FT_EINPUT);
     assert_string_equal(st.msg, "/dev/full: write failed: No space left on device");
 }
 
@@ -149,7 +149,7 @@ static void test_refused_kinds(void **state)
 {
     fixture *f = *state;
     ft_status st;
-    assert_int_equal(ft__write_atomic("x", f->dir, &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("x", f->dir, &st), FT_EINPUT);
     char want[700];
     snprintf(want, sizeof want, "%s: cannot write: Is a directory", f->dir);
     assert_string_equal(st.msg, want);
@@ -163,14 +163,14 @@ static void test_refused_kinds(void **state)
     assert_true(strlen(sock) < sizeof sa.sun_path);
     strcpy(sa.sun_path, sock);
     assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(ft__write_atomic("x", sock, &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("x", sock, &st), FT_EINPUT);
     snprintf(want, sizeof want, "%s: is a socket; refusing to write to it", sock);
     assert_non_null(strstr(st.msg, want));
     close(fd);
     struct stat sb;
     assert_int_equal(lstat(sock, &sb), 0);
     assert_true(S_ISSOCK(sb.st_mode));
-    assert_int_equal(ft__write_atomic("x", "", &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("x", "", &st), FT_EINPUT);
     assert_string_equal(st.msg, "output: empty file name");
 }
 
@@ -185,7 +185,7 @@ static void test_fifo(void **state)
     snprintf(got, sizeof got, "%s/got", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     double t0 = ftt_seconds();
-    assert_int_equal(ft__write_atomic("x\n", fifo, &st), FT_EINPUT);
+    assert_int_equal(ft_write_atomic("x\n", fifo, &st), FT_EINPUT);
     double waited = ftt_seconds() - t0;
     assert_non_null(strstr(st.msg, "is a FIFO that no process reads"));
     assert_true(waited >= FT_OUT_FIFO_WAIT_MS / 1000.0 * 0.9 && waited < FT_OUT_FIFO_WAIT_MS / 1000.0 + 5);
@@ -201,7 +201,7 @@ static void test_fifo(void **state)
                 _exit(1);
         _exit(in >= 0 && out >= 0 ? 0 : 1);
     }
-    assert_int_equal(ft__write_atomic("through the pipe\n", fifo, &st), FT_OK);
+    assert_int_equal(ft_write_atomic("through the pipe\n", fifo, &st), FT_OK);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -209,8 +209,8 @@ static void test_fifo(void **state)
     struct stat sb;
     assert_int_equal(lstat(fifo, &sb), 0);
     assert_true(S_ISFIFO(sb.st_mode));
-    assert_int_equal(ft__out_check(fifo, 0, &st), FT_OK);
-    assert_int_equal(ft__out_check(fifo, 1, &st), FT_EINPUT);
+    assert_int_equal(ft_out_check(fifo, 0, &st), FT_OK);
+    assert_int_equal(ft_out_check(fifo, 1, &st), FT_EINPUT);
 }
 
 /* A protected input is refused under its own name, another name (a
@@ -221,10 +221,10 @@ static void test_protected_inputs(void **state)
     ft_status st;
     char buf[256], want[1400], hard[700], dotted[700];
     put(f->a, "input\n");
-    assert_int_equal(ft__out_protect(f->a, "problem", &st), FT_OK);
-    assert_int_equal(ft__out_protect(f->a, "problem", &st), FT_OK); /* once */
-    assert_int_equal(ft__out_protect("/nonexistent/x.json", "schedule", &st), FT_OK);
-    assert_int_equal(ft__write_atomic("x", f->a, &st), FT_EINPUT);
+    assert_int_equal(ft_out_protect(f->a, "problem", &st), FT_OK);
+    assert_int_equal(ft_out_protect(f->a, "problem", &st), FT_OK); /* once */
+    assert_int_equal(ft_out_protect("/nonexistent/x.json", "schedule", &st), FT_OK);
+    assert_int_equal(ft_write_atomic("x", f->a, &st), FT_EINPUT);
     snprintf(want, sizeof want, "%s: is the problem input; refusing to overwrite it", f->a);
     assert_string_equal(st.msg, want);
     assert_int_equal(symlink("a.json", f->link), 0);
@@ -233,15 +233,15 @@ static void test_protected_inputs(void **state)
     snprintf(dotted, sizeof dotted, "%s/./a.json", f->dir);
     const char *names[] = {f->link, hard, dotted};
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(ft__write_atomic("x", names[i], &st), FT_EINPUT);
+        assert_int_equal(ft_write_atomic("x", names[i], &st), FT_EINPUT);
         snprintf(want, sizeof want, "%s: is the problem input (%s); refusing to overwrite it", names[i], f->a);
         assert_string_equal(st.msg, want);
-        assert_int_equal(ft__out_check(names[i], 0, &st), FT_EINPUT);
+        assert_int_equal(ft_out_check(names[i], 0, &st), FT_EINPUT);
     }
     assert_string_equal(slurp(f->a, buf, sizeof buf), "input\n");
-    assert_int_equal(ft__write_atomic("other\n", f->b, &st), FT_OK); /* other files are fine */
-    ft__out_unprotect_all();
-    assert_int_equal(ft__write_atomic("now allowed\n", f->a, &st), FT_OK);
+    assert_int_equal(ft_write_atomic("other\n", f->b, &st), FT_OK); /* other files are fine */
+    ft_out_unprotect_all();
+    assert_int_equal(ft_write_atomic("now allowed\n", f->a, &st), FT_OK);
     assert_string_equal(slurp(f->a, buf, sizeof buf), "now allowed\n");
 }
 
@@ -252,10 +252,10 @@ static void test_full_disk(void **state)
 {
     fixture *f = *state;
     ft_status st;
-    ft__out o;
+    ft_out o;
     char buf[256];
     put(f->a, "previous\n");
-    assert_int_equal(ft__out_open(&o, f->a, &st), FT_OK);
+    assert_int_equal(ft_out_open(&o, f->a, &st), FT_OK);
     assert_int_equal(temporaries(f->dir), 1);
     int full = open("/dev/full", O_WRONLY);
     assert_true(full >= 0);
@@ -263,7 +263,7 @@ static void test_full_disk(void **state)
     close(full);
     for (int i = 0; i < 5000; i++) /* more than a stdio buffer */
         fputs("new content that does not fit\n", o.f);
-    assert_int_equal(ft__out_commit(&o, &st), FT_EINPUT);
+    assert_int_equal(ft_out_commit(&o, &st), FT_EINPUT);
     char want[700];
     snprintf(want, sizeof want, "%s: write failed: No space left on device", f->a);
     assert_string_equal(st.msg, want);
@@ -287,7 +287,7 @@ static void test_unwritable_directory(void **state)
     }
     put(f->a, "previous\n");
     assert_int_equal(chmod(f->dir, 0555), 0);
-    int rc = ft__write_atomic("x", f->a, &st);
+    int rc = ft_write_atomic("x", f->a, &st);
     assert_int_equal(chmod(f->dir, 0755), 0);
     assert_int_equal(rc, FT_EINPUT);
     char want[700];
@@ -303,33 +303,33 @@ static void test_abort_and_signal_cleanup(void **state)
 {
     fixture *f = *state;
     ft_status st;
-    ft__out o;
+    ft_out o;
     char buf[256];
     put(f->a, "previous\n");
-    assert_int_equal(ft__out_open(&o, f->a, &st), FT_OK);
+    assert_int_equal(ft_out_open(&o, f->a, &st), FT_OK);
     fputs("half", o.f);
-    ft__out_abort(&o);
-    ft__out_abort(&o); /* twice is harmless */
+    ft_out_abort(&o);
+    ft_out_abort(&o); /* twice is harmless */
     assert_string_equal(slurp(f->a, buf, sizeof buf), "previous\n");
     assert_int_equal(temporaries(f->dir), 0);
 
-    assert_int_equal(ft__out_open(&o, f->a, &st), FT_OK);
+    assert_int_equal(ft_out_open(&o, f->a, &st), FT_OK);
     fputs("streamed\n", o.f);
     assert_int_equal(temporaries(f->dir), 1);
-    ft__out_signal_cleanup(); /* what a SIGTERM handler does */
+    ft_out_signal_cleanup(); /* what a SIGTERM handler does */
     assert_int_equal(temporaries(f->dir), 0);
     assert_string_equal(slurp(f->a, buf, sizeof buf), "previous\n");
-    assert_int_equal(ft__out_commit(&o, &st), FT_EINPUT); /* its file is gone */
+    assert_int_equal(ft_out_commit(&o, &st), FT_EINPUT); /* its file is gone */
     assert_string_equal(slurp(f->a, buf, sizeof buf), "previous\n");
 
-    assert_int_equal(ft__out_open(&o, f->b, &st), FT_OK);
+    assert_int_equal(ft_out_open(&o, f->b, &st), FT_OK);
     fputs("streamed\n", o.f);
     assert_int_equal(access(f->b, F_OK), -1);
-    assert_int_equal(ft__out_close(&o, &st), FT_OK);
+    assert_int_equal(ft_out_close(&o, &st), FT_OK);
     assert_int_equal(access(f->b, F_OK), -1); /* closed, not yet in place */
-    assert_int_equal(ft__out_commit(&o, &st), FT_OK);
+    assert_int_equal(ft_out_commit(&o, &st), FT_OK);
     assert_string_equal(slurp(f->b, buf, sizeof buf), "streamed\n");
-    assert_int_equal(ft__out_commit(&o, &st), FT_EINPUT); /* released */
+    assert_int_equal(ft_out_commit(&o, &st), FT_EINPUT); /* released */
     assert_string_equal(st.msg, "output: not open");
 }
 
@@ -339,23 +339,23 @@ static void test_limits(void **state)
 {
     fixture *f = *state;
     ft_status st;
-    static ft__out o[FT_OUT_MAX_OPEN + 1];
+    static ft_out o[FT_OUT_MAX_OPEN + 1];
     char path[700];
     for (int i = 0; i < FT_OUT_MAX_OPEN; i++) {
         snprintf(path, sizeof path, "%s/out%d", f->dir, i);
-        assert_int_equal(ft__out_open(&o[i], path, &st), FT_OK);
+        assert_int_equal(ft_out_open(&o[i], path, &st), FT_OK);
     }
     snprintf(path, sizeof path, "%s/one-more", f->dir);
-    assert_int_equal(ft__out_open(&o[FT_OUT_MAX_OPEN], path, &st), FT_EINPUT);
+    assert_int_equal(ft_out_open(&o[FT_OUT_MAX_OPEN], path, &st), FT_EINPUT);
     assert_non_null(strstr(st.msg, "FT_OUT_MAX_OPEN"));
     for (int i = 0; i < FT_OUT_MAX_OPEN; i++)
-        ft__out_abort(&o[i]);
+        ft_out_abort(&o[i]);
     assert_int_equal(temporaries(f->dir), 0);
 
     for (int i = 0; i <= FT_OUT_MAX_INPUTS; i++) {
         snprintf(path, sizeof path, "%s/in%d", f->dir, i);
         put(path, "x");
-        int rc = ft__out_protect(path, "measured", &st);
+        int rc = ft_out_protect(path, "measured", &st);
         assert_int_equal(rc, i < FT_OUT_MAX_INPUTS ? FT_OK : FT_EINPUT);
     }
     assert_non_null(strstr(st.msg, "FT_OUT_MAX_INPUTS"));

@@ -13,8 +13,8 @@
 
 /* The scheduler's internal interface (its scorer and search state); the
  * functions come from libfusetile.a. */
-#include "../../sched/searchInt.h"
-#include "../../sched/walk.h"
+#include "../../sched/search/search.h"
+#include "../../sched/cost/walk.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 static uint64_t rs = 0x1234567;

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "layout_problems.h"
-#include "sim.h"
+#include "fusetile/sim.h"
 
 /* ------------------------------------------------------------ fixtures */
 

@@ -3,7 +3,7 @@
 
 #include <unistd.h>
 
-#include "sim.h"
+#include "fusetile/sim.h"
 #include "vcd_parse.h"
 
 /* ------------------------------------------------------------ fixtures */

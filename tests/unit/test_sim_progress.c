@@ -1,7 +1,7 @@
 /* test_sim_progress.c - the simulator's progress callback and step limit (ft_sim_opts.progress, FT_MAX_STEPS): progress through the replay then the analytic check, a stop on request that leaves the simulator usable, a schedule over FT_MAX_STEPS refused before its first step. */
 #include "ft_testutil.h"
 
-#include "sim.h"
+#include "fusetile/sim.h"
 
 /* One Pointwise op on a 4096 x 1024 tensor at 4 x 4 tiles: 262 144 = 2^18
  * steps, one progress period (the callback comes every 2^18 steps) in the

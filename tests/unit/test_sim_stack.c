@@ -1,7 +1,7 @@
 /* test_sim_stack.c - after a replay the sanitizers know the calling thread's stack again (sim/stack_bounds.cc): LeakSanitizer, run right after ft_sim_run, finds every block that only this thread's stack points to and reports nothing lost.  A build without AddressSanitizer checks the replays only. */
 #include "ft_testutil.h"
 
-#include "sim.h"
+#include "fusetile/sim.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FT_TEST_ASAN 1

@@ -5,7 +5,7 @@
 
 /* The strategy's internal interface (supertile.h, searchInt.h); the
  * functions come from libfusetile.a. */
-#include "../../sched/supertile.h"
+#include "../../sched/strategy/supertile.h"
 
 /* Super tiling of p, failing the test on an error. */
 static void run(const ft_problem *p, ft_partition *part, ft_supertile_tile **tiles)

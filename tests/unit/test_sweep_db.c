@@ -4,8 +4,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "sim.h"
-#include "sweep.h"
+#include "fusetile/sim.h"
+#include "fusetile/sweep.h"
 
 typedef struct fixture {
     char dir[64];

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sweep.h"
+#include "fusetile/sweep.h"
 
 /* A scratch directory holding p.json (a copy of vector ex1A) and q.json. */
 typedef struct fixture {

@@ -4,8 +4,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "sweep.h"
-#include "sweep_gather.h"
+#include "fusetile/sweep.h"
+#include "fusetile/sweep_gather.h"
 
 #define NKEYS 4
 

@@ -1,6 +1,6 @@
 /* test_target.c - cmocka tests of target files: every file in targets/ loads, each rejection carries FILE:LINE, and ft_target_apply maps a target onto a problem as documented. */
 #include "ft_testutil.h"
-#include "target.h"
+#include "fusetile/target.h"
 
 #include <dirent.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 /* test_timing.c - cmocka tests of the machine terms of the cost model: ft_step_time in every overlap mode, the per-subgraph launch, fill and drain, the lower bound, native k, larger granularities and their validation. */
 #include "ft_testutil.h"
 
-#include "../../sched/internal.h"
+#include "../../sched/cost/cost.h"
 
 /* One Pointwise op on a 128 x 128 tensor (base cost 100) and one MatMul
  * 128 x 256 times 256 x 128 (base cost 64), bandwidth 10, native 128 x 128. */

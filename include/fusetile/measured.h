@@ -1,0 +1,168 @@
+/* measured.h - measured kernel times (the TSV formats of
+ * targets/measured/h100/README.md: gemm, pointwise, graph_ops, graphs) and
+ * the cost model's prediction of each measured row on a target.
+ *
+ * A row is timed as one CUDA graph replay, at least `replay_interval`
+ * after the one before (replays run back to back): `run_overhead` once, then one
+ * kernel after another, each kernel one op alone in a subgraph (its launch
+ * overhead included) at the granularity the model finds fastest for it
+ * (ft_kernel_time).  A gemm row is one MatMul [M,K] x [K,N]; a pointwise
+ * row one op of `ninputs` inputs on `elements` elements (add3: two adds,
+ * as measured); a graph_ops row one op of a contest problem, a graphs row
+ * every op of one, a Pointwise op of n >= 2 inputs as n - 1 adds (as the
+ * measuring script runs them).  Installed as fusetile_measured.h.
+ */
+#ifndef FUSETILE_MEASURED_H
+#define FUSETILE_MEASURED_H
+
+#include "fusetile/api.h"
+FT_API_BEGIN
+
+#include <stdint.h>
+
+#include "fusetile/fusetile.h"
+#include "fusetile/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* FT_MEAS_MAX_ROWS, FT_MEAS_MAX_KERNELS (fusetile_limits.h): most rows of a
+ * measured file, most kernels of one row. */
+
+typedef enum ft_meas_format {
+    FT_MEAS_GEMM = 0,      /* M N K ... us_graph */
+    FT_MEAS_POINTWISE = 1, /* op ninputs elements ... us_graph */
+    FT_MEAS_GRAPH_OPS = 2, /* problem op type out_w out_h K ninputs ... us_graph */
+    FT_MEAS_GRAPHS = 3     /* problem ops ... us_cudagraph */
+} ft_meas_format;
+
+/* One measured row and the kernels the model times for it. */
+typedef struct ft_meas_row {
+    int line;              /* line in the file (the header is line 1) */
+    char *label;           /* "gemm 128x256x64", "relu 4096", "mlsys-2026-5 op 3", "mlsys-2026-5" */
+    char *problem;         /* graph_ops, graphs: the problem's name; else NULL */
+    double measured_us;    /* us_graph (us_cudagraph for graphs), > 0 */
+    int nkernels;
+    ft_problem **kernels;  /* one-op problems, as measured (before a target is applied) */
+    int **tensors;         /* per kernel, the row's ids of its tensors (inputs, then
+                            * output; ids 0 .. ntensors - 1): which kernels of a
+                            * replay share data (ft_meas_predict); NULL: none do */
+    int ntensors;
+} ft_meas_row;
+
+typedef struct ft_measured {
+    char *path;
+    ft_meas_format format;
+    int nrows;
+    ft_meas_row *rows;
+} ft_measured;
+
+/* Name of a format ("gemm", "pointwise", "graph_ops", "graphs"). */
+const char *ft_meas_format_name(ft_meas_format f);
+
+/* Load a measured TSV file.  Its format is told by its header's columns;
+ * graph_ops and graphs rows name contest problems, read from
+ * problems_dir/NAME.json (problems_dir may be NULL for gemm and pointwise
+ * files); a graph_ops row's type, out_w, out_h, K and ninputs must match
+ * that op of the problem.  Returns FT_OK with *out (free with
+ * ft_measured_free), or FT_EINPUT with one line "FILE:LINE: column: ..."
+ * (a missing column: "FILE:1: ..."), or FT_ENOMEM. */
+int ft_measured_load(const char *path, const char *problems_dir,
+                     ft_measured **out, ft_status *st);
+
+/* Release m and everything it owns.  NULL is a no-op. */
+void ft_measured_free(ft_measured *m);
+
+/* FT_KERNEL_MAX_SPLIT, FT_KERNEL_MAX_INPUTS (fusetile_limits.h): most
+ * split-K slices of a GEMM kernel, most inputs of a kernel. */
+
+/* A new one-op problem (a kernel): an op of type "MatMul", "Pointwise" or
+ * "Layout" and kind `kind` (op_kinds) with nin inputs; tensors 0..nin-1
+ * are its inputs and nin its output, w[i] x h[i] elements each.  Its
+ * capacity, bandwidth, native granularity and base cost are placeholders
+ * a target replaces.  FT_OK with *out, FT_EINPUT (bad extents, nin not 1
+ * to FT_KERNEL_MAX_INPUTS), FT_ENOMEM. */
+int ft_kernel_new(ft_problem **out, const char *type, const char *kind,
+                  int nin, const int64_t *w, const int64_t *h, ft_status *st);
+
+/* How a kernel runs: its granularity, and for a MatMul split along K into
+ * `split` slices (1: not split) the granularity of the add of the slices'
+ * partial sums. */
+typedef struct ft_kernel_choice {
+    int64_t w, h, k;
+    int split;
+    int64_t add_w, add_h, add_k;
+} ft_kernel_choice;
+
+/* The model's time in cycles of kernel k (from ft_kernel_new or a row) on
+ * target t, a real target (not the contest one): t is applied to a copy of
+ * k and the op timed alone in one subgraph (launch overhead included) at
+ * every candidate granularity (the native one times powers of two from
+ * 1/8 to 8 along w and h, up to the op's extents; k-slices from a
+ * quarter to 8 native ones, up to K; none above native unless the
+ * target allows larger granularities), candidates in order of a lower bound
+ * on their time, cut once the bound reaches the best time.  A MatMul is
+ * also timed split along K into 2, 4, ... FT_KERNEL_MAX_SPLIT slices (each
+ * at least one native k-slice deep), as GEMM libraries run one whose M x N
+ * fills too few units: the MatMul of the slices stacked along M plus the
+ * add of their partial sums as the kernel's last pass (its launch not
+ * paid twice).  The fastest form is
+ * kept and written to *chosen (may be NULL).  With `fixed` (may be NULL)
+ * only that form is timed: how calibration re-times a kernel as a
+ * target's settings move.  Returns FT_OK, FT_EINPUT when nothing fits the
+ * fast memory (the message names the kernel), FT_ENOMEM. */
+int ft_kernel_time(const ft_problem *k, const ft_target *t,
+                   const ft_kernel_choice *fixed, double *cycles,
+                   ft_kernel_choice *chosen, ft_status *st);
+
+/* ft_kernel_time with `occupied` elements (>= 0) of the shared cache held by
+ * other kernels' data: the kernel's footprint stays warm only when it fits
+ * the capacity less that (a footprint larger than the rest is timed cold:
+ * moved at the slow memory's bandwidths).  occupied 0 is ft_kernel_time. */
+int ft_kernel_time_shared(const ft_problem *k, const ft_target *t,
+                          const ft_kernel_choice *fixed, double occupied,
+                          double *cycles, ft_kernel_choice *chosen,
+                          ft_status *st);
+
+/* Predicted time of row r on target t in microseconds: the longer of
+ * replay_interval and (run_overhead + the sum of its kernels' times),
+ * over clock_hz.  The row is replayed over and
+ * over, so what a kernel finds in the shared cache depends on the kernels
+ * around it: a kernel's data stays warm only when its inputs' reuse window
+ * fits the cache, that is the distinct tensors (r->tensors) of every kernel
+ * from the one that last touched an input (in this replay or, cyclically,
+ * the one before) to the kernel itself; the kernel is timed with the
+ * cache's capacity less what the window's other tensors hold
+ * (ft_kernel_time_shared).  fixed and chosen (each may be NULL) have
+ * r->nkernels entries, as in ft_kernel_time.  Errors as ft_kernel_time. */
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t,
+                    const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
+                    double *us, ft_status *st);
+
+/* Whether row i of m is held out of calibration: every third row (i % 3
+ * == 2) of a gemm or pointwise file; for graph_ops and graphs, the rows of
+ * every third problem in name order (the public six: mlsys-2026-13 and
+ * mlsys-2026-9), counting the problems m names. */
+int ft_meas_held_out(const ft_measured *m, int i);
+
+/* Error figures of n predictions against measurements (both > 0): mean
+ * absolute percentage error |p - m| / m in percent, the geometric mean of
+ * p / m, and the index of the largest relative error (-1 when n is 0). */
+typedef struct ft_meas_stats {
+    int n;
+    double mape;
+    double gmean;
+    int worst;
+} ft_meas_stats;
+
+void ft_meas_stats_of(const double *pred, const double *meas, int n,
+                      ft_meas_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+FT_API_END
+
+#endif

@@ -1,0 +1,89 @@
+/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms (compute shared by its units, traffic at its fastest bandwidths). */
+#include "cost/cost.h"
+
+#include <stdlib.h>
+
+void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *rh)
+{
+    for (int t = 0; t < p->ntensors; t++)
+        rw[t] = rh[t] = 0;
+    /* consumers before producers (reverse topological order): one pass
+     * reaches the least fixpoint, since an op's rule only reads its output's
+     * flags, which every consumer of that output has set already */
+    for (int i = p->nops - 1; i >= 0; i--) {
+        const ft_op *op = &p->ops[p->topo[i]];
+        int o = op->output;
+        if (op->type == FT_OP_MATMUL) {
+            int l = op->inputs[0], r = op->inputs[1];
+            rw[l] = rh[r] = 1;          /* the K dimension */
+            rh[l] |= rh[o];
+            rw[r] |= rw[o];
+        } else {
+            /* Pointwise, and Layout: its input's dimensions keep the kinds
+             * of its output's (SPEC 4) */
+            for (int j = 0; j < op->ninputs; j++) {
+                rw[op->inputs[j]] |= rw[o];
+                rh[op->inputs[j]] |= rh[o];
+            }
+        }
+    }
+}
+
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
+{
+    *reads = *writes = 0;
+    for (int t = 0; t < p->ntensors; t++) {
+        /* a tensor no op produces or reads starts where it must end: no
+         * traffic (counting it read let the bound exceed a valid
+         * schedule's total: fuzz/regress/schedule/orphan-tensor) */
+        if (p->tensors[t].producer < 0 && p->tensors[t].nconsumers > 0)
+            *reads += ft_tensor_size(p, t);
+        else if (p->tensors[t].producer >= 0 && p->tensors[t].nconsumers == 0)
+            *writes += ft_tensor_size(p, t);
+    }
+}
+
+/* g(len, n, r) of SPEC section 5: len / n when r holds, else ceil(len / n) */
+static double tiles(int64_t len, int64_t n, int r)
+{
+    return r ? (double)len / (double)n : (double)ft__ceil_div(len, n);
+}
+
+double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compute, double *memory)
+{
+    unsigned char *rw = ft__malloc(2 * (size_t)p->ntensors + 1), *rh;
+    if (rw) {
+        rh = rw + p->ntensors;
+        ft__reduction_flags(p, rw, rh);
+    }
+    double c = 0;
+    for (int o = 0; o < p->nops; o++) {
+        const ft_op *op = &p->ops[o];
+        const ft_tensor *O = &p->tensors[op->output];
+        /* out of memory: no flags, every dimension padded (the old, larger
+         * figure would not be a bound; the proportional one always is) */
+        int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
+        if (!ft__op_padded(p, op))   /* it pays its exact elements */
+            fw = fh = 1;
+        /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
+        c += ft__op_compute(p, model, op, tiles(O->height, p->native_h, fh), tiles(O->width, p->native_w, fw), (double)op->k);
+    }
+    ft__free(rw);
+    /* several units share the compute (ft_timing) */
+    c /= (double)ft__units(p);
+    int64_t reads, writes;
+    ft__compulsory(p, &reads, &writes);
+    /* the compulsory traffic as one step's transfers: at least the time
+     * ft_step_time gives it (latency once, bandwidths as the machine has
+     * them, a shared cache's if faster), and every subgraph pays the
+     * launch overhead: there is one */
+    double m;
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    ft__step_time_at(p, &r, 0, reads, writes, &m);
+    if (compute)
+        *compute = c;
+    if (memory)
+        *memory = m;
+    return ft__bound_combine(p, c, m);
+}

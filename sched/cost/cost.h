@@ -1,0 +1,157 @@
+/* cost.h - the cost part's private interface (sched/cost/): the rules of SPEC sections 3-5 and 8 each written once (an op's compute, dimension units, roles and the tile grid, the "written" rule, compulsory traffic), the waves a subgraph's tiles run in, and the walker's entry for what-if scoring; not installed. */
+#ifndef FT_COST_H
+#define FT_COST_H
+
+#include "core/core.h"
+#include "cost/shared_rules.h"
+
+/* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
+ * in binary, and the simulator's integer clock must agree to the last digit. */
+typedef struct ksum {
+    double s, c;
+} ksum;
+
+static inline void ksum_add(ksum *k, double x)
+{
+    double t = k->s + x;
+    if ((k->s >= 0 ? k->s : -k->s) >= (x >= 0 ? x : -x))
+        k->c += (k->s - t) + x;
+    else
+        k->c += (x - t) + k->s;
+    k->s = t;
+}
+
+static inline double ksum_value(const ksum *k) { return k->s + k->c; }
+
+/* A subgraph's latency over waves: the sum of its waves' slowest tiles
+ * (ft_timing).  ft__waves_tile adds the latency of the tile at traversal
+ * position pos (positions in order; a tile's growing partial latency may
+ * be given again at the same position); ft__waves_total is the sum so far,
+ * the current wave included. */
+typedef struct ft__waves {
+    int64_t units, pos; /* pos: the last position seen */
+    ksum done;
+    double wave;
+} ft__waves;
+
+static inline void ft__waves_init(ft__waves *w, const ft_problem *p)
+{
+    w->units = ft__units(p);
+    w->pos = -1;
+    w->done = (ksum){0, 0};
+    w->wave = 0;
+}
+
+static inline void ft__waves_tile(ft__waves *w, int64_t pos, double lat)
+{
+    if (pos != w->pos && pos % w->units == 0 && pos > 0) {
+        ksum_add(&w->done, w->wave);
+        w->wave = 0;
+    }
+    w->pos = pos;
+    if (lat > w->wave)
+        w->wave = lat;
+}
+
+static inline double ft__waves_total(const ft__waves *w)
+{
+    ksum k = w->done;
+    ksum_add(&k, w->wave);
+    return ksum_value(&k);
+}
+
+/* The smallest ft__sg_extra of p (no transfer time). */
+static inline double ft__sg_fixed(const ft_problem *p)
+{
+    return p->timing.launch_overhead + (p->timing.overlap == FT_OVERLAP_PIPELINE ? p->timing.transfer_latency : 0);
+}
+
+
+/* How a bound combines compute C and memory M (SPEC 5 and the timing
+ * terms): max(C, M), or C + M when steps do not overlap transfers and
+ * compute, plus what every subgraph pays besides its steps (one is run). */
+static inline double ft__bound_combine(const ft_problem *p, double compute, double memory)
+{
+    return (p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory) + ft__sg_fixed(p);
+}
+
+
+/* ---- the cost model's shared rules (cost.c), each written once ---- */
+
+/* f(len, n) of SPEC 4: whole native tiles (n elements each) along a
+ * spatial dimension, a proportional share along a reduction one. */
+static inline double ft__dim_units(int64_t len, int64_t n, int kind)
+{
+    return kind == FT_DIM_SPATIAL ? (double)ft__ceil_div(len, n) : (double)len / (double)n;
+}
+
+/* Whether op pays whole native tiles along a spatial dimension (SPEC 4):
+ * every op of a problem file, and a MatMul always; a Pointwise or Layout op
+ * pays its exact elements where p->pointwise_exact is set (a target's
+ * compute.pointwise_unpadded: a GPU's elementwise kernel runs a thread per
+ * element, not a tile's worth of them). */
+static inline int ft__op_padded(const ft_problem *p, const ft_op *op)
+{
+    return op->type == FT_OP_MATMUL || !p->pointwise_exact;
+}
+
+/* Compute of op in a step (SPEC 4): base_cost x rows x cols native-tile
+ * units, times depth / kref for a MatMul (kref: native k, or the op's K
+ * under the op compute model).  rows and cols are ft__dim_units of the
+ * region (or sums of them over tiles); depth is the reduction length the
+ * step covers. */
+double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, double rows, double cols, double depth);
+
+/* The compulsory traffic of every schedule of p (SPEC section 5): *reads
+ * gets the elements of the graph inputs, *writes those of the outputs. */
+void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
+
+/* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
+ * of t may be a reduction dimension of some region, so the op computing t
+ * may pay it proportionally); rw and rh are ntensors bytes each, filled. */
+void ft__reduction_flags(const ft_problem *p, unsigned char *rw, unsigned char *rh);
+
+/* Roles of the ops of subgraph g (roles[j] for g->ops[j], may be NULL) and
+ * its tile grid: ntx x nty tiles of nk k-steps (SPEC 3 and 4).  Assumes ops
+ * are in range, distinct and listed after their producers, and w, h, k >= 1.
+ * FT_OK, or FT_ENOMEM (a subgraph of more than 64 ops needs scratch space)
+ * with the grid 1 x 1 x 1 and roles unset. */
+int ft__sg_grid(const ft_problem *p, const ft_subgraph *g, ft_role *roles,
+                 int64_t *ntx, int64_t *nty, int64_t *nk);
+
+/* What an op list does with tensor t: FT_USE_PRODUCES and/or
+ * FT_USE_CONSUMES bits. */
+enum { FT_USE_PRODUCES = 1, FT_USE_CONSUMES = 2 };
+int ft__ops_use(const ft_problem *p, const int *ops, int nops, int t);
+
+/* Op list of subgraph j of a sequence (a schedule's subgraphs, a plan's
+ * groups): returns the ops and stores their count in *n. */
+typedef const int *(*ft__ops_of_fn)(const void *ctx, int j, int *n);
+
+/* SPEC 3's "written" rule: whether tensor t, produced by subgraph i of a
+ * sequence of nsg subgraphs (ops_of(ctx, j) gives each), is written to slow
+ * memory; `retained` says whether subgraph i retains t. */
+int ft__written_rule(const ft_problem *p, int t, int i, int retained, int nsg, ft__ops_of_fn ops_of, const void *ctx);
+
+/* Per-tensor facts of subgraph sg, each array ntensors long (caller
+ * allocates): produced[t] = 1 if an op of sg outputs t; written[t] = 1 if
+ * that output is written to slow memory (SPEC 3); retained[t] = 1 if sg
+ * retains it; resident[t] = 1 if sg-1 retained it. */
+void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
+                    unsigned char *produced, unsigned char *written,
+                    unsigned char *retained, unsigned char *resident);
+
+/* A walker for subgraph g under explicit tensor sets (ntensors bytes each:
+ * written, retained and resident flags; "produced" is derived from g), for
+ * the scheduler's what-if scoring.  g must satisfy ft_schedule_validate's
+ * per-subgraph rules and outlive the walker.  FT_OK, FT_ENOMEM or FT_EINPUT
+ * (step count overflow). */
+int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model model, const unsigned char *written,
+                 const unsigned char *retained, const unsigned char *resident, ft_walk **out, ft_status *st);
+
+/* Whether ops[] (n ops of p) is connected through tensors (SPEC 2): an
+ * op reads another's output, or two ops share an input; 1 for n <= 1, 0
+ * when out of memory.  (validate.c) */
+int ft__connected(const ft_problem *p, const int *ops, int n);
+
+#endif

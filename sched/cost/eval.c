@@ -1,0 +1,194 @@
+/* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly, the working set checked. */
+#include "cost/walk.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct progress {
+    ft_progress_fn fn;
+    void *ctx;
+    int64_t done, total;
+} progress;
+
+#define PROGRESS_EVERY (1 << 18)
+
+static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *r, progress *pr,
+                   ft_status *st)
+{
+    ft_walk *w;
+    int rc = ft_walk_begin(p, s, sg, model, &w, st);
+    if (rc)
+        return rc;
+    memset(r, 0, sizeof *r);
+    ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
+    ft_step stp;
+    ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0}, tile = {0, 0};
+    int64_t loaded0 = 0;
+    /* several units: the tiles' latencies combine over waves (ft_timing);
+     * one unit: the steps' latencies add up directly, as SPEC */
+    int waves = ft__units(p) > 1;
+    ft__waves wv;
+    ft__waves_init(&wv, p);
+    while (ft_walk_next(w, &stp)) {
+        if (stp.index == 0)
+            loaded0 = stp.loaded_elems;
+        if ((double)stp.working_set > p->capacity) {
+            st->sg = sg;
+            st->tile = stp.tile;
+            st->step = stp.index;
+            rc = ft__fail(st, FT_EINVALID, FT_R_OOM,
+                          "%s: subgraph %d, tile %lld (row %lld, col %lld), step %lld (k-step %lld): working set %lld exceeds "
+                          "fast_memory_capacity %.17g",
+                          s->name ? s->name : "schedule", sg, (long long)stp.tile, (long long)stp.tile_row, (long long)stp.tile_col,
+                          (long long)stp.index, (long long)stp.kstep, (long long)stp.working_set, p->capacity);
+            break;
+        }
+        if (!waves) {
+            ksum_add(&lat, stp.latency);
+        } else {
+            ksum_add(&tile, stp.latency);
+            if (stp.kstep == r->nk - 1) {
+                ft__waves_tile(&wv, stp.index / r->nk, ksum_value(&tile));
+                tile = (ksum){0, 0};
+            }
+        }
+        ksum_add(&comp, stp.compute);
+        ksum_add(&mem, stp.memory);
+        if (stp.compute > stp.memory)
+            r->compute_bound_steps++;
+        else
+            r->memory_bound_steps++;
+        if (stp.working_set > r->peak_working_set)
+            r->peak_working_set = stp.working_set;
+        r->loaded += stp.loaded_elems;
+        r->written += stp.written_elems;
+        if (pr && pr->fn && ((stp.index + 1) & (PROGRESS_EVERY - 1)) == 0 && pr->fn(pr->ctx, pr->done + stp.index + 1, pr->total)) {
+            rc = ft__fail(st, FT_EINPUT, 0, "%s: evaluation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
+                          (long long)stp.index);
+            break;
+        }
+    }
+    if (pr)
+        pr->done += r->steps;
+    if (waves)
+        ksum_add(&lat, ft__waves_total(&wv));
+    if (w->floor > ksum_value(&lat))
+        lat = (ksum){w->floor, 0}; /* a cache the subgraph does not fit (ft_timing) */
+    ft__rates r0; /* the first wave's bandwidths */
+    ft__rates_share(&w->rates, ft__wave_size(p, r->ntx * r->nty, 0), &r0);
+    if (!rc && r->steps > 0) {
+        double extra = ft__sg_extra(p, &r0, loaded0, stp.written_elems, stp.compute);
+        if (extra > 0)
+            ksum_add(&lat, extra);
+    }
+    r->latency = ksum_value(&lat);
+    if (!rc && r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
+        r->latency = ft__sg_single(p, &r0, stp.loaded_elems, stp.written_elems, stp.compute);
+    r->compute_time = ksum_value(&comp);
+    r->memory_time = ksum_value(&mem);
+    ft_walk_free(w);
+    return rc;
+}
+
+int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st)
+{
+    ft_status_clear(st);
+    return eval_sg(p, s, sg, model, out, NULL, st);
+}
+
+void ft_eval_free(ft_eval *e)
+{
+    if (!e)
+        return;
+    ft__free(e->sg);
+    e->sg = NULL;
+    e->nsubgraphs = 0;
+}
+
+int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st)
+{
+    const char *n = s->name ? s->name : "schedule";
+    int64_t total = 0, big = -1;
+    int bsg = -1;
+    int64_t bx = 0, by = 0, bk = 0;
+    *steps = 0;
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        int64_t ntx, nty, nk, m;
+        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk))
+            return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+        if (__builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m))
+            return ft__fail(st, FT_EINPUT, 0,
+                            "%s: subgraph %d: %lld x %lld tiles x %lld k-steps: the step count overflows 64 bits, the limit is %lld "
+                            "(FT_MAX_STEPS)",
+                            n, i, (long long)ntx, (long long)nty, (long long)nk, (long long)FT_MAX_STEPS);
+        if (m > big) {
+            big = m;
+            bsg = i;
+            bx = ntx, by = nty, bk = nk;
+        }
+        if (__builtin_add_overflow(total, m, &total))
+            return ft__fail(st, FT_EINPUT, 0, "%s: the step count of the subgraphs overflows 64 bits, the limit is %lld (FT_MAX_STEPS)", n,
+                            (long long)FT_MAX_STEPS);
+    }
+    *steps = total;
+    if (total > FT_MAX_STEPS)
+        return ft__fail(st, FT_EINPUT, 0,
+                        "%s: %lld steps (the largest subgraph, %d: %lld x %lld tiles x %lld k-steps), the limit is %lld (FT_MAX_STEPS)", n,
+                        (long long)total, bsg, (long long)bx, (long long)by, (long long)bk, (long long)FT_MAX_STEPS);
+    return FT_OK;
+}
+
+int ft_evaluate(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_eval *out, ft_status *st)
+{
+    return ft_evaluate_progress(p, s, model, NULL, NULL, out, st);
+}
+
+int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_progress_fn fn, void *ctx, ft_eval *out,
+                         ft_status *st)
+{
+    progress pr = {fn, ctx, 0, 0};
+    memset(out, 0, sizeof *out);
+    out->model = model;
+    int rc = ft_schedule_validate(p, s, st);
+    if (rc)
+        return rc;
+    /* refused before the first step: the count is closed-form */
+    if ((rc = ft_schedule_steps(p, s, &pr.total, st)))
+        return rc;
+    out->sg = ft__calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
+    if (!out->sg)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    out->nsubgraphs = s->nsubgraphs;
+    ksum total = {0, 0};
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        rc = eval_sg(p, s, i, model, &out->sg[i], &pr, st);
+        if (rc) {
+            ft_eval_free(out);
+            return rc;
+        }
+        if (!isfinite(out->sg[i].latency)) {
+            /* finite inputs whose products overflow (base_costs near 1e308,
+             * a bandwidth near 0): no latency to report
+             * (fuzz/regress/schedule/overflowing-base-cost) */
+            double lat = out->sg[i].latency;
+            ft_eval_free(out);
+            return ft__fail(st, FT_EINPUT, 0,
+                            "%s: subgraph %d: latency is %g, not a finite number: a base cost, a size or the "
+                            "bandwidth of the problem is out of range",
+                            s->name ? s->name : "schedule", i, lat);
+        }
+        ksum_add(&total, out->sg[i].latency);
+    }
+    out->total = ksum_value(&total);
+    /* the bounds fall back to weaker ones when memory runs out: report it */
+    unsigned long failed = ft__alloc_failures();
+    out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    out->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
+    if (ft__alloc_failures() != failed) {
+        ft_eval_free(out);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    return FT_OK;
+}

@@ -1,0 +1,83 @@
+/* shared_rules.h - the cost rules the simulator (sim/) shares with the library: the bandwidths a step moves data at, the step time at those bandwidths, the overheads a subgraph pays besides its steps, the compute units and the waves tiles run in (SPEC section 8).  The one header of sched/ that sim/ includes; the functions are defined in sched/cost/rates.c and hidden from libfusetile.so (sim/README.md says which parts of the simulator's check depend on them). */
+#ifndef FT_SHARED_RULES_H
+#define FT_SHARED_RULES_H
+
+#include "fusetile/fusetile.h"
+
+/* The bandwidths a subgraph's steps move data at, elements per cost unit
+ * (read rb, write wb): p's, the shared cache's when the subgraph's
+ * footprint fits it (cached = 1, ft__step_rates), then 1/u of them for a
+ * tile of a wave of u units (ft__rates_share). */
+typedef struct ft__rates {
+    double rb, wb;
+    int cached;
+} ft__rates;
+
+/* p's own bandwidths, no cache. */
+void ft__rates_init(const ft_problem *p, ft__rates *r);
+
+/* The bandwidths every step of p moves data at before the units share
+ * them (ft_timing): the shared cache's, reads and writes alike, when p has
+ * one (cached = 1), else p's own. */
+void ft__step_rates(const ft_problem *p, ft__rates *r);
+
+/* *r = whole with both bandwidths divided by u (u <= 1: whole). */
+void ft__rates_share(const ft__rates *whole, int64_t u, ft__rates *r);
+
+/* The fastest bandwidths any step of p may see: p's, or its shared
+ * cache's where faster (for bounds). */
+void ft__fastest_rates(const ft_problem *p, ft__rates *r);
+
+/* ft_step_time at the bandwidths of r (ft_step_time: p's own). */
+double ft__step_time_at(const ft_problem *p, const ft__rates *r, double compute, int64_t loaded, int64_t written, double *memory);
+
+/* Cost units a subgraph of p pays besides its steps' latencies (ft_timing):
+ * the launch overhead and, with double buffering, the pipeline's fill and
+ * drain, from the subgraph's first step (loaded0 elements loaded) and last
+ * step (written_last elements written, compute_last of compute), at the
+ * bandwidths r of those steps:
+ *   L + (written_last > 0 ? L : 0) + min(loaded0 / r->rb +
+ *   written_last / r->wb, compute_last)
+ * (the first loads and the last write-backs cannot overlap compute; when
+ * the steps are memory-bound the last compute shows instead). */
+double ft__sg_extra(const ft_problem *p, const ft__rates *r, int64_t loaded0, int64_t written_last, double compute_last);
+
+/* Latency of a subgraph of p whose only step loads `loaded`, writes
+ * `written` and computes for `compute`, with double buffering: nothing
+ * overlaps, so launch overhead + L + loaded / r->rb + compute + L +
+ * written / r->wb (the latencies only for transfers that happen). */
+double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, int64_t written, double compute);
+
+/* Compute units of p (timing.units, at least 1). */
+static inline int64_t ft__units(const ft_problem *p) { return p->timing.units > 1 ? p->timing.units : 1; }
+
+/* Whether subgraph g of p has a MatMul (its tiles pay the MatMul tile
+ * overhead, ft_timing). */
+static inline int ft__sg_matmul(const ft_problem *p, const ft_subgraph *g)
+{
+    for (int j = 0; j < g->nops; j++)
+        if (p->ops[g->ops[j]].type == FT_OP_MATMUL)
+            return 1;
+    return 0;
+}
+
+/* What k-step ks of nk adds to its compute for its tile (ft_timing): on
+ * the tile's last k-step the tile overhead (it fills its pipeline and
+ * stores its output once), and the MatMul tile overhead too when its
+ * subgraph has a MatMul (`matmul`, ft__sg_matmul); else 0. */
+static inline double ft__tile_extra(const ft_problem *p, int matmul, int64_t ks, int64_t nk)
+{
+    if (ks != nk - 1)
+        return 0;
+    return p->timing.tile_overhead + (matmul ? p->timing.matmul_tile_overhead : 0);
+}
+
+/* Tiles in the wave of the tile at traversal position pos among ntiles
+ * (ft_timing: waves of ft__units tiles in traversal order). */
+static inline int64_t ft__wave_size(const ft_problem *p, int64_t ntiles, int64_t pos)
+{
+    int64_t u = ft__units(p), first = pos - pos % u;
+    return ntiles - first < u ? ntiles - first : u;
+}
+
+#endif

@@ -1,0 +1,99 @@
+/* walk.h - the step walker's state (walk.c), shared with the scheduler's fast scorer (score.c); not installed. */
+#ifndef FT_WALK_H
+#define FT_WALK_H
+
+#include "cost/cost.h"
+
+/* Source of a region's row or column range: the tile's rows, the tile's
+ * columns, the k slice, or a whole reduction depth. */
+enum { TAG_NONE = 0, TAG_TY, TAG_TX, TAG_KS, TAG_FULL };
+
+struct ft_walk {
+    const ft_problem *p;
+    const ft_subgraph *g;
+    ft_compute_model model;
+    int nops;
+    int matmul;                 /* the subgraph has a MatMul (ft__sg_matmul) */
+    ft_role *role;              /* per position */
+    unsigned char *tbits;       /* produced | written | retained | resident, ntensors each */
+    unsigned char *produced, *written, *retained, *resident;
+    int64_t ntx, nty, nk, nsteps, next;
+    int64_t ws_fixed;           /* resident tensors + written/retained outputs */
+    /* needs on tensors produced inside the subgraph, per tensor */
+    int64_t stamp;              /* one per derived step */
+    int64_t *need_stamp;
+    ft_region *need;
+    unsigned char (*need_kind)[2];
+    unsigned char (*need_tag)[2];
+    /* per tensor and axis, where its ranges come from (TAG_*); a tensor
+     * whose axis mixes sources makes the walk irregular (ft__walk_tile) */
+    unsigned char (*tag_seen)[2];
+    int irregular;
+    int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources,
+                                   or a Layout op scales them (walk.c, need_layout) */
+    int mixed_internal;         /* ... and one of them is made inside the subgraph,
+                                   or is a Layout's scaled input */
+    int kinds_differ;           /* two needs of one upstream output had different
+                                   dimension kinds: the op order can change a cost */
+    int have_prev;              /* the previous derived step counts for reuse */
+    ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
+    ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
+    int64_t wave;               /* tiles of the current tile's wave */
+    double floor;               /* least latency of the steps together: with a shared cache
+                                   the subgraph does not fit, its slow-memory footprint at
+                                   p's own bandwidths (walk.c, sg_rates); else 0 */
+    /* per-step output */
+    int cap;                    /* slice capacity */
+    ft_slice *slices, *prev;
+    int nslices, nprev;
+    unsigned char *loaded;
+    ft_slice *writes;
+    int nwrites;
+    int *active;
+    ft_active *acts;
+    int nactive;
+};
+
+
+/* The tile derived next is at traversal position pos: its steps move data
+ * at its wave's share of the subgraph's bandwidths (ft_timing's units). */
+void ft__walk_at(ft_walk *w, int64_t pos);
+
+/* Derive step (tile, k-step ks) of w into *step: regions, slices (loaded
+ * unless in the previously derived step), writes, compute and memory. */
+void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step);
+
+/* Latency of the nk steps of `tile` when the step before it is the last
+ * step of tile `prev` (-1: the tile starts the subgraph); *ws_max gets the
+ * largest working set of those steps.  Walks derived this way are exact
+ * only while ft__walk_irregular() is 0: then a tile's cost depends only on
+ * the clipped sizes of its rows and columns and of prev's and on whether
+ * prev shares its row or column (every tensor axis takes its ranges from
+ * one source: tile rows, tile columns, the k slice or a whole reduction). */
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff);
+int ft__walk_irregular(const ft_walk *w);
+
+/* The figures ft__sg_extra needs from a walk whose traversal starts at tile
+ * `first` and ends at tile `last`: elements loaded by the first step,
+ * elements written and compute of the last.  Leaves the walker's reuse
+ * state reset (the next ft__walk_tile must pass prev = -1 or a tile). */
+void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last);
+
+/* For a walker at k = 1, derive k-steps 0 and last of tile 0 to learn which
+ * axes mix range sources:
+ * *rows / *cols = 1 when some tensor's rows / columns come from more than
+ * one source; *interior = 0 when the interior k-steps (neither first nor
+ * last) alone mix no axis at any k, 1 when they mix only axes of boundary
+ * tensors (slices of fixed size), 2 when a tensor made inside mixes (its
+ * bounding box changes size from step to step).  A subgraph's sources do
+ * not depend on its granularity, and tile 0 activates every op.  With a mixed axis, a
+ * tile's cost is still a function of the absolute index of its row (mixed
+ * rows) or column (mixed columns) in place of its class.  ft__walk_tile's
+ * allow_ff: 0 derives every k-step; 1 skips interior k-steps that repeat
+ * the two before them unless the walk turned out irregular; 2 skips them
+ * regardless (for a caller that knows the interior steps are not mixed);
+ * 3 skips them too, except near a k slice that overlaps the tile's row or
+ * column range (interior mixing of boundary tensors only). */
+void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
+
+#endif

@@ -1,0 +1,711 @@
+/* search.c - ft_search: the pass table and its driver, the clock and progress, the improvement threads, and the offer of better plans. */
+#define _POSIX_C_SOURCE 200809L
+#include "search/search.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The scheduler works on a partition of the ops into groups (gid[op] = the
+ * op's group) and on plans (searchInt.h: the groups in execution order with
+ * their granularity, traversal, retained tensors and latency).  ft_search
+ * runs the passes of this table in order, each when it applies:
+ *
+ *   pass        applies                     does                                   file
+ *   strategy    o->strategy is a grouping   that strategy alone: its groups at     strategy_pass.c and the
+ *               strategy (then no other     their best tilings with optimal        strategy's files
+ *               pass runs)                  retention (docs/STRATEGIES.md)         (strategy.h)
+ *   one-op      search                      one op per group, each at its best     plan.c, tiling.c
+ *                                           tiling: a valid schedule first, never
+ *                                           cut by the deadline
+ *   starts      search, o->start_from,      each strategy's groups offered; the    strategy_pass.c
+ *               nops > 7                    best is where the later passes start
+ *                                           when greedy's is not better
+ *   greedy      search                      pairwise fusion by largest gain        partition.c
+ *   exhaustive  nops <= 7                   every ordered partition, each with     exhaustive.c, retain.c
+ *                                           its optimal retention
+ *   exhaustive- nops <= 7                   the same with finer tile sizes: every  exhaustive.c, tiling.c
+ *   fine                                    size when native <= 32, else every
+ *                                           size that sets a tile count (after
+ *                                           the coarse pass, so a short limit
+ *                                           keeps the coarse result)
+ *   local       nops > 7                    hill climbing on the partition, then   partition.c, retain.c,
+ *                                           retention and recomputation            recompute.c
+ *   restarts    nops > 7, best above the    until the deadline, in every thread:   partition.c, exhaustive.c,
+ *               bound                       perturb the thread's best partition,   retain.c, recompute.c
+ *                                           hill-climb it or re-partition a window
+ *                                           of it exactly, retention and
+ *                                           recomputation (iterated local search)
+ *
+ * Each group is costed by group.c (memo by ops and context), which picks a
+ * granularity and traversal (tiling.c) scored exactly (score.c: equal to
+ * ft_evaluate, step for step).  The context a group is costed in (sctx:
+ * written, retained, resident) is an argument of every pass, never state
+ * shared between them.  Better plans go through ft__offer.
+ *
+ * Deadlines: passes stop at S->deadline, a little before the time limit
+ * (RESERVE); the one-op pass is never cut, so a valid schedule exists
+ * whatever the limit.  A plan's figures come from ft_evaluate when walking
+ * its steps fits in the time left, else from the scorer (equal, and
+ * ft_schedule_validate still checks the rules), so a huge problem never
+ * overruns its limit.
+ */
+
+typedef struct pass {
+    const char *name;
+    int (*applies)(const search *S);
+    void (*run)(search *S, sctx *x, int *gid);
+} pass;
+
+/* State shared by the threads of one search, under mu. */
+struct shared {
+    pthread_mutex_t mu;
+    const ft_search_opts *o;
+    double t0, limit, hard;   /* hard: t0 + limit */
+    double best;              /* best total published */
+    double last_progress;
+    int64_t evals;
+    const char *pass;
+    int threads;
+    double bound;
+    long improvements;
+    ft_partition part;        /* a strategy run alone: its groups and labels */
+    int strategy_rc;          /* a strategy's error (FT_OK: none) ... */
+    ft_status strategy_st;    /* ... and its message */
+    int oom;                  /* an allocation failed: every thread stops */
+};
+
+/* Label each subgraph of s by the group of the strategy run alone that
+ * holds its first op (none when the search ran).  Returns 0, -1 on OOM. */
+static int label_schedule(const shared *sh, ft_schedule *s)
+{
+    for (int i = 0; sh->part.label && i < s->nsubgraphs; i++) {
+        const char *l = s->sg[i].nops ? sh->part.label[sh->part.gid[s->sg[i].ops[0]]] : NULL;
+        if (l && !(s->sg[i].label = ft__strdup(l)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Seconds the passes leave for the final evaluation and the caller's write:
+ * 4% of the limit, at least 20 ms and at most 1 s. */
+static double reserve(double limit)
+{
+    double r = 0.04 * limit;
+    return r < 0.02 ? 0.02 : r > 1 ? 1 : r;
+}
+
+/* Steps ft_evaluate is assumed to walk per second when deciding whether a
+ * walk fits in the time left (a quarter of what bench/bench_eval measures,
+ * for slower machines). */
+#define WALK_RATE 3e6
+
+double ft__now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Report progress when due (thread 0 only; at least every 0.25 s). */
+static void progress(search *S, double t)
+{
+    shared *sh = S->sh;
+    if (!sh)
+        return; /* a search state set up by hand (tests) */
+    __atomic_fetch_add(&sh->evals, S->evals, __ATOMIC_RELAXED);
+    S->evals = 0;
+    if (S->thread != 0 || !sh->o->on_progress || t - sh->last_progress < 0.25)
+        return;
+    pthread_mutex_lock(&sh->mu);
+    sh->last_progress = t;
+    ft_search_progress pr;
+    pr.elapsed = t - sh->t0;
+    pr.limit = sh->limit;
+    pr.best = sh->best;
+    pr.bound = sh->bound;
+    pr.evals = __atomic_load_n(&sh->evals, __ATOMIC_RELAXED);
+    pr.evals_per_s = pr.elapsed > 0 ? (double)pr.evals / pr.elapsed : 0;
+    pr.pass = sh->pass;
+    pr.threads = sh->threads;
+    sh->o->on_progress(sh->o->ctx, &pr);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Whether the deadline has passed, whatever S->first says. */
+static int past_deadline(search *S)
+{
+    double t = ft__now_s();
+    progress(S, t);
+    return t > S->deadline;
+}
+
+int ft__out_of_time(search *S)
+{
+    /* out of memory: the search will fail with FT_ENOMEM, stop now */
+    if (ft__alloc_failures() != S->failed0 || (S->sh && __atomic_load_n(&S->sh->oom, __ATOMIC_RELAXED))) {
+        if (S->sh)
+            __atomic_store_n(&S->sh->oom, 1, __ATOMIC_RELAXED);
+        return S->timed_out = 1;
+    }
+    int past = past_deadline(S);
+    if (S->first)
+        return 0;
+    if (past)
+        S->timed_out = 1;
+    return S->timed_out;
+}
+
+uint64_t ft__rng(search *S)
+{
+    /* xorshift64* */
+    uint64_t x = S->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    S->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Steps of every subgraph of s (saturating). */
+static int64_t schedule_steps(const ft_problem *p, const ft_schedule *s)
+{
+    int64_t n = 0;
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        int64_t ntx, nty, nk, m;
+        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk) || __builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m) || __builtin_add_overflow(n, m, &n))
+            return INT64_MAX;
+    }
+    return n;
+}
+
+static int stop_walk(void *ctx, int64_t done, int64_t total)
+{
+    (void)done, (void)total;
+    return ft__now_s() > *(const double *)ctx;
+}
+
+/* Figures of schedule s (made from a plan whose latencies are in its
+ * reported fields) into *ev: ft_evaluate's walk when it fits before `until`,
+ * else the scorer's latencies after ft_schedule_validate.  FT_OK, or the
+ * error of an invalid schedule. */
+static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double until, ft_eval *ev, ft_status *st)
+{
+    double left = until - ft__now_s();
+    if ((double)schedule_steps(p, s) < left * WALK_RATE) {
+        int rc = ft_evaluate_progress(p, s, model, stop_walk, &until, ev, st);
+        if (rc != FT_EINPUT)
+            return rc; /* FT_OK, FT_EINVALID or FT_ENOMEM; FT_EINPUT: cut short */
+    }
+    memset(ev, 0, sizeof *ev);
+    int rc = ft_schedule_validate(p, s, st);
+    if (rc)
+        return rc;
+    ev->model = model;
+    ev->scored = 1;
+    ev->nsubgraphs = s->nsubgraphs;
+    ev->sg = ft__calloc((size_t)s->nsubgraphs + 1, sizeof(ft_sg_result));
+    if (!ev->sg)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    ksum k = {0, 0};
+    for (int i = 0; i < s->nsubgraphs; i++) {
+        ft_sg_result *r = &ev->sg[i];
+        if (ft__sg_grid(p, &s->sg[i], NULL, &r->ntx, &r->nty, &r->nk)) {
+            ft_eval_free(ev);
+            return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        }
+        r->steps = r->ntx * r->nty * r->nk;
+        r->latency = s->sg[i].reported;
+        ksum_add(&k, r->latency);
+    }
+    ev->total = ksum_value(&k);
+    unsigned long failed = ft__alloc_failures();
+    ev->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    ev->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
+    if (ft__alloc_failures() != failed) {
+        ft_eval_free(ev);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    return FT_OK;
+}
+
+/* Tell the caller about a plan better than every one published so far. */
+static void publish(search *S, const plan *P, double total)
+{
+    shared *sh = S->sh;
+    pthread_mutex_lock(&sh->mu);
+    if (total < sh->best) {
+        ft_schedule *s = ft__plan_schedule(S->p, P);
+        ft_eval e;
+        ft_status st;
+        if (s && label_schedule(sh, s))
+            ft_schedule_free(s), s = NULL;
+        if (s && figures(S->p, s, S->model, sh->hard - reserve(sh->limit), &e, &st) == FT_OK) {
+            if (getenv("FT_SEARCH_CHECK"))
+                for (int i = 0; i < e.nsubgraphs; i++)
+                    if (fabs(e.sg[i].latency - P->g[i].lat) > 1e-9 * fmax(1, e.sg[i].latency))
+                        fprintf(stderr, "FT_SEARCH_CHECK: subgraph %d: predicted %.17g, evaluated %.17g\n", i, P->g[i].lat, e.sg[i].latency);
+            double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
+            if (lat && e.total < sh->best) {
+                for (int i = 0; i < e.nsubgraphs; i++) {
+                    lat[i] = e.sg[i].latency;
+                    s->sg[i].reported = lat[i];
+                }
+                sh->best = e.total;
+                sh->improvements++;
+                if (sh->o->verbose)
+                    fprintf(stderr, "fusetile schedule: %.2f s: total %.17g (%d subgraphs, %s pass, thread %d)\n", ft__now_s() - sh->t0, e.total,
+                            P->ngroups, sh->pass, S->thread);
+                if (sh->o->on_improve)
+                    sh->o->on_improve(sh->o->ctx, s, lat, e.total);
+            }
+            ft__free(lat);
+            ft_eval_free(&e);
+        } else if (s && getenv("FT_SEARCH_CHECK")) {
+            fprintf(stderr, "FT_SEARCH_CHECK: a plan the scorer accepted is invalid: %s\n", st.msg);
+        }
+        ft_schedule_free(s);
+    }
+    pthread_mutex_unlock(&sh->mu);
+}
+
+double ft__offer(search *S, const plan *P)
+{
+    ksum k = {0, 0};
+    for (int i = 0; i < P->ngroups; i++)
+        ksum_add(&k, P->g[i].lat);
+    double total = ksum_value(&k);
+    if (!(total < S->best))
+        return total;
+    plan C;
+    if (ft__plan_copy(P, &C, 0))
+        return total;
+    ft__plan_free(&S->best_plan);
+    S->best_plan = C;
+    S->best = total;
+    S->best_time = ft__now_s() - S->t0;
+    publish(S, P, total);
+    return total;
+}
+
+/* ------------------------------------------------------------ passes */
+
+/* Plan of partition gid with its retention, offered (and, with
+ * recompute, then tried with recomputation); returns its total. */
+static double offer_partition(search *S, sctx *x, const int *gid, int recompute)
+{
+    int n = S->p->nops;
+    int *g2 = ft__malloc(sizeof(int) * (size_t)(n + 1));
+    double t = INF;
+    plan P;
+    if (!g2 || ft__out_of_time(S)) {
+        ft__free(g2);
+        return INF; /* no time left to cost it */
+    }
+    memcpy(g2, gid, sizeof(int) * (size_t)n);
+    int ng = ft__compact_gids(g2, n);
+    if (ft__plan_from_partition(S, g2, ng, &P) == 0) {
+        t = ft__retention(S, &P, x);
+        if (t < INF) {
+            ft__offer(S, &P);
+            if (recompute) {
+                double t2 = ft__recompute(S, &P, x, t);
+                if (t2 < t) {
+                    ft__offer(S, &P);
+                    t = t2;
+                }
+            }
+        }
+        ft__plan_free(&P);
+    }
+    ft__free(g2);
+    return t;
+}
+
+/* The search runs (not a strategy alone). */
+static int searching(const search *S) { return S->o->strategy == FT_STRATEGY_SEARCH; }
+/* A grouping strategy runs alone. */
+static int strategy_alone(const search *S) { return !searching(S); }
+/* The search starts from some strategies' groupings too (above
+ * FT_SEARCH_EXHAUSTIVE_OPS: the exhaustive pass tries every grouping of a
+ * smaller problem, the strategies' included). */
+static int has_starts(const search *S)
+{
+    return searching(S) && (S->o->start_from & FT_STRATEGY_ALL_STARTS) && S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS;
+}
+static int small_problem(const search *S) { return searching(S) && S->p->nops <= FT_SEARCH_EXHAUSTIVE_OPS; }
+/* A small native tile: every tile size can be tried. */
+static int small_native(const search *S)
+{
+    return S->p->native_w <= FT_SEARCH_ALL_SIZES && S->p->native_h <= FT_SEARCH_ALL_SIZES && ft_native_k(S->p) <= FT_SEARCH_ALL_SIZES;
+}
+/* The finer candidate set: every size for a small native tile, else the
+ * sizes that set a tile count. */
+static int fine_mode(const search *S) { return small_native(S) ? FINE_ALL : FINE_COUNTS; }
+static int large_problem(const search *S) { return searching(S) && S->p->nops > FT_SEARCH_EXHAUSTIVE_OPS; }
+
+/* Offer partition gid (ng groups) costed as it is, nothing retained,
+ * whatever the time (S->first): the schedule a pass that always runs
+ * gives. */
+static void offer_always(search *S, sctx *x, const int *gid, int ng)
+{
+    plan P;
+    S->first = 1;
+    if (ft__plan_from_partition(S, gid, ng, &P) == 0) {
+        if (ft__plan_cost(S, &P, x) < INF)
+            ft__offer(S, &P);
+        ft__plan_free(&P);
+    }
+    S->first = 0;
+}
+
+static void run_one_op(search *S, sctx *x, int *gid)
+{
+    for (int i = 0; i < S->p->nops; i++)
+        gid[i] = i;
+    offer_always(S, x, gid, S->p->nops);
+}
+
+/* The grouping strategy o->strategy alone (strategy_pass.c), costed
+ * within the deadline; its groups and labels are kept for the schedule,
+ * its error for ft_search's answer.  A group that fits only small tiles
+ * walks many steps: strategy_pass.c splits one whose check runs past its
+ * share of the time, and when the groups still cannot be costed with
+ * retention in time, every group becomes single ops, costed whatever the
+ * time as the one-op pass, each label saying so. */
+static void run_strategy(search *S, sctx *x, int *gid)
+{
+    shared *sh = S->sh;
+    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 0, gid, &sh->part, &sh->strategy_st);
+    if (sh->strategy_rc != FT_OK || offer_partition(S, x, gid, 0) < INF || !ft__out_of_time(S))
+        return;
+    ft_partition_free(&sh->part);
+    S->first = 1; /* the strategy's run and split: no fit checks to cut */
+    sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 1, gid, &sh->part, &sh->strategy_st);
+    S->first = 0;
+    if (sh->strategy_rc == FT_OK)
+        offer_always(S, x, gid, sh->part.ngroups);
+}
+
+/* Each strategy of o->start_from (the quick ones first), its groups
+ * offered; the best becomes the partition the later passes start from
+ * (S->start_gid).  The pass has FT_SEARCH_STARTS_SHARE of the time left: a
+ * strategy whose groups cannot be costed in it (a group that fits only
+ * small tiles) is skipped, so that it never starves the search, and so
+ * is one that fails (the bundled pattern libraries not found; named
+ * pattern files were checked before the passes). */
+static void run_starts(search *S, sctx *x, int *gid)
+{
+    static const ft_strategy order[] = {FT_STRATEGY_RULES, FT_STRATEGY_PATTERNS, FT_STRATEGY_SUPERTILE, FT_STRATEGY_PARTITION};
+    int n = S->p->nops;
+    double deadline = S->deadline, now = ft__now_s();
+    S->deadline = now + FT_SEARCH_STARTS_SHARE * (deadline - now);
+    S->start_t = INF;
+    S->start_gid = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    int *g2 = ft__malloc(sizeof(int) * ((size_t)n + 1));
+    for (size_t i = 0; S->start_gid && g2 && i < sizeof order / sizeof *order && !ft__out_of_time(S); i++) {
+        int k = order[i];
+        if (!(S->o->start_from & (1u << k)))
+            continue;
+        ft_partition part;
+        ft_status st;
+        int rc = ft__strategy_groups(S, x, (ft_strategy)k, 0, g2, &part, &st);
+        ft_partition_free(&part);
+        if (rc != FT_OK)
+            continue;
+        double t = offer_partition(S, x, g2, 0);
+        if (t < S->start_t) {
+            S->start_t = t;
+            memcpy(S->start_gid, g2, sizeof(int) * (size_t)n);
+        }
+    }
+    ft__free(g2);
+    S->deadline = deadline;
+    S->timed_out = 0;
+    (void)gid;
+}
+
+/* Greedy fusion within 60% of the time left, so that its partition can
+ * still be costed with retention and offered before the deadline; the
+ * later passes start from the better of it and the starts' best. */
+static void run_greedy(search *S, sctx *x, int *gid)
+{
+    double deadline = S->deadline, t = ft__now_s();
+    S->deadline = t + 0.6 * (deadline - t);
+    ft__greedy_fusion(S, x, gid);
+    S->deadline = deadline;
+    S->timed_out = 0;
+    double tg = offer_partition(S, x, gid, 0);
+    if (S->start_gid && S->start_t < tg)
+        memcpy(gid, S->start_gid, sizeof(int) * (size_t)S->p->nops);
+}
+
+/* Every ordered partition, then recomputation on the best of them. */
+static void run_exhaustive(search *S, sctx *x, int *gid)
+{
+    int *g2 = ft__malloc(sizeof(int) * ((size_t)S->p->nops + 1));
+    if (g2)
+        ft__exhaustive(S, x, g2);
+    ft__free(g2);
+    (void)gid;
+    plan P;
+    if (!ft__out_of_time(S) && S->best < INF && ft__plan_copy(&S->best_plan, &P, 0) == 0) {
+        double t = ft__recompute(S, &P, x, S->best);
+        if (t < S->best)
+            ft__offer(S, &P);
+        ft__plan_free(&P);
+    }
+}
+
+static void run_local(search *S, sctx *x, int *gid)
+{
+    ft__local_search(S, x, gid, 400 * (int64_t)S->p->nops);
+    offer_partition(S, x, gid, 1);
+}
+
+/* The exhaustive pass again, with the finer tile sizes (fine_mode). */
+static void run_exhaustive_fine(search *S, sctx *x, int *gid)
+{
+    S->fine = fine_mode(S);
+    run_exhaustive(S, x, gid);
+}
+
+/* Iterated local search from gid until the deadline, the bound, or
+ * o->max_restarts restarts. */
+static void run_restarts(search *S, sctx *x, int *gid)
+{
+    int n = S->p->nops;
+    int *cur = ft__malloc(sizeof(int) * (size_t)(n + 1));
+    if (!cur)
+        return;
+    S->fine = fine_mode(S);
+    memcpy(cur, gid, sizeof(int) * (size_t)n);
+    double cur_t = offer_partition(S, x, cur, 0);
+    for (int64_t it = 0; !ft__out_of_time(S) && S->best > S->bound * (1 + 1e-12); it++) {
+        if (S->o->max_restarts > 0 && it >= S->o->max_restarts)
+            break;
+        memcpy(gid, cur, sizeof(int) * (size_t)n);
+        int kick = 1 + (int)(ft__rng(S) % (uint64_t)(n / 8 + 2));
+        ft__perturb(S, gid, kick);
+        if (ft__rng(S) % 3 == 0)
+            ft__window_repartition(S, x, gid, 4);
+        else
+            ft__local_search(S, x, gid, 40 * (int64_t)n);
+        double t = offer_partition(S, x, gid, 1);
+        if (t < cur_t * (1 - 1e-12)) {
+            memcpy(cur, gid, sizeof(int) * (size_t)n);
+            cur_t = t;
+        }
+    }
+    ft__free(cur);
+}
+
+static int above_bound(const search *S) { return large_problem(S) && S->best > S->bound * (1 + 1e-12); }
+
+/* The passes, in order (see the top of this file). */
+static const pass passes[] = {
+    {"strategy", strategy_alone, run_strategy},
+    {"one-op", searching, run_one_op},
+    {"starts", has_starts, run_starts},
+    {"greedy", searching, run_greedy},
+    {"exhaustive", small_problem, run_exhaustive},
+    {"exhaustive-fine", small_problem, run_exhaustive_fine},
+    {"local", large_problem, run_local},
+    {"restarts", above_bound, run_restarts},
+};
+#define NPASSES (sizeof passes / sizeof passes[0])
+#define THREADED_PASS "restarts"
+
+/* ------------------------------------------------------------ one search */
+
+static void search_free(search *S)
+{
+    ft__plan_free(&S->best_plan);
+    ft__free(S->start_gid);
+    ft__memo_free(S);
+    ft__free(S->tm);
+    ft__free(S->keybuf);
+    ft__free(S->produced);
+    ft__free(S->uses);
+    ft__free(S->topo_pos);
+}
+
+/* Set up search S for thread `thread`; -1 on OOM. */
+static int search_init(search *S, const ft_problem *p, const ft_search_opts *o, shared *sh, int thread, double bound)
+{
+    memset(S, 0, sizeof *S);
+    S->p = p;
+    S->o = o;
+    S->model = o->model;
+    S->thread = thread;
+    S->sh = sh;
+    S->t0 = sh->t0;
+    S->deadline = sh->hard - reserve(sh->limit);
+    S->bound = bound;
+    S->failed0 = ft__alloc_failures(); /* worker_main sets its thread's */
+    uint64_t seed = o->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)thread;
+    S->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+    if (!S->rng)
+        S->rng = 1;
+    S->best = INF;
+    S->tm = ft__tmemo_new();
+    S->produced = ft__calloc((size_t)p->ntensors + 1, 1);
+    S->uses = ft__calloc((size_t)p->ntensors + 1, 1);
+    S->topo_pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
+    if (!S->tm || !S->produced || !S->uses || !S->topo_pos)
+        return -1;
+    for (int i = 0; i < p->nops; i++)
+        S->topo_pos[p->topo[i]] = i;
+    return 0;
+}
+
+typedef struct worker {
+    search S;
+    const int *gid0;
+    int ok;
+    unsigned long failed; /* allocations that failed in its thread */
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *W = arg;
+    unsigned long failed = ft__alloc_failures();
+    W->S.failed0 = failed;
+    sctx x;
+    int n = W->S.p->nops;
+    int *gid = ft__malloc(sizeof(int) * (size_t)(n + 1));
+    if (gid && ft__sctx_alloc(&x, W->S.p->ntensors) == 0) {
+        memcpy(gid, W->gid0, sizeof(int) * (size_t)n);
+        run_restarts(&W->S, &x, gid);
+        ft__sctx_free(&x);
+        W->ok = 1;
+    }
+    ft__free(gid);
+    W->failed = ft__alloc_failures() - failed;
+    return NULL;
+}
+
+static int default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > FT_SEARCH_MAX_THREADS ? FT_SEARCH_MAX_THREADS : (int)n;
+}
+
+int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, ft_eval *ev, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    memset(ev, 0, sizeof *ev);
+    /* the passes skip what they cannot allocate; any failure is reported */
+    unsigned long failed = ft__alloc_failures();
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.mu, NULL);
+    sh.o = o;
+    sh.t0 = ft__now_s();
+    sh.limit = o->time_limit > 0 ? o->time_limit : 1e9;
+    sh.hard = sh.t0 + sh.limit;
+    sh.best = INF;
+    sh.threads = o->threads > 0 ? o->threads : default_threads();
+    if (sh.threads > FT_SEARCH_MAX_THREADS)
+        sh.threads = FT_SEARCH_MAX_THREADS;
+    /* the best bound: the search stops early when it reaches it */
+    sh.bound = ft_lower_bound_capacity(p, o->model, NULL, NULL);
+    sh.pass = passes[0].name;
+
+    int nthreads = sh.threads;
+    worker *W = ft__calloc((size_t)nthreads, sizeof(worker));
+    int *gid = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
+    sctx x = {0};
+    int rc = FT_OK, started = 0;
+    if (!W || !gid || ft__sctx_alloc(&x, p->ntensors) || search_init(&W[0].S, p, o, &sh, 0, sh.bound)) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
+    if ((rc = ft__strategy_check_files(o, st)) != FT_OK)
+        goto done;
+    search *S = &W[0].S;
+    /* the first pass that applies (one-op, or a strategy alone) always
+     * runs, whatever the time limit */
+    for (size_t i = 0, ran = 0; i < NPASSES; i++) {
+        if (strcmp(passes[i].name, THREADED_PASS) == 0)
+            break;
+        if (ran && ft__out_of_time(S))
+            break;
+        if (!passes[i].applies(S))
+            continue;
+        sh.pass = passes[i].name;
+        passes[i].run(S, &x, gid);
+        ran = 1;
+    }
+    /* the improvement pass, in every thread, from the partition so far */
+    for (size_t i = 0; i < NPASSES && !ft__out_of_time(S); i++) {
+        if (strcmp(passes[i].name, THREADED_PASS) != 0 || !passes[i].applies(S))
+            continue;
+        sh.pass = passes[i].name;
+        pthread_t *tid = ft__malloc(sizeof(pthread_t) * (size_t)nthreads);
+        for (int t = 1; tid && t < nthreads; t++) {
+            W[t].gid0 = gid;
+            if (search_init(&W[t].S, p, o, &sh, t, sh.bound) || pthread_create(&tid[t], NULL, worker_main, &W[t]) != 0) {
+                search_free(&W[t].S);
+                break;
+            }
+            started = t;
+        }
+        W[0].gid0 = gid;
+        worker_main(&W[0]);
+        for (int t = 1; t <= started; t++)
+            pthread_join(tid[t], NULL);
+        ft__free(tid);
+    }
+    /* the best of every thread; ties go to the lowest thread */
+    int bt = 0;
+    for (int t = 1; t <= started; t++)
+        if (W[t].S.best < W[bt].S.best)
+            bt = t;
+    for (int t = 1; t <= started; t++)
+        failed -= W[t].failed;
+    if (ft__alloc_failures() != failed) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
+    if (sh.strategy_rc != FT_OK) {
+        rc = sh.strategy_rc;
+        *st = sh.strategy_st;
+        goto done;
+    }
+    if (W[bt].S.best == INF) {
+        rc = ft__fail(st, FT_EINVALID, FT_R_OOM, "%s: no valid schedule found: some op does not fit fast_memory_capacity %.17g even at the smallest granularity",
+                      p->name ? p->name : "problem", p->capacity);
+        goto done;
+    }
+    ft_schedule *s = ft__plan_schedule(p, &W[bt].S.best_plan);
+    if (s && label_schedule(&sh, s))
+        ft_schedule_free(s), s = NULL;
+    if (!s) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
+    rc = figures(p, s, o->model, sh.hard - 0.25 * reserve(sh.limit), ev, st);
+    if (rc == FT_OK) {
+        for (int i = 0; i < ev->nsubgraphs; i++)
+            s->sg[i].reported = ev->sg[i].latency;
+        *out = s;
+    } else {
+        ft_schedule_free(s);
+    }
+done:
+    for (int t = 0; W && t < nthreads; t++)
+        if (t == 0 || t <= started)
+            search_free(&W[t].S);
+    ft__free(W);
+    ft__free(gid);
+    ft__sctx_free(&x);
+    ft_partition_free(&sh.part);
+    pthread_mutex_destroy(&sh.mu);
+    return rc;
+}

@@ -1,0 +1,388 @@
+/* kernel_time.c - the cost model's time of one kernel (one op alone in a subgraph) on a target: the fastest candidate granularity, and for a MatMul the split-K form a GEMM library may run. */
+#include "fusetile/measured.h"
+
+#include "cost/cost.h"
+#include "search/search.h"
+#include "strategy/supertile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin, const int64_t *w, const int64_t *h,
+                  ft_status *st)
+{
+    *out = NULL;
+    if (nin < 1 || nin > FT_KERNEL_MAX_INPUTS)
+        return ft__fail(st, FT_EINPUT, 0, "kernel %s: %d inputs (1 to %d)", kind, nin, FT_KERNEL_MAX_INPUTS);
+    size_t n = (size_t)(nin + 1) * 64 + 512, lw = 0;
+    char *json = ft__malloc(n);
+    if (!json)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+#define PUT(...) lw += (size_t)snprintf(json + lw, n - lw, __VA_ARGS__)
+    PUT("{\"widths\":[");
+    for (int i = 0; i <= nin; i++)
+        PUT("%s%lld", i ? "," : "", (long long)w[i]);
+    PUT("],\"heights\":[");
+    for (int i = 0; i <= nin; i++)
+        PUT("%s%lld", i ? "," : "", (long long)h[i]);
+    PUT("],\"inputs\":[[");
+    for (int i = 0; i < nin; i++)
+        PUT("%s%d", i ? "," : "", i);
+    PUT("]],\"outputs\":[[%d]],\"base_costs\":[1],\"op_types\":[\"%s\"],\"op_kinds\":[\"%s\"],"
+        "\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}",
+        nin, type, kind);
+#undef PUT
+    int rc = ft_problem_parse(json, kind, out, st);
+    ft__free(json);
+    return rc;
+}
+/* ------------------------------------------------------------- prediction */
+
+/* Candidate extents along an axis of length len with native extent nat:
+ * nat times 2^lo .. 2^hi (below len; none above nat unless larger ones
+ * are allowed), and len itself where it is one of them or shorter than
+ * nat.  At most hi - lo + 2 of them. */
+static int extents(int64_t len, int64_t nat, int lo, int hi, int larger, int64_t *out)
+{
+    int n = 0;
+    for (int s = lo; s <= hi; s++) {
+        int64_t v = s < 0 ? nat >> -s : nat << s;
+        if (v < 1 || (s > 0 && !larger))
+            continue;
+        if (v >= len) {
+            if (n == 0 || out[n - 1] != len)
+                out[n++] = len;
+            break;
+        }
+        out[n++] = v;
+    }
+    if (n == 0)
+        out[n++] = len < nat ? len : nat;
+    return n;
+}
+
+/* A candidate granularity and a lower bound on the one-op subgraph's time
+ * at it. */
+typedef struct cand {
+    int64_t w, h, k;
+    double bound;
+} cand;
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bound != y->bound)
+        return x->bound < y->bound ? -1 : 1;
+    return x->w != y->w ? (x->w < y->w ? -1 : 1) : x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Lower bound on one-op problem p's time at granularity w x h x k: its
+ * launch, and the longer of its tiles' compute (padded to native tiles, or
+ * its output's exact elements where the op pays those, ft__op_padded; each
+ * k-step paying the step overhead, each tile its tile overheads) spread
+ * evenly over the units and its tensors moved once at the fastest
+ * bandwidths (ft__fastest_rates). */
+static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
+{
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
+    int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
+    /* native-tile units of one k-step over all the tiles */
+    double area = ft__op_padded(p, op)
+                      ? (double)tiles * (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h)
+                      : (double)out->width * (double)out->height / ((double)p->native_w * (double)p->native_h);
+    double per = area * op->base_cost;
+    if (op->type == FT_OP_MATMUL)
+        per *= (double)k / (double)ft_native_k(p);
+    double compute = ((double)steps * (per + (double)tiles * p->timing.step_overhead) +
+                      (double)tiles * ft__tile_extra(p, op->type == FT_OP_MATMUL, 0, 1)) /
+                     (double)ft__units(p);
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    double loaded = 0;
+    for (int i = 0; i < op->ninputs; i++)
+        loaded += (double)ft_tensor_size(p, op->inputs[i]);
+    double memory = fmax(loaded / r.rb, (double)ft_tensor_size(p, op->output) / r.wb);
+    return p->timing.launch_overhead + fmax(compute, memory);
+}
+
+/* Capacity of the shared cache left to a kernel when `occupied` elements
+ * of it hold other kernels' data: at least half an element, so that a
+ * full cache leaves every footprint (one element or more) cold while the
+ * cache still serves the kernel's re-reads (ft_timing). */
+#define CACHE_LEFT_MIN 0.5
+
+/* The time of one-op problem k (not yet mapped onto t) at its fastest
+ * candidate granularity, or at fixed's when fixed is not NULL; *g gets the
+ * granularity (its split is left alone).  `occupied` elements of the
+ * shared cache hold other kernels' data (ft_kernel_time_shared).
+ * Candidates whose bound reaches `budget` are not timed: *cycles is
+ * INFINITY when that cuts them all. */
+static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
+                      double occupied, double *cycles, ft_kernel_choice *g, ft_status *st)
+{
+    ft_problem *p = ft_problem_clone(k);
+    int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
+    if (rc) {
+        ft_problem_free(p);
+        return rc;
+    }
+    if (occupied > 0 && p->timing.cache_capacity > 0)
+        p->timing.cache_capacity = fmax(p->timing.cache_capacity - occupied, CACHE_LEFT_MIN);
+    const ft_op *op = &p->ops[0];
+    const ft_tensor *out = &p->tensors[op->output];
+    int64_t ow = out->width, oh = out->height;
+    int ncand = 0;
+    cand cs[8 * 8 * 8];
+    if (fixed) {
+        cs[ncand++] = (cand){fixed->w, fixed->h, fixed->k, 0};
+    } else {
+        int64_t ws[8], hs[8], ks[8];
+        int nw = extents(ow, p->native_w, -3, 3, p->allow_larger, ws);
+        int nh = extents(oh, p->native_h, -3, 3, p->allow_larger, hs);
+        int nk = 1;
+        ks[0] = ft_native_k(p);
+        if (op->type == FT_OP_MATMUL)
+            nk = extents(op->k, ft_native_k(p), -2, 3, p->allow_larger, ks);
+        /* candidates in order of a lower bound on their time
+         * (cand_bound): the fast ones first, the rest cut */
+        for (int a = 0; a < nw; a++)
+            for (int b = 0; b < nh; b++)
+                for (int c = 0; c < nk; c++)
+                    cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
+        qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
+    }
+    /* each candidate scored exactly by the scheduler's scorer (equal to
+     * ft_evaluate's walk, through its memo of like tiles) in the one-op
+     * subgraph's context: its output written, nothing retained */
+    search S;
+    unsigned char *flags = ft__calloc((size_t)p->ntensors * 3 + 3, 1);
+    if (!flags || ft__st_search_init(&S, p) != 0) {
+        ft__free(flags);
+        ft_problem_free(p);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    sctx x = {flags, flags + p->ntensors + 1, flags + 2 * (p->ntensors + 1)};
+    x.written[op->output] = 1;
+    mixinfo mx;
+    int zero = 0;
+    ft_subgraph one = {.nops = 1, .ops = &zero};
+    ft_subgraph *sg = &one;
+    ft__probe_mixed(&S, &x, sg, &mx);
+    double best = INFINITY;
+    for (int i = 0; i < ncand && cs[i].bound < fmin(best, budget); i++) {
+        cfg c = {cs[i].w, cs[i].h, cs[i].k, ORD_RASTER};
+        double lat = ft__score(&S, &x, &mx, sg, &c, fmin(best, budget));
+        if (lat < best) {
+            best = lat;
+            g->w = c.w;
+            g->h = c.h;
+            g->k = c.k;
+        }
+    }
+    ft__st_search_free(&S);
+    ft__free(flags);
+    ft_problem_free(p);
+    if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
+        return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
+                        k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh,
+                        fixed ? "the granularity given no longer" : "no granularity", t->name);
+    *cycles = best;
+    return FT_OK;
+}
+
+/* The split-K form of MatMul kernel k in s slices: the MatMul of the
+ * slices side by side (the same tiles and per-step traffic as s slices)
+ * and the add of the s partial sums.  The slices are stacked along the
+ * longer of M and N: [M, K/s] x [K/s, s*N] when M <= N, so that every
+ * element of the larger operand is there once and only the smaller
+ * operand's footprint is short (by (s - 1) / s of it). */
+static int split_kernels(const ft_problem *k, int s, ft_problem **mm, ft_problem **add, ft_status *st)
+{
+    const ft_op *op = &k->ops[0];
+    int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
+    int64_t ks = ft__ceil_div(op->k, s);
+    int64_t sm = m <= n ? m : (int64_t)s * m, sn = m <= n ? (int64_t)s * n : n;
+    int64_t w[FT_KERNEL_MAX_INPUTS + 1], h[FT_KERNEL_MAX_INPUTS + 1];
+    w[0] = ks, h[0] = sm;
+    w[1] = sn, h[1] = ks;
+    w[2] = sn, h[2] = sm;
+    *add = NULL;
+    int rc = ft_kernel_new(mm, "MatMul", k->ops[0].kind ? k->ops[0].kind : "matmul", 2, w, h, st);
+    if (rc)
+        return rc;
+    for (int i = 0; i <= s; i++)
+        w[i] = n, h[i] = m;
+    if ((rc = ft_kernel_new(add, "Pointwise", "add", s, w, h, st))) {
+        ft_problem_free(*mm);
+        *mm = NULL;
+    }
+    return rc;
+}
+
+int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
+                   ft_kernel_choice *chosen, ft_status *st)
+{
+    return ft_kernel_time_shared(k, t, fixed, 0, cycles, chosen, st);
+}
+
+int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double occupied,
+                          double *cycles, ft_kernel_choice *chosen, ft_status *st)
+{
+    ft_status_clear(st);
+    if (t->contest)
+        return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
+    ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
+    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, cycles, &best, st);
+    if (fixed && fixed->split == 1) {
+        if (chosen && rc == FT_OK)
+            *chosen = best;
+        return rc;
+    }
+    if (rc && !fixed)
+        return rc;
+    if (rc)
+        *cycles = INFINITY;
+    const ft_op *op = &k->ops[0];
+    int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
+    for (int s = 2; op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
+        if (fixed && fixed->split != s)
+            continue;
+        if (ft__ceil_div(op->k, s) < t->native_k || (m < n ? m : n) > INT64_MAX / 2 / s)
+            break;
+        ft_problem *mm, *add;
+        if ((rc = split_kernels(k, s, &mm, &add, st)))
+            return rc;
+        ft_kernel_choice c = {0, 0, 0, s, 0, 0, 0};
+        ft_kernel_choice cadd = {0, 0, 0, 1, 0, 0, 0};
+        ft_kernel_choice fmm, fadd;
+        if (fixed) {
+            fmm = (ft_kernel_choice){fixed->w, fixed->h, fixed->k, 1, 0, 0, 0};
+            fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
+        }
+        double tm, ta;
+        double budget = fixed ? INFINITY : *cycles + t->launch_overhead;
+        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, occupied, &ta, &cadd, st);
+        if (rc == FT_OK && ta < budget)
+            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, occupied, &tm, &c, st);
+        else
+            tm = INFINITY;
+        ft_problem_free(mm);
+        ft_problem_free(add);
+        if (rc == FT_ENOMEM || (rc && fixed))
+            return rc;
+        /* one kernel: the add of the partial sums is its last pass (the
+         * last slice of each tile adds the others, as serial split-K
+         * does), so it pays no launch of its own */
+        double ts = tm + ta - t->launch_overhead;
+        if (rc == FT_OK && ts < *cycles) {
+            *cycles = ts;
+            best = c;
+            best.split = s;
+            best.add_w = cadd.w;
+            best.add_h = cadd.h;
+            best.add_k = cadd.k;
+        }
+    }
+    if (!isfinite(*cycles))
+        return ft__fail(st, FT_EINPUT, 0, "%s kernel: no form fits %s's fast memory", op->kind ? op->kind : "op", t->name);
+    ft_status_clear(st);
+    if (chosen)
+        *chosen = best;
+    return FT_OK;
+}
+
+/* The reuse window of every kernel of replayed row r (ft_meas_predict):
+ * span[i] is how many kernels back, cyclically, the last touch of kernel
+ * i's inputs reaches (1: the kernel before it; r->nkernels: only kernel i
+ * itself, in the replay before).  Two passes over the replay, the first
+ * to learn where each tensor was last touched.  0 with span all 1 when r
+ * has no tensor ids. */
+static int reuse_spans(const ft_meas_row *r, int *span, ft_status *st)
+{
+    int n = r->nkernels;
+    for (int i = 0; i < n; i++)
+        span[i] = 1;
+    if (!r->tensors || n == 0)
+        return FT_OK;
+    int64_t *last = ft__malloc(sizeof *last * (size_t)(r->ntensors > 0 ? r->ntensors : 1));
+    if (!last)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    for (int x = 0; x < r->ntensors; x++)
+        last[x] = -1;
+    for (int64_t s = 0; s < 2 * (int64_t)n; s++) {
+        int i = (int)(s % n);
+        const ft_problem *k = r->kernels[i];
+        int nin = k->ops[0].ninputs;
+        if (s >= n) {
+            span[i] = 1;
+            for (int q = 0; q < nin; q++) {
+                int64_t d = s - last[r->tensors[i][q]];
+                if (d > span[i])
+                    span[i] = (int)d;
+            }
+        }
+        for (int q = 0; q <= nin; q++)
+            last[r->tensors[i][q]] = s;
+    }
+    ft__free(last);
+    return FT_OK;
+}
+
+/* Elements of the shared cache held by tensors of kernel i's reuse window
+ * (span kernels back) that are not kernel i's own, counted once each;
+ * the count stops once it passes cap (the kernel is cold then anyway).
+ * mark has r->ntensors entries, each below *gen. */
+static double window_others(const ft_meas_row *r, int i, int span, double cap, int *mark, int *gen)
+{
+    int n = r->nkernels, g = ++*gen;
+    const ft_problem *k = r->kernels[i];
+    for (int q = 0; q <= k->ops[0].ninputs; q++)
+        mark[r->tensors[i][q]] = g;
+    double held = 0;
+    for (int d = 1; d < span && held <= cap; d++) {
+        int j = ((i - d) % n + n) % n;
+        const ft_problem *kj = r->kernels[j];
+        for (int q = 0; q <= kj->ops[0].ninputs; q++) {
+            int x = r->tensors[j][q];
+            if (mark[x] != g) {
+                mark[x] = g;
+                held += (double)ft_tensor_size(kj, q);
+            }
+        }
+    }
+    return held;
+}
+
+int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
+                    double *us, ft_status *st)
+{
+    int n = r->nkernels;
+    int *span = ft__malloc(sizeof *span * (size_t)(n > 0 ? n : 1));
+    int *mark = r->tensors ? ft__calloc((size_t)(r->ntensors > 0 ? r->ntensors : 1), sizeof *mark) : NULL;
+    if (!span || (r->tensors && !mark)) {
+        ft__free(span);
+        ft__free(mark);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    int rc = reuse_spans(r, span, st), gen = 0;
+    double cap = ft_target_cache_elements(t);
+    ksum sum = {0, 0};
+    ksum_add(&sum, t->run_overhead);
+    for (int i = 0; i < n && rc == FT_OK; i++) {
+        double c, held = r->tensors && cap > 0 ? window_others(r, i, span[i], cap, mark, &gen) : 0;
+        rc = ft_kernel_time_shared(r->kernels[i], t, fixed ? &fixed[i] : NULL, held, &c, chosen ? &chosen[i] : NULL, st);
+        if (rc == FT_OK)
+            ksum_add(&sum, c);
+    }
+    ft__free(span);
+    ft__free(mark);
+    if (rc)
+        return rc;
+    /* back-to-back replays: the next is launched while this one runs */
+    *us = fmax(t->replay_interval, ksum_value(&sum)) / t->clock_hz * 1e6;
+    return FT_OK;
+}

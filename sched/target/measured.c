@@ -1,0 +1,519 @@
+/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs) read into rows of one-op kernels, and each row's predicted time on a target. */
+#include "fusetile/measured.h"
+
+#include "cost/cost.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most columns a header may have, and longest problem name. */
+#define MAX_COLUMNS 64
+#define MAX_NAME 200
+
+const char *ft_meas_format_name(ft_meas_format f)
+{
+    switch (f) {
+    case FT_MEAS_GEMM: return "gemm";
+    case FT_MEAS_POINTWISE: return "pointwise";
+    case FT_MEAS_GRAPH_OPS: return "graph_ops";
+    case FT_MEAS_GRAPHS: return "graphs";
+    }
+    return "?";
+}
+
+void ft_measured_free(ft_measured *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nrows; i++) {
+        ft_meas_row *r = &m->rows[i];
+        ft__free(r->label);
+        ft__free(r->problem);
+        for (int j = 0; j < r->nkernels; j++) {
+            ft_problem_free(r->kernels[j]);
+            if (r->tensors)
+                ft__free(r->tensors[j]);
+        }
+        ft__free(r->kernels);
+        ft__free(r->tensors);
+    }
+    ft__free(m->rows);
+    ft__free(m->path);
+    ft__free(m);
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* Append kernel k to row r (takes it); ids (k's ninputs + 1 entries,
+ * each >= 0) are the row's ids of its inputs and output. */
+static int row_add(ft_meas_row *r, ft_problem *k, const int *ids, ft_status *st)
+{
+    if (r->nkernels >= FT_MEAS_MAX_KERNELS) {
+        ft_problem_free(k);
+        return ft__fail(st, FT_EINPUT, 0, "%s: more than %d kernels", r->label, FT_MEAS_MAX_KERNELS);
+    }
+    int nt = k->ops[0].ninputs + 1;
+    ft_problem **nk = ft__realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
+    if (nk)
+        r->kernels = nk;
+    int **ntids = nk ? ft__realloc(r->tensors, sizeof *ntids * (size_t)(r->nkernels + 1)) : NULL;
+    if (ntids)
+        r->tensors = ntids;
+    int *mine = ntids ? ft__malloc(sizeof *mine * (size_t)nt) : NULL;
+    if (!mine) {
+        ft_problem_free(k);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    for (int q = 0; q < nt; q++) {
+        mine[q] = ids[q];
+        if (ids[q] >= r->ntensors)
+            r->ntensors = ids[q] + 1;
+    }
+    r->tensors[r->nkernels] = mine;
+    r->kernels[r->nkernels++] = k;
+    return FT_OK;
+}
+
+/* Add to r the Pointwise kernels that compute tensor `out` (row id) from
+ * the nin tensors ins (row ids), each of extent w x h, as the measuring
+ * script runs them: one kernel of kind `kind` for one input, else the
+ * nin - 1 adds that sum them left to right (each but the last into a new
+ * tensor of the row). */
+static int add_pointwise(ft_meas_row *r, const char *kind, int nin, const int *ins, int out, int64_t w, int64_t h,
+                         ft_status *st)
+{
+    int64_t ws[3] = {w, w, w}, hs[3] = {h, h, h};
+    if (nin == 1) {
+        ft_problem *k;
+        int ids[2] = {ins[0], out};
+        int rc = ft_kernel_new(&k, "Pointwise", kind, 1, ws, hs, st);
+        return rc ? rc : row_add(r, k, ids, st);
+    }
+    int fresh = out >= r->ntensors ? out + 1 : r->ntensors;   /* ids after every one given */
+    for (int i = 0; i < nin; i++)
+        if (ins[i] >= fresh)
+            fresh = ins[i] + 1;
+    int acc = ins[0];
+    for (int c = 1; c < nin; c++) {
+        int ids[3] = {acc, ins[c], c == nin - 1 ? out : fresh++};
+        ft_problem *k;
+        int rc = ft_kernel_new(&k, "Pointwise", "add", 2, ws, hs, st);
+        if (rc || (rc = row_add(r, k, ids, st)))
+            return rc;
+        acc = ids[2];
+    }
+    return FT_OK;
+}
+
+/* The kernels that run op `o` of problem p as the measuring script does:
+ * a MatMul as is, a Pointwise op of one input as relu, of n >= 2 as n - 1
+ * adds on its output's extent, a Layout op as a copy.  The row's ids of
+ * p's tensors are their indices in p. */
+static int add_op(ft_meas_row *r, const ft_problem *p, int o, ft_status *st)
+{
+    const ft_op *op = &p->ops[o];
+    const ft_tensor *out = &p->tensors[op->output];
+    if (r->ntensors < p->ntensors)
+        r->ntensors = p->ntensors;   /* new tensors (partial sums) after all of p's */
+    if (op->type == FT_OP_POINTWISE)
+        return add_pointwise(r, "relu", op->ninputs, op->inputs, op->output, out->width, out->height, st);
+    int64_t w[3], h[3];
+    int ids[3];
+    int nin = op->type == FT_OP_MATMUL ? 2 : 1;
+    for (int i = 0; i < nin; i++) {
+        w[i] = p->tensors[op->inputs[i]].width;
+        h[i] = p->tensors[op->inputs[i]].height;
+        ids[i] = op->inputs[i];
+    }
+    w[nin] = out->width;
+    h[nin] = out->height;
+    ids[nin] = op->output;
+    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : "Layout";
+    const char *kind = op->type == FT_OP_MATMUL ? "matmul" : "copy";
+    ft_problem *k;
+    int rc = ft_kernel_new(&k, type, kind, nin, w, h, st);
+    return rc ? rc : row_add(r, k, ids, st);
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* A file being read: its text cut into lines and fields. */
+typedef struct reader {
+    const char *path;
+    const char *dir;
+    ft_status *st;
+    int line;
+    char *fields[MAX_COLUMNS];
+    int nfields;
+    /* problems read so far (graph_ops, graphs) */
+    int nprob;
+    char **prob_names;
+    ft_problem **probs;
+} reader;
+
+/* Cut line s (modified) at tabs into rd->fields. */
+static void split(reader *rd, char *s)
+{
+    rd->nfields = 0;
+    while (rd->nfields < MAX_COLUMNS) {
+        rd->fields[rd->nfields++] = s;
+        char *tab = strchr(s, '\t');
+        if (!tab)
+            break;
+        *tab = 0;
+        s = tab + 1;
+    }
+    char *cr = strchr(rd->fields[rd->nfields - 1], '\r');
+    if (cr)
+        *cr = 0;
+}
+
+static int fail_at(reader *rd, const char *column, const char *fmt, ...) FT_PRINTF(3, 4);
+static int fail_at(reader *rd, const char *column, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ft__fail(rd->st, FT_EINPUT, 0, "%s:%d: %s%s%s", rd->path, rd->line, column ? column : "", column ? ": " : "",
+                    msg);
+}
+
+/* Integer field of column `name` (index c) in [lo, hi]. */
+static int get_int(reader *rd, int c, const char *name, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (c >= rd->nfields)
+        return fail_at(rd, name, "missing (the line has %d fields)", rd->nfields);
+    char *end;
+    errno = 0;
+    long long x = strtoll(rd->fields[c], &end, 10);
+    if (end == rd->fields[c] || *end || errno)
+        return fail_at(rd, name, "\"%.40s\" is not an integer", rd->fields[c]);
+    if (x < lo || x > hi)
+        return fail_at(rd, name, "%lld is out of range (%lld to %lld)", x, (long long)lo, (long long)hi);
+    *v = (int64_t)x;
+    return FT_OK;
+}
+
+/* Time field of column `name` (index c): finite and > 0. */
+static int get_time(reader *rd, int c, const char *name, double *v)
+{
+    if (c >= rd->nfields)
+        return fail_at(rd, name, "missing (the line has %d fields)", rd->nfields);
+    char *end;
+    double x = strtod(rd->fields[c], &end);
+    if (end == rd->fields[c] || *end || !isfinite(x) || !(x > 0))
+        return fail_at(rd, name, "\"%.40s\" is not a positive time in microseconds", rd->fields[c]);
+    *v = x;
+    return FT_OK;
+}
+
+static const char *get_str(reader *rd, int c)
+{
+    return c < rd->nfields ? rd->fields[c] : "";
+}
+
+/* The problem named `name`, read from rd->dir once. */
+static int problem_named(reader *rd, const char *name, const char *column, const ft_problem **out)
+{
+    for (int i = 0; i < rd->nprob; i++)
+        if (strcmp(rd->prob_names[i], name) == 0) {
+            *out = rd->probs[i];
+            return FT_OK;
+        }
+    if (!rd->dir)
+        return fail_at(rd, column, "problem %s: no problems directory given (--problems DIR)", name);
+    if (!*name || strlen(name) > MAX_NAME || strchr(name, '/'))
+        return fail_at(rd, column, "\"%.60s\" is not a problem name", name);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", rd->dir, name);
+    ft_problem *p;
+    ft_status pst;
+    int rc = ft_problem_load(path, &p, &pst);
+    if (rc == FT_ENOMEM)
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    if (rc)
+        return fail_at(rd, column, "problem %s: %s", name, pst.msg);
+    char **nn = ft__realloc(rd->prob_names, sizeof *nn * (size_t)(rd->nprob + 1));
+    if (nn)
+        rd->prob_names = nn;
+    ft_problem **np = nn ? ft__realloc(rd->probs, sizeof *np * (size_t)(rd->nprob + 1)) : NULL;
+    if (np)
+        rd->probs = np;
+    char *copy = np ? ft__strdup(name) : NULL;
+    if (!copy) {
+        ft_problem_free(p);
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    }
+    rd->prob_names[rd->nprob] = copy;
+    rd->probs[rd->nprob++] = p;
+    *out = p;
+    return FT_OK;
+}
+
+/* Column indices of the formats' fields; -1 where absent. */
+typedef struct columns {
+    int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, time;
+    const char *time_name;
+} columns;
+
+static int column(reader *rd, const char *name)
+{
+    for (int i = 0; i < rd->nfields; i++)
+        if (strcmp(rd->fields[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Tell the format from the header in rd->fields. */
+static int header(reader *rd, ft_meas_format *f, columns *c)
+{
+    c->m = column(rd, "M");
+    c->n = column(rd, "N");
+    c->k = column(rd, "K");
+    c->op = column(rd, "op");
+    c->ninputs = column(rd, "ninputs");
+    c->elements = column(rd, "elements");
+    c->problem = column(rd, "problem");
+    c->type = column(rd, "type");
+    c->out_w = column(rd, "out_w");
+    c->out_h = column(rd, "out_h");
+    c->ops = column(rd, "ops");
+    if (c->m >= 0 && c->n >= 0 && c->k >= 0)
+        *f = FT_MEAS_GEMM;
+    else if (c->op >= 0 && c->ninputs >= 0 && c->elements >= 0)
+        *f = FT_MEAS_POINTWISE;
+    else if (c->problem >= 0 && c->op >= 0 && c->type >= 0 && c->out_w >= 0 && c->out_h >= 0 && c->k >= 0 &&
+             c->ninputs >= 0)
+        *f = FT_MEAS_GRAPH_OPS;
+    else if (c->problem >= 0 && c->ops >= 0)
+        *f = FT_MEAS_GRAPHS;
+    else
+        return fail_at(rd, NULL,
+                       "header names no known format (gemm: M N K; pointwise: op ninputs elements; graph_ops: problem "
+                       "op type out_w out_h K ninputs; graphs: problem ops)");
+    c->time_name = *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph";
+    c->time = column(rd, c->time_name);
+    if (c->time < 0 && *f == FT_MEAS_GRAPHS) {
+        c->time_name = "us_graph";
+        c->time = column(rd, c->time_name);
+    }
+    if (c->time < 0)
+        return fail_at(rd, NULL, "no %s column (the measured time per CUDA graph replay)",
+                       *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph");
+    return FT_OK;
+}
+
+/* Largest tensor extent a measured row may give. */
+#define MAX_EXTENT ((int64_t)1 << 24)
+
+/* Fill row r from the fields of one data line. */
+static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row *r)
+{
+    char label[MAX_NAME + 64];
+    int rc;
+    if ((rc = get_time(rd, c->time, c->time_name, &r->measured_us)))
+        return rc;
+    if (f == FT_MEAS_GEMM) {
+        int64_t m, n, k;
+        if ((rc = get_int(rd, c->m, "M", 1, MAX_EXTENT, &m)) || (rc = get_int(rd, c->n, "N", 1, MAX_EXTENT, &n)) ||
+            (rc = get_int(rd, c->k, "K", 1, MAX_EXTENT, &k)))
+            return rc;
+        snprintf(label, sizeof label, "gemm %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        if (!(r->label = ft__strdup(label)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
+        int ids[3] = {0, 1, 2};
+        ft_problem *kp;
+        if ((rc = ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, rd->st)))
+            return rc;
+        return row_add(r, kp, ids, rd->st);
+    }
+    if (f == FT_MEAS_POINTWISE) {
+        const char *op = get_str(rd, c->op);
+        int64_t nin, e;
+        if ((rc = get_int(rd, c->ninputs, "ninputs", 1, 3, &nin)) ||
+            (rc = get_int(rd, c->elements, "elements", 1, MAX_EXTENT * MAX_EXTENT / 4, &e)))
+            return rc;
+        static const struct { const char *op; int nin; const char *kind; } known[] = {
+            {"relu", 1, "relu"}, {"gelu", 1, "gelu"}, {"copy", 1, "copy"}, {"add", 2, "add"}, {"add3", 3, "add"},
+        };
+        int which = -1;
+        for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
+            if (strcmp(known[i].op, op) == 0)
+                which = i;
+        if (which < 0)
+            return fail_at(rd, "op", "\"%.40s\" is not one of relu, gelu, copy, add, add3", op);
+        if (nin != known[which].nin)
+            return fail_at(rd, "ninputs", "%s has %d inputs, not %lld", op, known[which].nin, (long long)nin);
+        /* a square-ish matrix of the elements: the width a power of two */
+        int64_t w = 1;
+        while (w * w < e)
+            w *= 2;
+        int64_t h = ft__ceil_div(e, w);
+        snprintf(label, sizeof label, "%s %lld", op, (long long)e);
+        if (!(r->label = ft__strdup(label)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        static const int ins[3] = {0, 1, 2};
+        return add_pointwise(r, known[which].kind, known[which].nin, ins, known[which].nin, w, h, rd->st);
+    }
+    const char *name = get_str(rd, c->problem);
+    const ft_problem *p = NULL;
+    if ((rc = problem_named(rd, name, "problem", &p)))
+        return rc;
+    if (!(r->problem = ft__strdup(name)))
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    if (f == FT_MEAS_GRAPHS) {
+        int64_t ops;
+        if ((rc = get_int(rd, c->ops, "ops", 1, INT32_MAX, &ops)))
+            return rc;
+        if (ops != p->nops)
+            return fail_at(rd, "ops", "%lld, but problem %s has %d ops", (long long)ops, name, p->nops);
+        if (!(r->label = ft__strdup(name)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        for (int i = 0; i < p->nops; i++)
+            if ((rc = add_op(r, p, p->topo[i], rd->st)))
+                return rc;
+        return FT_OK;
+    }
+    int64_t o, ow, oh, k, nin;
+    if ((rc = get_int(rd, c->op, "op", 0, p->nops - 1, &o)))
+        return rc;
+    const ft_op *op = &p->ops[o];
+    const ft_tensor *out = &p->tensors[op->output];
+    const char *type = op->type == FT_OP_MATMUL ? "MatMul" : op->type == FT_OP_LAYOUT ? "Layout" : "Pointwise";
+    if (strcmp(get_str(rd, c->type), type) != 0)
+        return fail_at(rd, "type", "\"%.40s\", but op %lld of %s is %s", get_str(rd, c->type), (long long)o, name, type);
+    if ((rc = get_int(rd, c->out_w, "out_w", 1, INT64_MAX, &ow)) || (rc = get_int(rd, c->out_h, "out_h", 1, INT64_MAX, &oh)) ||
+        (rc = get_int(rd, c->k, "K", 0, INT64_MAX, &k)) || (rc = get_int(rd, c->ninputs, "ninputs", 1, INT32_MAX, &nin)))
+        return rc;
+    if (ow != out->width || oh != out->height)
+        return fail_at(rd, "out_w", "%lldx%lld, but op %lld of %s writes %lldx%lld", (long long)ow, (long long)oh,
+                       (long long)o, name, (long long)out->width, (long long)out->height);
+    if (k != op->k || nin != op->ninputs)
+        return fail_at(rd, "K", "K %lld and %lld inputs, but op %lld of %s has K %lld and %d inputs", (long long)k,
+                       (long long)nin, (long long)o, name, (long long)op->k, op->ninputs);
+    snprintf(label, sizeof label, "%s op %lld", name, (long long)o);
+    if (!(r->label = ft__strdup(label)))
+        return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+    return add_op(r, p, (int)o, rd->st);
+}
+
+int ft_measured_load(const char *path, const char *problems_dir, ft_measured **out, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    char *text;
+    int rc = ft_read_file_max(path, FT_MAX_MEASURED_BYTES, "FT_MAX_MEASURED_BYTES", &text, st);
+    if (rc)
+        return rc;
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.path = path;
+    rd.dir = problems_dir;
+    rd.st = st;
+    ft_measured *m = ft__calloc(1, sizeof *m);
+    if (!m || !(m->path = ft__strdup(path))) {
+        rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+        goto done;
+    }
+    columns c;
+    memset(&c, 0, sizeof c);
+    int have_header = 0;
+    char *s = text;
+    while (s && *s) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = 0;
+        rd.line++;
+        char *line = s;
+        s = nl ? nl + 1 : NULL;
+        if (!*line || *line == '#' || strspn(line, " \t\r") == strlen(line))
+            continue;
+        split(&rd, line);
+        if (!have_header) {
+            if ((rc = header(&rd, &m->format, &c)))
+                goto done;
+            have_header = 1;
+            continue;
+        }
+        if (m->nrows >= FT_MEAS_MAX_ROWS) {
+            rc = fail_at(&rd, NULL, "more than %d rows", FT_MEAS_MAX_ROWS);
+            goto done;
+        }
+        ft_meas_row *nr = ft__realloc(m->rows, sizeof *nr * (size_t)(m->nrows + 1));
+        if (!nr) {
+            rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+            goto done;
+        }
+        m->rows = nr;
+        ft_meas_row *r = &m->rows[m->nrows++];
+        memset(r, 0, sizeof *r);
+        r->line = rd.line;
+        if ((rc = data_row(&rd, m->format, &c, r)))
+            goto done;
+    }
+    if (!have_header)
+        rc = ft__fail(st, FT_EINPUT, 0, "%s: empty file (no header line)", path);
+    else if (m->nrows == 0)
+        rc = ft__fail(st, FT_EINPUT, 0, "%s: no rows after the header", path);
+done:
+    for (int i = 0; i < rd.nprob; i++) {
+        ft__free(rd.prob_names[i]);
+        ft_problem_free(rd.probs[i]);
+    }
+    ft__free(rd.prob_names);
+    ft__free(rd.probs);
+    ft__free(text);
+    if (rc) {
+        ft_measured_free(m);
+        return rc;
+    }
+    *out = m;
+    return FT_OK;
+}
+
+/* ------------------------------------------------------------- statistics */
+
+int ft_meas_held_out(const ft_measured *m, int i)
+{
+    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE)
+        return i % 3 == 2;
+    const char *name = m->rows[i].problem;
+    /* rank of the problem among the distinct names m has, in name order */
+    int rank = 0;
+    for (int j = 0; j < m->nrows; j++) {
+        const char *o = m->rows[j].problem;
+        if (strcmp(o, name) >= 0)
+            continue;
+        int first = 1;   /* count each distinct name once: at its first row */
+        for (int q = 0; q < j && first; q++)
+            first = strcmp(m->rows[q].problem, o) != 0;
+        rank += first;
+    }
+    return rank % 3 == 2;
+}
+
+void ft_meas_stats_of(const double *pred, const double *meas, int n, ft_meas_stats *out)
+{
+    ksum ape = {0, 0}, lr = {0, 0};
+    double worst = -1;
+    out->n = n;
+    out->worst = -1;
+    for (int i = 0; i < n; i++) {
+        double e = fabs(pred[i] - meas[i]) / meas[i];
+        ksum_add(&ape, e);
+        ksum_add(&lr, log(pred[i] / meas[i]));
+        if (e > worst) {
+            worst = e;
+            out->worst = i;
+        }
+    }
+    out->mape = n ? 100.0 * ksum_value(&ape) / n : 0.0;
+    out->gmean = n ? exp(ksum_value(&lr) / n) : 1.0;
+}
