@@ -81,7 +81,7 @@ typedef struct rule {
 #define ANYCONV (C_CONV | C_DW)
 
 /* The vertical rules, tried in this order at each layer (longer before
- * shorter); the table of README's "rules" strategy:
+ * shorter); the `rules` strategy of docs/STRATEGIES.md:
  *   dw+pw             depthwise then pointwise conv (MobileNet's
  *                     separable conv), with their bn, activation and the
  *                     pointwise conv's residual add
