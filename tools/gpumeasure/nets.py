@@ -33,8 +33,8 @@ def build_model(dev, tv, name):
         try:
             with dev.torch.device(dev.dev):
                 model = ctor(weights=None)
-        except (TypeError, AttributeError):   # an older torch: torch.device is no context manager
-            model = None
+        except Exception:   # noqa: BLE001 - an older torch (torch.device is no context manager), or else
+            model = None    # the CPU build below, which says what is wrong if anything is
     if model is None:
         model = ctor(weights=None)
     return model.to(device=dev.dev, dtype=dev.dtype).eval()
@@ -129,7 +129,8 @@ def model_figures(dev, args, name, model, batch, compiling):
 
 def profile_forward(dev, model, x):
     """[(kernel name, us)] of one forward under torch.profiler, in start order: on the GPU its kernels
-    (and memory copies and sets: every event the GPU ran); on the CPU the top-level operators."""
+    (and memory copies and sets: every event the GPU ran, less user annotations); on the CPU the
+    top-level operators."""
     from torch.profiler import ProfilerActivity, profile
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.cuda else [])
     with profile(activities=activities) as prof:
@@ -137,7 +138,8 @@ def profile_forward(dev, model, x):
         dev.sync()
     events = prof.events()
     if dev.cuda:
-        picked = [e for e in events if str(e.device_type).endswith("CUDA")]
+        picked = [e for e in events if str(e.device_type).endswith("CUDA")
+                  and not getattr(e, "is_user_annotation", False)]
     else:
         picked = [e for e in events if str(e.device_type).endswith("CPU") and e.cpu_parent is None
                   and not e.is_async and not e.name.startswith("[")]
