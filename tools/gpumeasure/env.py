@@ -10,6 +10,8 @@ from .common import MISSING, PROG, clean
 
 
 def measure_env(dev, args, argv):
+    """env.tsv's rows (key, value): the device, the GPU's properties and clocks or the CPU's, the software,
+    the date, torch.compile's state, the settings and the command line."""
     torch = dev.torch
     rows = [("device", dev.kind)]
     if dev.cuda:
@@ -45,11 +47,19 @@ def measure_env(dev, args, argv):
         ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")),
         ("python", platform.python_version()),
         ("compile", compile_state(dev, args)),
-        ("settings", f"reps {args.reps}, warmup {args.warmup}, target_ms {args.target_ms:g}, "
-                     f"max_calls {args.max_calls}{', quick' if args.quick else ''}"),
+        ("settings", settings_text(args)),
         ("command", " ".join(shlex.quote(a) for a in [PROG] + argv)),
     ]
     return [(k, clean(v)) for k, v in rows]
+
+
+def settings_text(args):
+    """env.tsv's settings: the timing settings, --quick, and the budget with what it cut (a run cut short
+    rewrites env.tsv with this)."""
+    text = (f"reps {args.reps}, warmup {args.warmup}, target_ms {args.target_ms:g}, "
+            f"max_calls {args.max_calls}{', quick' if args.quick else ''}")
+    budget = args.budget.describe()
+    return clean(f"{text}, {budget}" if budget else text)
 
 
 def nvidia_smi():
@@ -89,6 +99,7 @@ def physical_memory():
 
 
 def compile_state(dev, args):
+    """What env.tsv's compile says: torch.compile's mode, or why it is skipped."""
     if not dev.cuda:
         return "skipped (--device cpu)"
     if args.no_compile:

@@ -1,18 +1,22 @@
-"""sets.py - gpumeasure's timed sets: gemm.tsv, pointwise.tsv, graph_ops.tsv (every op of every problem alone) and graphs.tsv (whole problems, eager, in a CUDA graph and through torch.compile)."""
+"""sets.py - gpumeasure's timed sets: gemm.tsv, pointwise.tsv, graph_ops.tsv (every op of every problem alone), graphs.tsv (whole problems, eager, in a CUDA graph and through torch.compile) and odd_gemm.tsv (odd, misaligned and real-layer GEMM shapes)."""
 
 import time
 
-from .common import POINTWISE_NINPUTS, first_line, fmt, log, warn
+from .common import PROGRESS_EVERY, POINTWISE_NINPUTS, first_line, fmt, log, warn
 from .env import compile_state
 from .ops import problem_function, problem_steps
+from .shapes import odd_gemm_shapes
 
 
 def measure_gemm(dev, args):
+    """gemm.tsv's rows: every M, N, K of --gemm-sizes, each timed three ways."""
     torch = dev.torch
     sizes = args.gemm_sizes
     configs = [(m, n, k) for m in sizes for n in sizes for k in sizes]
     rows = []
     for i, (m, n, k) in enumerate(configs, 1):
+        if args.budget.stop("gemm", i - 1, len(configs)):
+            break
         log(args, f"gemm {i}/{len(configs)}: M={m} N={n} K={k}")
         a, b = dev.randn((m, k)), dev.randn((k, n))
 
@@ -27,6 +31,7 @@ def measure_gemm(dev, args):
 
 
 def pointwise_call(dev, op, n):
+    """A function that runs the element-wise op once on new random tensors of n elements."""
     torch = dev.torch
     xs = [dev.randn((n,)) for _ in range(POINTWISE_NINPUTS[op])]
     if op == "relu":
@@ -42,9 +47,12 @@ def pointwise_call(dev, op, n):
 
 
 def measure_pointwise(dev, args):
+    """pointwise.tsv's rows: every op of --pointwise-ops on every size of --pointwise-sizes."""
     configs = [(op, n) for n in args.pointwise_sizes for op in args.pointwise_ops]
     rows = []
     for i, (op, n) in enumerate(configs, 1):
+        if args.budget.stop("pointwise", i - 1, len(configs)):
+            break
         log(args, f"pointwise {i}/{len(configs)}: {op} on {n} elements")
         call = pointwise_call(dev, op, n)
         us_stream = dev.per_call(call)
@@ -61,6 +69,8 @@ def measure_graph_ops(dev, args, problems, op_graph_us):
     rows = []
     i = 0
     for pr in problems:
+        if args.budget.stop("graph_ops", i, total):
+            break
         steps = problem_steps(dev, pr)
         graph_us = []
         for o in range(len(pr.op_types)):
@@ -129,8 +139,11 @@ def measure_compiled(dev, args, pr, run, xs):
 
 
 def measure_graphs(dev, args, problems, op_graph_us):
+    """graphs.tsv's rows: each problem run whole (eager, one CUDA graph, torch.compile)."""
     rows = []
     for i, pr in enumerate(problems, 1):
+        if args.budget.stop("graphs", i - 1, len(problems)):
+            break
         log(args, f"graphs {i}/{len(problems)}: {pr.name} ({len(pr.op_types)} ops)")
         run, xs = problem_function(dev, pr)
         us_eager = dev.per_call(lambda: run(*xs))
@@ -149,3 +162,32 @@ def measure_graphs(dev, args, problems, op_graph_us):
         rows.append((pr.name, len(pr.op_types), fmt(us_eager, 3), fmt(us_cudagraph, 3), fmt(us_compiled, 3),
                      fmt(us_compiled_graph, 3), fmt(compile_s, 1), fmt(sum_graph, 3)))
     return rows
+
+
+def measure_odd_gemm(dev, args, out):
+    """odd_gemm.tsv's rows into out (a TsvRows): every shape of odd_gemm_shapes timed three ways as in
+    gemm.tsv, tflops_graph = 2MNK / us_graph; a shape that fails (out of memory) gets '-' cells and a
+    warning; a progress line every PROGRESS_EVERY rows."""
+    torch = dev.torch
+    shapes = odd_gemm_shapes(args)
+    log(args, f"odd_gemm: {len(shapes)} shapes ({sum('random' in s[3].split(',') for s in shapes)} random)")
+    for i, (m, n, k, source) in enumerate(shapes, 1):
+        if args.budget.stop("odd_gemm", i - 1, len(shapes)):
+            break
+        if i == 1 or i % PROGRESS_EVERY == 0 or i == len(shapes):
+            log(args, f"odd_gemm {i}/{len(shapes)}: M={m} N={n} K={k} ({source})")
+        us_stream = us_graph = us_sync = None
+        try:
+            a, b = dev.randn((m, k)), dev.randn((k, n))
+
+            def call():
+                return torch.matmul(a, b)
+            us_stream = dev.per_call(call)
+            us_graph = dev.per_replay(call)
+            us_sync = dev.sync_wall(call)
+        except Exception as e:   # noqa: BLE001 - out of memory, a capture failure: '-' cells, go on
+            warn(f"odd_gemm: M={m} N={n} K={k}: {type(e).__name__}: {first_line(e)}; the failed cells written as '-'")
+        finally:
+            a = b = None
+        tflops = None if us_graph is None else 2.0 * m * n * k / us_graph / 1e6
+        out.add((m, n, k, source, fmt(us_stream, 3), fmt(us_graph, 3), fmt(us_sync, 1), fmt(tflops, 1)))
