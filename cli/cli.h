@@ -33,7 +33,7 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROGNAME: warning: MESSAGE" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The output rules (sched/safe_write.h, docs/OUTPUTS.md) on the command
+/* The output rules (include/fusetile/io.h, docs/OUTPUTS.md) on the command
  * line (outputs.c). */
 
 /* Protect an input file the command reads (role: "problem", "schedule",

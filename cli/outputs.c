@@ -1,4 +1,4 @@
-/* outputs.c - the command line's side of the output rules (sched/safe_write.h): inputs protected from outputs, early output checks, "-" for standard output, a failed standard output reported at exit, temporary files removed on SIGINT, SIGTERM and SIGHUP. */
+/* outputs.c - the command line's side of the output rules (include/fusetile/io.h): inputs protected from outputs, early output checks, "-" for standard output, a failed standard output reported at exit, temporary files removed on SIGINT, SIGTERM and SIGHUP. */
 #include "cli.h"
 
 #include "fusetile/io.h"

@@ -1,4 +1,4 @@
-/* fuzz_sweep.c - libFuzzer harness of the sweep file reader (ft_sweep_parse, through sched/cfgtext.c): any text loads or fails with one line; a loaded sweep has keyed runs with readable files.  The text is read as a file of a scratch directory that holds small problems and targets (p.json, q.json, t.cfg, contest.cfg), so that runs can name them; nothing is run. */
+/* fuzz_sweep.c - libFuzzer harness of the sweep file reader (ft_sweep_parse, through sched/core/cfgtext.c): any text loads or fails with one line; a loaded sweep has keyed runs with readable files.  The text is read as a file of a scratch directory that holds small problems and targets (p.json, q.json, t.cfg, contest.cfg), so that runs can name them; nothing is run. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-/* fuzz_target.c - libFuzzer harness of the target reader (ft_target_parse, the text behind ft_target_load and sched/cfgtext.c): any text loads or fails with one line; a loaded target describes itself (whole or cut short), gives its settings by name, and applies to a small problem whose one-op-per-subgraph schedule then evaluates under both compute models. */
+/* fuzz_target.c - libFuzzer harness of the target reader (ft_target_parse, the text behind ft_target_load and sched/core/cfgtext.c): any text loads or fails with one line; a loaded target describes itself (whole or cut short), gives its settings by name, and applies to a small problem whose one-op-per-subgraph schedule then evaluates under both compute models. */
 #include <math.h>
 
 #include "fuzz.h"

@@ -222,7 +222,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                  * input rows [floor(r0 H(X) / H(O)), ceil(r1 H(X) / H(O))),
                  * columns likewise.  The simulator keeps its own copy of
                  * this rule, on purpose, as of the roles (plan): it checks
-                 * the library's (sched/walk.c). */
+                 * the library's (sched/cost/walk.c). */
                 const ft_tensor &O = p->tensors[op->output], &X = p->tensors[op->inputs[0]];
                 need(op->inputs[0], scale_down(r.r0, X.height, O.height), scale_up(r.r1, X.height, O.height),
                      scale_down(r.c0, X.width, O.width), scale_up(r.c1, X.width, O.width));

@@ -27,7 +27,7 @@
 #include "fusetile/fusetile.h"
 #include "fusetile/trace.h"
 
-/* The cost model's shared rules (sched/internal.h: the units' waves and
+/* The cost model's shared rules (sched/cost/shared_rules.h, the one header of sched/ that sim/ includes: the units' waves and
  * their share of the bandwidths, the bandwidths the steps see), called
  * here as in the analytic model so that the two cannot drift apart. */
 extern "C" {

@@ -144,7 +144,7 @@ void Controller::plan(Job &job)
     /* Roles (SPEC 3) and tile grid (SPEC 4) of every subgraph.  The
      * simulator keeps its own copy of these rules and of the "written"
      * rule below, on purpose: it is the independent check of the library's
-     * (sched/cost.c), and a shared mistake would agree with itself.  The
+     * (sched/cost/cost.c), and a shared mistake would agree with itself.  The
      * cost-model vectors hold both to the same answers. */
     plans_.assign((size_t)ns, SgPlan());
     for (int i = 0; i < ns; i++) {

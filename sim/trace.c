@@ -1,6 +1,6 @@
 /* trace.c - the simulator's trace sinks (trace.h): opening and closing the files, names, the replay's step numbering and the window; the formats are in trace_json.c and trace_vcd.c.
  *
- * Every file is written through the safe writer (safe_write.h: a
+ * Every file is written through the safe writer (fusetile/io.h: a
  * temporary file beside it) as events arrive and renamed into place by
  * ft_trace_close; traces/README.md documents the formats.  Spans
  * come subgraph by subgraph, so a span's step in the whole replay is its

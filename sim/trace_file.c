@@ -1,4 +1,4 @@
-/* trace_file.c - output files of the trace writer: streamed through the safe writer (safe_write.h: a temporary file renamed into place), sticky write errors, and the number format the files share. */
+/* trace_file.c - output files of the trace writer: streamed through the safe writer (fusetile/io.h: a temporary file renamed into place), sticky write errors, and the number format the files share. */
 #include "trace_int.h"
 
 #include <errno.h>

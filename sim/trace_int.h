@@ -11,7 +11,7 @@
 
 /* ------------------------------------------------------------ output files (trace_file.c) */
 
-/* An output file of the trace (safe_write.h's rules: a temporary file
+/* An output file of the trace (fusetile/io.h's rules: a temporary file
  * renamed into place at the end, or a character device in place). */
 typedef struct tfile {
     ft_out o;  /* o.path: the path as named; o.f: where to write */

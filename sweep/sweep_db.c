@@ -82,7 +82,7 @@ int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out
 {
     ft_status_clear(st);
     *out = NULL;
-    /* the output rules (safe_write.h): a regular file, a link to one, or a
+    /* the output rules (fusetile/io.h): a regular file, a link to one, or a
      * new name, and none of the command's inputs */
     int rc = ft_out_check(path, 1, st);
     if (rc != FT_OK)

@@ -99,7 +99,7 @@ Tcl_ObjCmdProc fttcl_problem_cmd, fttcl_target_cmd, fttcl_schedule_cmd;
 int fttcl_problem_handle_of(Tcl_Interp *interp, ProbRef *pr, Tcl_Obj *name);
 
 /* fusetile::sweep run FILE ?-jobs N? ?-db DB? ?-slice K/M? | keys FILE
- * (tclsweep.c): the sweep library (sweep/sweep.h) from Tcl. */
+ * (tclsweep.c): the sweep library (include/fusetile/sweep.h) from Tcl. */
 int fttcl_sweep_cmd(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *const objv[]);
 
 /* ------------------------------------------------------------ errors and

@@ -28,7 +28,7 @@
  *   tclproblem.c    the problem handle command (configure, schedule, ...)
  *   tcltarget.c     the target handle command
  *   tclschedule.c   the schedule handle command (evaluate, simulate, ...)
- *   tclsweep.c      fusetile::sweep (sweep files, through sweep/sweep.h)
+ *   tclsweep.c      fusetile::sweep (sweep files, through include/fusetile/sweep.h)
  *
  * Errors: the interp's result is one line naming the file, field or option
  * (the library's own messages where it has one) and errorCode is

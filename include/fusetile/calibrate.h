@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Longest setting name; FT_CALIB_MAX_FREE and FT_CALIB_MAX_FILES
- * (fusetile_limits.h): most settings one fit moves, most measured files it
+ * (fusetile/limits.h): most settings one fit moves, most measured files it
  * reads. */
 #define FT_CALIB_NAME 96
 

@@ -235,7 +235,7 @@ typedef enum ft_overlap {
  *                  tile, and the subgraph the sum of its waves.  Tensors
  *                  are not retained across subgraphs on more than one
  *                  unit (a unit's fast memory is its own). */
-/* FT_MAX_UNITS (fusetile_limits.h): most compute units. */
+/* FT_MAX_UNITS (fusetile/limits.h): most compute units. */
 
 typedef struct ft_timing {
     double write_bandwidth;   /* elements per cost unit; 0: same as bandwidth */
@@ -348,7 +348,7 @@ typedef struct ft_override {
     int units;           /* compute units (timing.units), 1 to FT_MAX_UNITS */
 } ft_override;
 
-/* FT_OVERRIDE_MAX_NATIVE (fusetile_limits.h): largest native granularity
+/* FT_OVERRIDE_MAX_NATIVE (fusetile/limits.h): largest native granularity
  * ft_problem_override accepts. */
 
 /* Replace p's capacity, bandwidth, native granularity and units by the
@@ -413,7 +413,7 @@ int ft_subgraph_set_retain(ft_subgraph *g, const int *tensors, int n);
 /* Release a schedule.  NULL is a no-op. */
 void ft_schedule_free(ft_schedule *s);
 
-/* FT_LABEL_MAX (fusetile_limits.h): longest label ft_subgraph_label returns. */
+/* FT_LABEL_MAX (fusetile/limits.h): longest label ft_subgraph_label returns. */
 
 /* A subgraph's name for reports and traces.  When every op of g has a
  * non-empty name (ft_op.name): the names joined by '+', each after the
@@ -658,9 +658,9 @@ typedef struct ft_search_progress {
 /* How ft_search groups ops (ft_search_opts.strategy).  FT_STRATEGY_SEARCH
  * is fusetile's own search; the others are the classic groupings users
  * compare it with, each run alone: the strategy's groups, each at its best
- * granularity and traversal, with optimal retention (sched/strategy.h). */
+ * granularity and traversal, with optimal retention (sched/strategy/strategy.h). */
 typedef enum ft_strategy {
-    FT_STRATEGY_SEARCH = 0,    /* "search": the pass table of sched/search.c */
+    FT_STRATEGY_SEARCH = 0,    /* "search": the pass table of sched/search/search.c */
     FT_STRATEGY_PATTERNS = 1,  /* "patterns": pattern-library tiling (patterns.c) */
     FT_STRATEGY_RULES = 2,     /* "rules": rule-based fusion (rules.c) */
     FT_STRATEGY_PARTITION = 3, /* "partition": rule-based fusion, then the
@@ -704,7 +704,7 @@ int ft_strategy_parse(const char *name, ft_strategy *s, ft_status *st);
  * FT_EINPUT with st naming the entry that is not one. */
 int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st);
 
-/* FT_SEARCH_MAX_THREADS (fusetile_limits.h): most search threads. */
+/* FT_SEARCH_MAX_THREADS (fusetile/limits.h): most search threads. */
 
 /* Options of ft_search; ft_search_opts_init sets the defaults. */
 typedef struct ft_search_opts {
@@ -752,7 +752,7 @@ typedef struct ft_search_opts {
 void ft_search_opts_init(ft_search_opts *o);
 
 /* Search for the lowest-latency schedule of p under o->model within
- * o->time_limit (passes and limits: sched/search.c): fusion of connected subgraphs (MatMul chains, Pointwise and Layout
+ * o->time_limit (passes and limits: sched/search/search.c): fusion of connected subgraphs (MatMul chains, Pointwise and Layout
  * prologues and epilogues), recomputation, granularities, traversal orders,
  * retention and subgraph order, every candidate scored by the exact cost
  * model.  On success returns FT_OK with a new valid schedule in *out (free

@@ -1,4 +1,4 @@
-/* fusetile_gen.h - the problem generator of fusetile's public API: families of random problems like the contest's, small ones for exact solving and large ones for scale tests, and their one-op schedules (included by fusetile.h). */
+/* fusetile/gen.h - the problem generator of fusetile's public API: families of random problems like the contest's, small ones for exact solving and large ones for scale tests, and their one-op schedules (included by fusetile.h). */
 #ifndef FUSETILE_GEN_H
 #define FUSETILE_GEN_H
 

@@ -1,4 +1,4 @@
-/* fusetile_limits.h - every named limit of fusetile's inputs in one place: the largest problem, schedule, step count and file each reader and command accepts (docs/LIMITS.md lists them with their messages). */
+/* fusetile/limits.h - every named limit of fusetile's inputs in one place: the largest problem, schedule, step count and file each reader and command accepts (docs/LIMITS.md lists them with their messages). */
 #ifndef FUSETILE_LIMITS_H
 #define FUSETILE_LIMITS_H
 

@@ -27,7 +27,7 @@ FT_API_BEGIN
 extern "C" {
 #endif
 
-/* FT_MEAS_MAX_ROWS, FT_MEAS_MAX_KERNELS (fusetile_limits.h): most rows of a
+/* FT_MEAS_MAX_ROWS, FT_MEAS_MAX_KERNELS (fusetile/limits.h): most rows of a
  * measured file, most kernels of one row. */
 
 typedef enum ft_meas_format {
@@ -74,7 +74,7 @@ int ft_measured_load(const char *path, const char *problems_dir,
 /* Release m and everything it owns.  NULL is a no-op. */
 void ft_measured_free(ft_measured *m);
 
-/* FT_KERNEL_MAX_SPLIT, FT_KERNEL_MAX_INPUTS (fusetile_limits.h): most
+/* FT_KERNEL_MAX_SPLIT, FT_KERNEL_MAX_INPUTS (fusetile/limits.h): most
  * split-K slices of a GEMM kernel, most inputs of a kernel. */
 
 /* A new one-op problem (a kernel): an op of type "MatMul", "Pointwise" or

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /* FT_SWEEP_MAX_RUNS, FT_SWEEP_MAX_VALUES, FT_SWEEP_MAX_JOBS
- * (fusetile_limits.h): most runs of a sweep file, values of an axis,
+ * (fusetile/limits.h): most runs of a sweep file, values of an axis,
  * worker processes. */
 /* Version of the database schema, stored in meta.schema_version. */
 #define FT_SWEEP_SCHEMA_VERSION 1

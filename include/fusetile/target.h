@@ -12,7 +12,7 @@
  * Conventions are those of fusetile.h: functions that can fail return an int
  * code and fill an ft_status; objects returned through an out-parameter
  * belong to the caller and are released with ft_target_free.  Installed as
- * fusetile_target.h.
+ * fusetile/target.h.
  */
 #ifndef FUSETILE_TARGET_H
 #define FUSETILE_TARGET_H
@@ -29,7 +29,7 @@ FT_API_BEGIN
 extern "C" {
 #endif
 
-/* FT_TARGET_MAX_KINDS (fusetile_limits.h): most op kinds of kind_cost. */
+/* FT_TARGET_MAX_KINDS (fusetile/limits.h): most op kinds of kind_cost. */
 
 /* Every setting of a target file (targets/example.cfg lists them with their
  * units and defaults; targets/README.md explains them).  For a contest target

@@ -57,7 +57,7 @@ typedef struct ft_trace_event {
     int unit;            /* COMPUTE: the compute unit, 0 .. units - 1; otherwise 0 */
 } ft_trace_event;
 
-/* FT_TRACE_MAX_UNITS (fusetile_limits.h): most compute units a trace shows. */
+/* FT_TRACE_MAX_UNITS (fusetile/limits.h): most compute units a trace shows. */
 
 /* What a trace writes and how; ft_trace_config_init sets the defaults
  * (zero, NULL and one unit: the contest target's trace). */

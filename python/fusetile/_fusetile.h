@@ -1,7 +1,7 @@
 /* _fusetile.h - what the files of the Python extension fusetile._fusetile share: the object types, the exceptions and the conversion helpers.
  *
- * The extension speaks only the library's public API (sched/fusetile.h,
- * sched/target.h, sim/sim.h).  Python.h comes first, as the Python docs
+ * The extension speaks only the library's public API (include/fusetile/fusetile.h,
+ * include/fusetile/target.h, include/fusetile/sim.h).  Python.h comes first, as the Python docs
  * ask.  Conventions:
  *  - Every function that returns a new reference returns NULL with a Python
  *    exception set on failure; int helpers return 0 or -1 (exception set).

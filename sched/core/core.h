@@ -28,7 +28,7 @@ int ft__json_parse(const char *text, const char *name, void **root, ft_status *s
 
 /* FT_EINPUT "NAME: op_types: N ops, the limit is M (FT_MAX_OPS)" (or
  * widths and FT_MAX_TENSORS) when a problem of nops ops and ntensors
- * tensors is over the limits of fusetile_limits.h, else FT_OK. */
+ * tensors is over the limits of fusetile/limits.h, else FT_OK. */
 int ft__check_problem_size(const char *name, long long nops, long long ntensors, ft_status *st);
 
 /* The library's allocation functions (alloc.c): every allocation of

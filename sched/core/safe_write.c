@@ -1,4 +1,4 @@
-/* safe_write.c - the one writer of fusetile's output files (safe_write.h): the output rules, temporary files renamed into place, protected inputs and temporary files removed on a signal. */
+/* safe_write.c - the one writer of fusetile's output files (fusetile/io.h): the output rules, temporary files renamed into place, protected inputs and temporary files removed on a signal. */
 /* realpath, fchmod, fsync, O_CLOEXEC, O_DIRECTORY, O_NOCTTY */
 #define _XOPEN_SOURCE 700
 #include "fusetile/io.h"
@@ -36,7 +36,7 @@ static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
 /* Counter behind the temporary names (N of PATH.fusetile-tmp.PID.N). */
 static unsigned long tmp_counter;
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_out_protect(const char *path, const char *role, ft_status *st)
 {
     struct stat sb;
@@ -56,7 +56,7 @@ int ft_out_protect(const char *path, const char *role, ft_status *st)
     return FT_OK;
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 void ft_out_unprotect_all(void)
 {
     for (int i = 0; i < ninputs; i++)
@@ -64,7 +64,7 @@ void ft_out_unprotect_all(void)
     ninputs = 0;
 }
 
-/* Contract: safe_write.h.  unlink is async-signal-safe; a slot is cleared
+/* Contract: fusetile/io.h.  unlink is async-signal-safe; a slot is cleared
  * before its name is freed. */
 void ft_out_signal_cleanup(void)
 {
@@ -171,7 +171,7 @@ static int classify(const char *path, int regular_only, enum out_kind *kind, str
                     regular_only ? "a database must be a regular file" : "outputs are regular files, character devices, FIFOs or - for standard output");
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_out_check(const char *path, int regular_only, ft_status *st)
 {
     enum out_kind kind;
@@ -270,7 +270,7 @@ static int open_temp(ft_out *o, const char *path, ft_status *st)
     return FT_OK;
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_out_open(ft_out *o, const char *path, ft_status *st)
 {
     enum out_kind kind;
@@ -337,7 +337,7 @@ static int sync_dir(const char *file)
     return e == EACCES ? 0 : e; /* a directory we may not open for reading */
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_out_close(ft_out *o, ft_status *st)
 {
     ft_status_clear(st);
@@ -360,7 +360,7 @@ int ft_out_close(ft_out *o, ft_status *st)
     return rc;
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_out_commit(ft_out *o, ft_status *st)
 {
     ft_status_clear(st);
@@ -384,7 +384,7 @@ int ft_out_commit(ft_out *o, ft_status *st)
     return rc;
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 void ft_out_abort(ft_out *o)
 {
     if (o->f)
@@ -395,7 +395,7 @@ void ft_out_abort(ft_out *o)
     release(o);
 }
 
-/* Contract: safe_write.h. */
+/* Contract: fusetile/io.h. */
 int ft_write_atomic(const char *text, const char *path, ft_status *st)
 {
     ft_out o;

@@ -84,7 +84,7 @@ static int to_index(json_t *v, int *out)
 }
 
 /* A list of at most max `what` (ops, tensors) named limit_name
- * (fusetile_limits.h). */
+ * (fusetile/limits.h). */
 static int int_list(json_t *a, const char *n, const char *field, int i, long long max, const char *what, const char *limit_name,
                     int **out, int *count, ft_status *st)
 {

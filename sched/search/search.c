@@ -11,7 +11,7 @@
 
 /*
  * The scheduler works on a partition of the ops into groups (gid[op] = the
- * op's group) and on plans (searchInt.h: the groups in execution order with
+ * op's group) and on plans (search/search.h: the groups in execution order with
  * their granularity, traversal, retained tensors and latency).  ft_search
  * runs the passes of this table in order, each when it applies:
  *

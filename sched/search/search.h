@@ -1,4 +1,4 @@
-/* searchInt.h - the scheduler's internal interface: the plan, the context a subgraph is scored in, and the passes ft_search drives (search.c). */
+/* search/search.h - the scheduler's internal interface: the plan, the context a subgraph is scored in, and the passes ft_search drives (search.c). */
 #ifndef FT_SEARCHINT_H
 #define FT_SEARCHINT_H
 

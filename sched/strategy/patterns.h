@@ -1,4 +1,4 @@
-/* patternsInt.h - the pattern library shared by its reader (pattern_file.c) the pattern-library tiler (patterns.c) and the strategy entry (pattern_strategy.c); not installed. */
+/* strategy/patterns.h - the pattern library shared by its reader (pattern_file.c) the pattern-library tiler (patterns.c) and the strategy entry (pattern_strategy.c); not installed. */
 #ifndef FT_PATTERNSINT_H
 #define FT_PATTERNSINT_H
 

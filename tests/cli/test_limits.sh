@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_limits.sh - the named limits (sched/fusetile_limits.h, docs/LIMITS.md): a 10 000-op problem evaluated, simulated and scheduled within time bounds with progress lines; a 10^9-step schedule refused at once by evaluate, simulate and the Tcl commands; each limit's one-line message (exit 2) for an input just over it, generated here.
+# test_limits.sh - the named limits (include/fusetile/limits.h, docs/LIMITS.md): a 10 000-op problem evaluated, simulated and scheduled within time bounds with progress lines; a 10^9-step schedule refused at once by evaluate, simulate and the Tcl commands; each limit's one-line message (exit 2) for an input just over it, generated here.
 # usage: test_limits.sh FUSETILE [VECTORS_DIR]
 # The time bounds are generous (several times what a loaded 2-core machine
 # takes); with FT_SLOW=1 (valgrind, sanitizers) they are widened, and the
@@ -25,7 +25,7 @@ one_line_err() { [ "$(wc -l <"$tmp/err")" -eq 1 ]; }
 # limit NAME FILE... : the value of FT_NAME in the limits header (an
 # integer, after the header's arithmetic).
 limit() {
-    "$py" - "$root/sched/fusetile_limits.h" "$1" <<'PY'
+    "$py" - "$root/include/fusetile/limits.h" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 defs = dict(re.findall(r'^#define (FT_\w+) (.+?)\s*(?:/\*.*)?$', text, re.M))
@@ -48,7 +48,7 @@ MAX_RETAIN=$(limit FT_MAX_RETAIN)
 MAX_TRAVERSAL=$(limit FT_MAX_TRAVERSAL)
 expect limits-read "the limits header did not parse" test "$MAX_OPS" -eq 20000 -a "$MAX_STEPS" -eq 500000000
 # docs/LIMITS.md lists every limit of the header
-for name in $(sed -n 's/^#define \(FT_[A-Z0-9_]*\) .*/\1/p' "$root/sched/fusetile_limits.h"); do
+for name in $(sed -n 's/^#define \(FT_[A-Z0-9_]*\) .*/\1/p' "$root/include/fusetile/limits.h"); do
     expect "doc-$name" "docs/LIMITS.md does not list $name" grep -q "\`$name\`" "$root/docs/LIMITS.md"
 done
 

@@ -101,9 +101,9 @@ class TestErrors(CliCase):
     def test_graph_limit_matches_the_header(self):
         import re
         from fusetile.importer.limits import MAX_GRAPH_BYTES
-        with open(os.path.join(support.SRCDIR, "sched", "fusetile_limits.h")) as f:
+        with open(os.path.join(support.SRCDIR, "include", "fusetile", "limits.h")) as f:
             m = re.search(r"^#define FT_MAX_GRAPH_BYTES \(\(long long\)(\d+) << (\d+)\)", f.read(), re.M)
-        self.assertIsNotNone(m, "FT_MAX_GRAPH_BYTES not found in sched/fusetile_limits.h")
+        self.assertIsNotNone(m, "FT_MAX_GRAPH_BYTES not found in include/fusetile/limits.h")
         self.assertEqual(MAX_GRAPH_BYTES, int(m.group(1)) << int(m.group(2)))
 
     def test_unreadable_files(self):

@@ -1,4 +1,4 @@
-/* test_cfgtext.c - cmocka tests of ft_cfg_read (sched/cfgtext.c): libconfig texts refused before libconfig 1.5 leaks on them or drops part of them, each with its FILE:LINE message, and valid texts read unchanged (run under valgrind and the sanitizers, the refusals also show that nothing leaks). */
+/* test_cfgtext.c - cmocka tests of ft_cfg_read (sched/core/cfgtext.c): libconfig texts refused before libconfig 1.5 leaks on them or drops part of them, each with its FILE:LINE message, and valid texts read unchanged (run under valgrind and the sanitizers, the refusals also show that nothing leaks). */
 #include "ft_testutil.h"
 #include "cost/cost.h"
 #include "fusetile/target.h"

@@ -1,4 +1,4 @@
-/* test_limits.c - the named limits of fusetile_limits.h: each input just over a limit is refused at load with one message naming the file, the field, the value and the limit; inputs at a limit load; step counts are computed in closed form and refused before any walk. */
+/* test_limits.c - the named limits of fusetile/limits.h: each input just over a limit is refused at load with one message naming the file, the field, the value and the limit; inputs at a limit load; step counts are computed in closed form and refused before any walk. */
 #include "ft_testutil.h"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* test_measured.c - cmocka tests of measured files (sched/measured.c: formats, errors, held-out rows, error figures), kernel timing (sched/kernel_time.c: the fastest form against every candidate evaluated exactly), calibration (sched/calibrate.c: a known target's settings recovered from data made with it) and the fitted-target writer (sched/target_write.c). */
+/* test_measured.c - cmocka tests of measured files (sched/target/measured.c: formats, errors, held-out rows, error figures), kernel timing (sched/target/kernel_time.c: the fastest form against every candidate evaluated exactly), calibration (sched/target/calibrate.c: a known target's settings recovered from data made with it) and the fitted-target writer (sched/target/target_write.c). */
 #include "ft_testutil.h"
 
 #include "fusetile/calibrate.h"

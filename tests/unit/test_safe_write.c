@@ -1,4 +1,4 @@
-/* test_safe_write.c - unit tests of the safe output writer (sched/safe_write.c): atomic replacement, symbolic links written through, devices and FIFOs in place, refused kinds, protected inputs, write failures (a full disk without root), the named limits, temporary files removed. */
+/* test_safe_write.c - unit tests of the safe output writer (sched/core/safe_write.c): atomic replacement, symbolic links written through, devices and FIFOs in place, refused kinds, protected inputs, write failures (a full disk without root), the named limits, temporary files removed. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>

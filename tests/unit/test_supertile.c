@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-/* The strategy's internal interface (supertile.h, searchInt.h); the
+/* The strategy's internal interface (supertile.h, search/search.h); the
  * functions come from libfusetile.a. */
 #include "../../sched/strategy/supertile.h"
 

@@ -106,7 +106,7 @@ static void test_sweep_db_open_errors(void **state)
     fclose(fp);
     assert_int_equal(ft_sweep_db_open(path, NULL, &db, &st), FT_EINPUT);
     assert_null(db);
-    /* the output rules (sched/safe_write.h): a database is a regular file */
+    /* the output rules (include/fusetile/io.h): a database is a regular file */
     assert_int_equal(ft_sweep_db_open("/dev/null", NULL, &db, &st), FT_EINPUT);
     assert_null(db);
     assert_string_equal(st.msg, "/dev/null: is a character device; refusing to write to it (a database must be a regular file)");

@@ -1,4 +1,4 @@
-/* test_tiling.c - cmocka tests of granularity choice (sched/tiling.c): with a native tile past FT_SEARCH_ALL_SIZES, the search still finds tile sizes that are neither powers of two nor divisors, the ones that set a tile count. */
+/* test_tiling.c - cmocka tests of granularity choice (sched/search/tiling.c): with a native tile past FT_SEARCH_ALL_SIZES, the search still finds tile sizes that are neither powers of two nor divisors, the ones that set a tile count. */
 #include "ft_testutil.h"
 
 /* A capacity-tight MLP chain (mlsys-2026-5's first three ops: a MatMul

@@ -281,7 +281,7 @@ static void test_trace_temporary_then_rename(void **state)
     assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
     ft_trace_span(t, &e);
     dir_listing(f, files, sizeof files);
-    /* PATH.fusetile-tmp.PID.N (safe_write.h), N counting per process */
+    /* PATH.fusetile-tmp.PID.N (fusetile/io.h), N counting per process */
     unsigned long nj = 0, nv = 0;
     int used = 0;
     snprintf(want, sizeof want, "t.json.fusetile-tmp.%ld.%%lu t.vcd.fusetile-tmp.%ld.%%lu%%n", (long)getpid(), (long)getpid());
