@@ -214,7 +214,7 @@ class TestProblem(TmpDir):
                          fusetile.problem_from_dict, small_problem(slow_memory_bandwidth=float("nan")))
 
     def test_limits(self):
-        # the library's named limits (sched/fusetile_limits.h) apply here too
+        # the library's named limits (include/fusetile/limits.h) apply here too
         self.assertError(fusetile.InputError, "<dict>: heights[0]: 4294967297 elements, the limit is 4294967296 (FT_MAX_DIM)",
                          fusetile.problem_from_dict, small_problem(heights=[4294967297, 4294967297]))
         big = os.path.join(self.tmp, "big.json")

@@ -1,4 +1,4 @@
-"""limits.py - the importer's input limits, the same values as sched/fusetile_limits.h (tests/python/test_import_errors.py checks they agree)."""
+"""limits.py - the importer's input limits, the same values as include/fusetile/limits.h (tests/python/test_import_errors.py checks they agree)."""
 
 # Largest model graph file (`fusetile import GRAPH.json`, written by
 # --graph-only), bytes: FT_MAX_GRAPH_BYTES.  Checked before the file is
