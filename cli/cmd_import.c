@@ -13,10 +13,16 @@
 
 /* Set by the Makefile on the cli objects: the Python that imports torch
  * (configure's PYTHON_TORCH, empty when there is none), the importer's
- * directories in the source tree and after `make install`, and the
- * installed program's directory. */
+ * directories in the build tree (where make puts the binding's C extension,
+ * fusetile/_fusetile*.so, which --target needs, with copies of the .py
+ * files when it is not the source tree), in the source tree and after
+ * `make install` (the .py files and the extension), and the installed
+ * program's directory. */
 #ifndef FT_PYTHON_TORCH
 #define FT_PYTHON_TORCH ""
+#endif
+#ifndef FT_PYTHON_BUILDDIR
+#define FT_PYTHON_BUILDDIR ""
 #endif
 #ifndef FT_PYTHON_SRCDIR
 #define FT_PYTHON_SRCDIR ""
@@ -52,12 +58,14 @@ static const char import_help[] =
     "                    in order (default: 1x3x224x224 for torchvision models)\n"
     "  --dtype D         element type of the problem (default bf16): sizes are in\n"
     "                    elements of D; with a target, capacity = capacity_bytes / bytes(D),\n"
-    "                    bandwidth = read_bandwidth / bytes(D), throughputs scaled by\n"
-    "                    element_bytes / bytes(D)\n"
-    "  --target T.cfg    machine and base costs from a target file (targets/*.cfg):\n"
-    "                    base costs in cycles from matmul_macs_per_cycle and\n"
-    "                    pointwise_elements_per_cycle (default: the contest-like machine\n"
-    "                    of docs/LOWERING.md)\n"
+    "                    bandwidth = read_bandwidth x slow_memory.efficiency / bytes(D),\n"
+    "                    base costs scaled by bytes(D) / element_bytes\n"
+    "  --target T.cfg    machine and base costs from a target file (targets/*.cfg), read\n"
+    "                    and applied by the C library (ft_target_apply: base costs in\n"
+    "                    cycles from native w, h and k, the throughputs, their\n"
+    "                    efficiencies and kind_cost); needs the Python binding, which\n"
+    "                    make builds when configure finds python3-dev (default: the\n"
+    "                    contest-like machine of docs/LOWERING.md)\n"
     "  --graph-only      write the model graph, not the problem\n"
     "  --frontend F      auto (default): torch.fx, falling back to an ONNX export when\n"
     "                    the model cannot be traced; fx or onnx: only that one\n"
@@ -132,17 +140,24 @@ int cmd_import(int argc, char **argv)
                      "or set FUSETILE_PYTHON)");
         return EXIT_USAGE;
     }
-    /* the source tree's python/ for a program run from the build tree, the
-     * installed copy for the installed program; the other one as a fallback */
-    const char *first = FT_PYTHON_SRCDIR, *second = FT_PYTHON_INSTDIR;
+    /* for a program run from the build tree, the build tree's python/ (the
+     * binding's extension beside the .py files; without the extension a
+     * build tree that is not the source tree has no .py files there), then
+     * the source tree's; for the installed program, the installed copy; the
+     * others as a fallback */
+    const char *dirs[3] = {FT_PYTHON_BUILDDIR, FT_PYTHON_SRCDIR, FT_PYTHON_INSTDIR};
     if (running_installed()) {
-        first = FT_PYTHON_INSTDIR;
-        second = FT_PYTHON_SRCDIR;
+        dirs[0] = FT_PYTHON_INSTDIR;
+        dirs[1] = FT_PYTHON_BUILDDIR;
+        dirs[2] = FT_PYTHON_SRCDIR;
     }
-    const char *dir = has_importer(first) ? first : has_importer(second) ? second : NULL;
+    const char *dir = NULL;
+    for (int i = 0; i < 3 && !dir; i++)
+        if (has_importer(dirs[i]))
+            dir = dirs[i];
     if (!dir) {
-        import_error("cannot find the importer's Python files in %s or %s "
-                     "(hint: run 'make install', or run fusetile from its build tree)", first, second);
+        import_error("cannot find the importer's Python files in %s, %s or %s "
+                     "(hint: run 'make install', or run fusetile from its build tree)", dirs[0], dirs[1], dirs[2]);
         return EXIT_USAGE;
     }
     const char *old = getenv("PYTHONPATH");

@@ -25,12 +25,14 @@ import os as _os
 
 try:
     from . import _fusetile
-    _MISSING = None
+    _MISSING = _IMPORT_ERROR = None
 except ImportError as _e:
     # The .py files without the C extension beside them (a Python without
     # headers, or a source tree that is not a build tree): the importer
-    # subpackage still works; everything else raises Error saying why.
+    # subpackage still works (but for --target); everything else raises
+    # Error saying why.
     _fusetile = None
+    _IMPORT_ERROR = str(_e)  # why, for the importer's --target message
     _MISSING = ("fusetile: the C extension fusetile._fusetile is not built next to %s (make builds it when "
                 "configure finds a Python 3 with its headers, PYTHON_EXT; then PYTHONPATH=BUILDDIR/python): %s"
                 % (_os.path.dirname(_os.path.abspath(__file__)), _e))

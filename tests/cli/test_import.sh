@@ -74,6 +74,19 @@ class MLP(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
+class Gelu(nn.Module):
+    input_shapes = [(128, 256)]
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(256, 512)
+        self.fc2 = nn.Linear(512, 128)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        return self.fc2(nn.functional.gelu(h) + torch.relu(h))
+
+
 class Broken(nn.Module):
     def forward(self, x):
         return torch.cumsum(x, 0)
@@ -81,6 +94,10 @@ class Broken(nn.Module):
 
 def mlp():
     return MLP()
+
+
+def gelu():
+    return Gelu()
 
 
 def broken():
@@ -94,6 +111,31 @@ check import-mlp-input-shape 0 - '' -- "$bin" import "$tmp/model.py:mlp" --input
 expect import-quiet "--quiet printed on stderr" test ! -s "$tmp/err"
 check import-mlp-input-shape-used 0 - '' -- grep -q '"heights": \[32,256,32,32,512,32\]' "$tmp/mlp32.json"
 check import-mlp-stdout 0 out '"widths": \[256,512,512,512,128,128\]' -- "$bin" import "$tmp/model.py:mlp"
+# --target: the machine and base costs are ft_target_apply's (the C library
+# reads and applies the target through the Python binding), so evaluating
+# on the target with the problem's costs kept (--keep-costs) gives what
+# evaluating with the costs the target derives gives; gpu-h100.cfg has
+# efficiencies below 1 and a kind_cost for gelu.  Without the binding's
+# extension, --target stops with one line naming it.
+build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
+h100=$(cd "$(dirname "$0")/../.." && pwd)/targets/gpu-h100.cfg
+if PYTHONPATH="$build/python" "$py" -c 'import fusetile._fusetile' >/dev/null 2>&1; then
+    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 822.443, native 64x64, base costs MatMul 152.50459003072.*, Pointwise 32 per input, gelu x73.5315$' \
+        -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
+    check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[152.50459003072[0-9]*,2353.008,32,64,152.50459003072[0-9]*\]' "$tmp/gelu.json"
+    check import-target-schedules 0 - '' -- "$bin" schedule "$tmp/gelu.json" --target "$h100" --time-limit 0.5 -q -o "$tmp/gelu.sched.json"
+    "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --keep-costs --json >"$tmp/kept.json" 2>"$tmp/err"
+    "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --json >"$tmp/derived.json" 2>>"$tmp/err"
+    kept=$(sed -n 's/.*"total": *\([^,}]*\).*/\1/p' "$tmp/kept.json" | head -n 1)
+    derived=$(sed -n 's/.*"total": *\([^,}]*\).*/\1/p' "$tmp/derived.json" | head -n 1)
+    expect import-target-costs-are-ft_target_apply "evaluate --keep-costs gives total '$kept', the target's own costs '$derived'" \
+        eval '[ -n "$kept" ] && [ "$kept" = "$derived" ]'
+else
+    check import-target-no-binding 2 err "^fusetile import: --target: needs the Python binding's C extension fusetile._fusetile" \
+        -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
+    one_line import-target-no-binding
+    check import-no-target-no-binding 0 - '' -- "$bin" import "$tmp/model.py:gelu" -q -o "$tmp/gelu.json"
+fi
 # the output rules (docs/OUTPUTS.md): an input, a directory refused; a
 # device written in place; - is stdout; a failed stdout is exit 2
 msum=$(cksum <"$tmp/model.py")

@@ -9,6 +9,11 @@ import contextlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRCDIR, "python"))
+# a build tree that is not the source tree holds the binding's C extension
+# (which --target needs) beside copies of the package's .py files: first
+_BUILD_PY = os.path.join(os.environ.get("FT_BUILDDIR", SRCDIR), "python")
+if os.path.isfile(os.path.join(_BUILD_PY, "fusetile", "importer", "__main__.py")):
+    sys.path.insert(0, _BUILD_PY)
 sys.path.insert(0, HERE)
 
 from fusetile.importer import canonical, pipeline, shapes, validate  # noqa: E402,F401 - for the tests

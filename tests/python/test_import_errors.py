@@ -121,13 +121,42 @@ class TestErrors(CliCase):
         self.fails(want="needs MODEL")
         self.fails("torchvision:resnet18", "--dtype", "fp8", want="--dtype")
         self.fails("torchvision:resnet18", "--bogus", want="unrecognized arguments: --bogus")
-        self.fails("torchvision:resnet18", "--target", os.path.join(self.dir, "t.cfg"), want="t.cfg: cannot read")
+        last = self.fails("torchvision:resnet18", "--target", os.path.join(self.dir, "t.cfg"),
+                          want="t.cfg: cannot open: No such file")
+        self.assertIn("check the --target path", last)
 
     def test_bad_target(self):
         cfg = os.path.join(self.dir, "t.cfg")
         with open(cfg, "w") as f:
             f.write('name = "t";\ncontest = false;\nclock_hz = 1e9;\nelement_bytes = "two";\n')
         self.fails("torchvision:resnet18", "--target", cfg, want="t.cfg:4: element_bytes must be an integer")
+        with open(cfg, "w") as f:   # the C library's reader: unknown names are errors
+            f.write('name = "t";\ncontest = false;\ncontst = true;\n')
+        self.fails("torchvision:resnet18", "--target", cfg, want="t.cfg:3: unknown setting contst (did you mean contest?)")
+
+    def test_target_without_the_binding(self):
+        """Without the binding's C extension, --target stops with one line naming it; without --target the
+        importer still works."""
+        import shutil
+        import subprocess
+        import sys
+        pkg = os.path.join(self.dir, "fusetile")
+        shutil.copytree(os.path.join(support.SRCDIR, "python", "fusetile"), pkg,
+                        ignore=shutil.ignore_patterns("*.so", "*.o", "*.d", "*.c", "*.h", "__pycache__"))
+        env = dict(os.environ, PYTHONPATH=self.dir)
+        out = os.path.join(self.dir, "p.json")
+        cfg = os.path.join(support.SRCDIR, "targets", "kpu.cfg")
+        r = subprocess.run([sys.executable, "-m", "fusetile.importer", f"{MODELS}:mlp", "--target", cfg, "-o", out],
+                           env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertRegex(r.stderr, r"^fusetile import: --target: needs the Python binding's C extension "
+                                   r"fusetile\._fusetile, which .* cannot import from .*\(hint: make builds it")
+        self.assertFalse(os.path.exists(out))
+        r = subprocess.run([sys.executable, "-m", "fusetile.importer", f"{MODELS}:mlp", "-q", "-o", out],
+                           env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(os.path.exists(out))
 
     def test_unwritable_output(self):
         self.fails("torchvision:resnet18", "-o", os.path.join(self.dir, "nodir", "p.json"),

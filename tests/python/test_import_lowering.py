@@ -1,5 +1,6 @@
 """test_import_lowering.py - each lowering rule on a small model, with its GEMM shapes computed by hand."""
 
+import os
 import unittest
 
 import torch
@@ -7,6 +8,7 @@ import torch.nn as nn
 
 import support
 from fusetile.importer import machine
+from support import SRCDIR
 
 MM, PW = 4096, 128       # the default machine's base costs (bf16): a native MatMul step, a one-input Pointwise tile
 
@@ -235,8 +237,6 @@ class TestPointwise(unittest.TestCase):
 
 class TestCosts(unittest.TestCase):
     def test_target_and_dtype(self):
-        import os
-        from support import SRCDIR
         m = machine.load_target(os.path.join(SRCDIR, "targets", "kpu.cfg"))
         g = support.graph(conv_model(16, 32, 3, 2, 1), (2, 16, 10, 12))
         d, _ = support.problem(g, machine=m)
@@ -259,14 +259,109 @@ class TestCosts(unittest.TestCase):
         self.assertAlmostEqual(total, M_ * N_ * K_ / s.macs)
         self.assertAlmostEqual(s.base_pointwise(3) * (M_ / 128) * (N_ / 128), 3 * M_ * N_ / s.pointwise)
 
-    def test_libconfig_reader(self):
-        cfg = machine.parse_libconfig('a = 1; b = { c = "x" "y"; d = [1, 2]; e = 2.5e3; f = true; };\n# c\n'
-                                      'g = 0x10L; // c\n/* c */ h = -3;', "t.cfg")
-        self.assertEqual(cfg.values, {"a": 1, "b.c": "xy", "b.d": [1, 2], "b.e": 2500.0, "b.f": True, "g": 16,
-                                      "h": -3})
-        with self.assertRaises(support.pipeline.ImportFailure) as cm:
-            machine.parse_libconfig("a = 1;\nb = {\n c = ;\n};", "t.cfg")
-        self.assertTrue(cm.exception.line().startswith("t.cfg:3: syntax error"), cm.exception.line())
+
+class TestTargetCosts(unittest.TestCase):
+    """--target: the machine and every base cost are the C library's (ft_target_apply, through the binding)."""
+
+    # native k unlike w, efficiencies below 1 (slow memory too), kind_cost
+    # entries for two of the model's kinds, a capacity that is no multiple
+    # of element_bytes
+    CFG = """name = "t"; contest = false; clock_hz = 1e9; element_bytes = 2;
+fast_memory = { capacity_bytes = 100001; };
+slow_memory = { read_bandwidth = 30.0; efficiency = 0.9; };
+compute = {
+  native_granularity = { w = 32; h = 16; k = 64; };
+  matmul_macs_per_cycle = 1000.0; matmul_efficiency = 0.7;
+  pointwise_elements_per_cycle = 48.0; pointwise_efficiency = 0.6;
+  kind_cost = { gelu = 3.5; conv2d = 1.25; };
+};
+execution = { launch_overhead = 0.0; };
+"""
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(8, 16, 3, 1, 1, bias=False)
+
+        def forward(self, x):
+            y = nn.functional.max_pool2d(nn.functional.gelu(self.conv(x)), 2)
+            return torch.cat([y, torch.relu(y)], 1)
+
+    def setUp(self):
+        import tempfile
+        self.tmp = tempfile.TemporaryDirectory()
+        self.cfg = os.path.join(self.tmp.name, "t.cfg")
+        with open(self.cfg, "w") as f:
+            f.write(self.CFG)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def lowered(self, module, shape, target, dtype="bf16"):
+        """(importer Problem, info() of the same problem with the target applied by the binding)."""
+        import fusetile
+        p, _ = support.lower(support.graph(module, shape), machine.load_target(target).for_dtype(dtype),
+                             support.Options())
+        applied = fusetile.apply_target(fusetile.problem_from_dict(p.to_json()), target).info()
+        return p, applied
+
+    def test_costs_and_machine_are_ft_target_apply(self):
+        p, applied = self.lowered(self.Model, (1, 8, 6, 6), self.cfg)
+        d = p.to_json()
+        self.assertEqual(d["fast_memory_capacity"], 100001 // 2)
+        self.assertEqual((d["fast_memory_capacity"], d["slow_memory_bandwidth"], d["native_granularity"]),
+                         (applied["capacity"], applied["bandwidth"], [applied["native"]["w"], applied["native"]["h"]]))
+        self.assertEqual(d["slow_memory_bandwidth"], 30.0 * 0.9 / 2)
+        other = 0
+        for o, op in enumerate(applied["ops"]):
+            n = len(p.inputs[o])
+            with self.subTest(op=p.names[o], type=p.types[o], kind=p.kinds[o], factor=p.factors[o], inputs=n):
+                if p.types[o] == "MatMul" or p.factors[o] == n:
+                    self.assertEqual(d["base_costs"][o], op["base_cost"])   # exactly the C library's figure
+                else:   # a pooling window, a concatenation: the importer's factor instead of the input count
+                    other += 1
+                    self.assertAlmostEqual(d["base_costs"][o], op["base_cost"] / n * p.factors[o], delta=1e-9 * op["base_cost"])
+        self.assertGreater(other, 0)
+        # by hand: native k, the efficiencies and kind_cost are in
+        cost = dict(zip(p.kinds, d["base_costs"]))
+        conv = [c for t, k, c in zip(p.types, p.kinds, d["base_costs"]) if t == "MatMul"]
+        self.assertEqual(len(conv), 1)
+        self.assertAlmostEqual(conv[0], 32 * 16 * 64 / (1000 * 0.7) * 1.25)
+        self.assertAlmostEqual(cost["gelu"], 32 * 16 / (48 * 0.6) * 3.5)
+        self.assertAlmostEqual(cost["relu"], 32 * 16 / (48 * 0.6))
+
+    def test_dtype_scales_what_ft_target_apply_gives(self):
+        p2, _ = self.lowered(self.Model, (1, 8, 6, 6), self.cfg)
+        p4, _ = self.lowered(self.Model, (1, 8, 6, 6), self.cfg, dtype="fp32")
+        d2, d4 = p2.to_json(), p4.to_json()
+        self.assertEqual((d4["fast_memory_capacity"], d4["slow_memory_bandwidth"]), (100001 // 4, 30.0 * 0.9 / 4))
+        for a, b in zip(d2["base_costs"], d4["base_costs"]):
+            self.assertAlmostEqual(b, 2 * a)
+
+    def test_gpu_h100(self):
+        """A bundled target with efficiencies and a kind_cost (gelu): every base cost is ft_target_apply's."""
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(256, 512)
+                self.fc2 = nn.Linear(512, 128)
+
+            def forward(self, x):
+                h = self.fc1(x)
+                return self.fc2(nn.functional.gelu(h) + torch.relu(h))
+        target = os.path.join(SRCDIR, "targets", "gpu-h100.cfg")
+        p, applied = self.lowered(M, (128, 256), target)
+        d = p.to_json()
+        self.assertEqual(d["base_costs"], [op["base_cost"] for op in applied["ops"]])
+        self.assertEqual((d["fast_memory_capacity"], d["slow_memory_bandwidth"]), (applied["capacity"], applied["bandwidth"]))
+        self.assertIn("gelu", p.kinds)
+        self.assertAlmostEqual(d["base_costs"][p.kinds.index("gelu")], 64 * 64 / 128.0 * 73.5315)
+
+    def test_contest_target_is_the_default_machine(self):
+        m = machine.load_target(os.path.join(SRCDIR, "targets", "contest.cfg"))
+        self.assertEqual(m.name, "contest")
+        s = m.for_dtype("bf16")
+        self.assertEqual((s.capacity, s.bandwidth, s.base_matmul(), s.base_pointwise()), (600000, 50, MM, PW))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Stages, one module each, in reading order: trace_fx / load_onnx (1: trace
 or load), buffers (2: one buffer per value), canonical (3: the canonical
 op table), shapes (4: shape propagation), validate (5: checks); pipeline
 runs them.  Then lower (with views, problem, machine) writes the problem.
-cli is the command line.  Nothing here needs the fusetile C extension;
+cli is the command line.  Only a target (--target, machine.load_target)
+needs the fusetile C extension: the C library reads and applies it;
 torch, torchvision and onnx are imported only when a model needs them.
 """
 
@@ -23,7 +24,7 @@ def to_problem(graph, dtype="bf16", target=None, batch_split=None, group_split=N
     """Lower a model graph to a problem dict (contest format plus op_names, op_kinds, tensor_names).
 
     dtype: a machine.DTYPE_BYTES key; target: a target file path (None: the
-    default machine).  Returns (problem dict, stats).  Raises ImportFailure.
+    default machine; a target needs the binding's C extension).  Returns (problem dict, stats).  Raises ImportFailure.
     """
     from .lower import BATCH_SPLIT, GROUP_SPLIT, Options, lower
     from .machine import DEFAULT, load_target

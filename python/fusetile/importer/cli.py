@@ -34,12 +34,14 @@ MODEL is one of
                     in order (default: 1x3x224x224 for torchvision models)
   --dtype D         element type of the problem (default bf16): sizes are in
                     elements of D; with a target, capacity = capacity_bytes / bytes(D),
-                    bandwidth = read_bandwidth / bytes(D), throughputs scaled by
-                    element_bytes / bytes(D)
-  --target T.cfg    machine and base costs from a target file (targets/*.cfg):
-                    base costs in cycles from matmul_macs_per_cycle and
-                    pointwise_elements_per_cycle (default: the contest-like machine
-                    of docs/LOWERING.md)
+                    bandwidth = read_bandwidth x slow_memory.efficiency / bytes(D),
+                    base costs scaled by bytes(D) / element_bytes
+  --target T.cfg    machine and base costs from a target file (targets/*.cfg), read
+                    and applied by the C library (ft_target_apply: base costs in
+                    cycles from native w, h and k, the throughputs, their
+                    efficiencies and kind_cost); needs the Python binding, which
+                    make builds when configure finds python3-dev (default: the
+                    contest-like machine of docs/LOWERING.md)
   --graph-only      write the model graph, not the problem
   --frontend F      auto (default): torch.fx, falling back to an ONNX export when
                     the model cannot be traced; fx or onnx: only that one
@@ -127,6 +129,7 @@ def _run(argv):
     shapes = [source.parse_shape(s) for s in args.input_shape] or None
     from .machine import DEFAULT, load_target
     machine = load_target(args.target) if args.target else DEFAULT
+    scaled = None if args.graph_only else machine.for_dtype(args.dtype)
     if args.output:
         _check_writable(args.output, _inputs(args))
 
@@ -139,7 +142,6 @@ def _run(argv):
         text = g.dumps(args.dtype)
     else:
         from .lower import Options, lower
-        scaled = machine.for_dtype(args.dtype)
         p, stats = lower(g, scaled, Options(args.batch_split, args.group_split))
         extra = {"importer": {"model": args.model, "frontend": g.frontend, "dtype": args.dtype,
                               "element_bytes": scaled.element_bytes, "machine": machine.name}}
@@ -148,7 +150,8 @@ def _run(argv):
         log(f"problem: {len(p.types)} ops ({c['MatMul']} MatMul, {c['Pointwise']} Pointwise, {c['Layout']} Layout), "
             f"{len(p.rows)} tensors; {args.dtype} on {machine.name}: capacity {scaled.capacity}, "
             f"bandwidth {scaled.bandwidth:g}, native {scaled.native_w}x{scaled.native_h}, "
-            f"base costs MatMul {scaled.base_matmul()}, Pointwise {scaled.base_pointwise()} per input")
+            f"base costs MatMul {scaled.base_matmul()}, Pointwise {scaled.base_pointwise()} per input"
+            + "".join(f", {kind} x{f:g}" for kind, f in getattr(scaled, "kind_cost", {}).items()))
         if stats:
             log("lowering: " + ", ".join(f"{n} {what}" for what, n in sorted(stats.items(), key=lambda kv: -kv[1])))
     write_atomic(args.output, text, _inputs(args))

@@ -33,7 +33,7 @@ class Options:
 
 
 def lower(g, machine, options=None):
-    """Lower canonical graph g for `machine` (a machine.Scaled); returns (Problem, stats).
+    """Lower canonical graph g for `machine` (machine.py: a Scaled or TargetScaled); returns (Problem, stats).
 
     stats counts what the rules did ("batch_norm folded", "Layout for data
     movement", ...).  The problem passes Problem.check.  ImportFailure for
@@ -92,6 +92,7 @@ class _Lowering:
             elif o not in self.mat:
                 self.request(o, self.natural(o), self._out_name(o), "output")
         self.p.prune()
+        self.p.set_costs()
         self.p.check()
 
     def family(self, b):

@@ -1,6 +1,7 @@
-"""machine.py - the machine a problem is written for: the default abstract machine or a target file (libconfig subset reader), scaled to --dtype; base costs from throughput."""
+"""machine.py - the machine a problem is written for, scaled to --dtype: the default abstract machine, or a target file that the C library reads and applies (through the Python binding) for the capacity, bandwidth, native granularity and base costs."""
 
-import re
+import os
+import sys
 
 from .errors import ImportFailure
 
@@ -9,15 +10,14 @@ DEFAULT_DTYPE = "bf16"
 
 
 class Machine:
-    """Capacity, bandwidth, native tile and throughput of a machine, per element of `element_bytes` bytes.
+    """The default machine: capacity, bandwidth, native tile and throughput, per element of `element_bytes` bytes.
 
-    A target file's figures are in bytes and per cycle; the default machine
-    is written the same way (DEFAULT).  for_dtype() gives the figures in
-    elements of another size.
+    The figures are in bytes and per cost unit, as a target file's are;
+    for_dtype() gives them in elements of another size.
     """
 
     def __init__(self, name, element_bytes, capacity_bytes, read_bandwidth, native_w, native_h,
-                 matmul_macs_per_cycle, pointwise_elements_per_cycle, source="default"):
+                 matmul_macs_per_cycle, pointwise_elements_per_cycle):
         self.name = name
         self.element_bytes = element_bytes
         self.capacity_bytes = capacity_bytes
@@ -26,7 +26,6 @@ class Machine:
         self.native_h = native_h
         self.macs = matmul_macs_per_cycle
         self.pointwise = pointwise_elements_per_cycle
-        self.source = source
 
     def for_dtype(self, dtype):
         """The problem-level figures for elements of `dtype` (a DTYPE_BYTES key).
@@ -43,10 +42,11 @@ class Machine:
 
 
 class Scaled:
-    """A Machine's figures for one element size; base_matmul / base_pointwise give the costs."""
+    """The default machine's figures for one element size; base_matmul / base_pointwise give the costs."""
 
     def __init__(self, machine, dtype, element_bytes, capacity, bandwidth, macs, pointwise):
         self.machine = machine
+        self.name = machine.name
         self.dtype = dtype
         self.element_bytes = element_bytes
         self.capacity = capacity
@@ -64,6 +64,10 @@ class Scaled:
         """Cycles of one native tile of a Pointwise or Layout op that reads `factor` elements per output."""
         return tidy(self.native_w * self.native_h * factor / self.pointwise)
 
+    def base_costs(self, p):
+        """The base cost of every op of problem.Problem p (its types and factors)."""
+        return [self.base_matmul() if t == "MatMul" else self.base_pointwise(f) for t, f in zip(p.types, p.factors)]
+
 
 def tidy(x):
     """A cost as an int when it is one, else rounded to 6 decimals; never below 1e-6."""
@@ -79,192 +83,144 @@ def tidy(x):
 DEFAULT = Machine("default", 2, 1_200_000, 100.0, 128, 128, 512.0, 128.0)
 
 
+# ---------------------------------------------------------------- targets
+#
+# A target file is read and applied by the C library only (ft_target_load,
+# ft_target_apply), through the binding: fusetile.load_target and
+# Problem.with_target.  The importer adds two rules of its own on top of
+# what ft_target_apply gives: --dtype (sizes in elements of another size
+# than the target's element_bytes) and the factor of a Pointwise or Layout
+# op that reads other than one element per input per output.
+
+
+def _binding():
+    """The fusetile package with its C extension; ImportFailure (one line) naming what is missing."""
+    import glob
+    import fusetile
+    if getattr(fusetile, "_fusetile", None) is None:
+        where = fusetile.__path__[0]
+        if glob.glob(os.path.join(where, "_fusetile*.so")):
+            why = getattr(fusetile, "_IMPORT_ERROR", None) or "not loaded"
+        else:
+            why = "there is no _fusetile*.so there"
+        raise ImportFailure(
+            "--target", f"needs the Python binding's C extension fusetile._fusetile, which {sys.executable} cannot "
+            f"import from {where} ({why})",
+            "make builds it when ./configure finds this Python's headers (python3-dev); or import without --target")
+    return fusetile
+
+
 def load_target(path):
-    """The Machine of a target file (targets/*.cfg); a contest target gives DEFAULT.
+    """The machine of a target file (targets/*.cfg): DEFAULT's figures for a contest target, else a Target.
 
-    Reads the settings the problem needs: element_bytes,
-    fast_memory.capacity_bytes, slow_memory.read_bandwidth,
-    compute.native_granularity.{w,h}, compute.matmul_macs_per_cycle,
-    compute.pointwise_elements_per_cycle.  ImportFailure "FILE:LINE: ..."
-    for unreadable files, syntax errors and missing or ill-typed settings.
+    The file is read and checked by the C library (fusetile.load_target);
+    its message ("FILE:LINE: SETTING: message") becomes an ImportFailure.
+    Without the binding's C extension: ImportFailure saying so.
     """
+    fusetile = _binding()
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise ImportFailure(path, f"cannot read: {e.strerror or e}", "check the --target path") from None
-    cfg = parse_libconfig(text, path)
-    if _get(cfg, "contest", path, bool, required=False, default=False):
-        return Machine("contest", DEFAULT.element_bytes, DEFAULT.capacity_bytes, DEFAULT.read_bandwidth,
-                       DEFAULT.native_w, DEFAULT.native_h, DEFAULT.macs, DEFAULT.pointwise, source=path)
-    name = _get(cfg, "name", path, str)
-    eb = _get(cfg, "element_bytes", path, int)
-    cap = _get(cfg, "fast_memory.capacity_bytes", path, int)
-    bw = _get(cfg, "slow_memory.read_bandwidth", path, float)
-    w = _get(cfg, "compute.native_granularity.w", path, int)
-    h = _get(cfg, "compute.native_granularity.h", path, int)
-    macs = _get(cfg, "compute.matmul_macs_per_cycle", path, float)
-    pw = _get(cfg, "compute.pointwise_elements_per_cycle", path, float)
-    for key, v in (("element_bytes", eb), ("fast_memory.capacity_bytes", cap), ("slow_memory.read_bandwidth", bw),
-                   ("compute.native_granularity.w", w), ("compute.native_granularity.h", h),
-                   ("compute.matmul_macs_per_cycle", macs), ("compute.pointwise_elements_per_cycle", pw)):
-        if v <= 0:
-            raise ImportFailure(f"{path}:{cfg.line(key)}", f"{key} is {v}, must be positive", "see targets/README.md")
-    return Machine(name, eb, cap, bw, w, h, macs, pw, source=path)
+        t = fusetile.load_target(path)
+    except fusetile.Error as e:
+        hint = "see targets/README.md for the settings" if os.path.isfile(path) else "check the --target path"
+        raise ImportFailure("", e.message or str(e), hint) from None
+    if t.contest:
+        d = DEFAULT
+        return Machine("contest", d.element_bytes, d.capacity_bytes, d.read_bandwidth, d.native_w, d.native_h, d.macs,
+                       d.pointwise)
+    return Target(t)
 
 
-def _get(cfg, key, path, typ, required=True, default=None):
-    if key not in cfg.values:
-        if not required:
-            return default
-        raise ImportFailure(f"{path}:{cfg.group_line(key)}", f"missing required setting {key}",
-                            "see targets/README.md for the settings")
-    v = cfg.values[key]
-    if typ is float and isinstance(v, int) and not isinstance(v, bool):
-        v = float(v)
-    if typ is int and isinstance(v, bool) or not isinstance(v, typ):
-        raise ImportFailure(f"{path}:{cfg.line(key)}", f"{key} must be {_typename(typ)}, not {_typename(type(v))}",
-                            "see targets/README.md")
-    return v
+class Target:
+    """A real machine of a target file, as the C library reads it (a fusetile.Target)."""
+
+    def __init__(self, target):
+        self.target = target
+        self.info = target.info()
+        self.name = self.info["name"]
+        self.element_bytes = self.info["element_bytes"]
+
+    def for_dtype(self, dtype):
+        return TargetScaled(self, dtype)
+
+    def apply(self, d):
+        """ft_target_apply on problem dict d: the info() of the problem on this target (base costs recomputed)."""
+        fusetile = _binding()
+        try:
+            return fusetile.problem_from_dict(d, "<imported problem>").with_target(self.target).info()
+        except fusetile.Error as e:
+            raise ImportFailure(self.info["path"], f"cannot apply the target to the imported problem: "
+                                f"{e.message or e}", "report the model") from None
 
 
-def _typename(t):
-    return {int: "an integer", float: "a number", str: "a string", bool: "a boolean"}.get(t, t.__name__)
+def _probe():
+    """A problem of one MatMul and one one-input Pointwise op, neither of a kind: the plain base costs."""
+    return {"widths": [1, 1, 1, 1], "heights": [1, 1, 1, 1], "inputs": [[0, 1], [2]], "outputs": [[2], [3]],
+            "base_costs": [1, 1], "op_types": ["MatMul", "Pointwise"], "fast_memory_capacity": 4,
+            "slow_memory_bandwidth": 1, "native_granularity": [1, 1]}
 
 
-class Config:
-    """Parsed libconfig settings: values and line numbers by dotted path."""
+class TargetScaled:
+    """A Target's figures for one element size, from ft_target_apply.
 
-    def __init__(self):
-        self.values = {}
-        self.lines = {}
-
-    def line(self, key):
-        return self.lines.get(key, 0)
-
-    def group_line(self, key):
-        parts = key.split(".")
-        while len(parts) > 1:
-            parts.pop()
-            g = ".".join(parts)
-            if g in self.lines:
-                return self.lines[g]
-        return 0
-
-
-_TOKEN = re.compile(r"""
-    (?P<ws>[ \t\r]+) | (?P<nl>\n) | (?P<comment>\#[^\n]*|//[^\n]*|/\*.*?\*/)
-  | (?P<string>"(?:[^"\\]|\\.)*")
-  | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)(?:LL|L)?)
-  | (?P<name>[A-Za-z*][-A-Za-z0-9_*]*)
-  | (?P<punct>[=:;,{}()\[\]])
-""", re.X | re.S)
-
-
-def parse_libconfig(text, path="config"):
-    """Parse libconfig text (settings, groups, arrays, lists, strings, numbers, booleans, comments).
-
-    Returns a Config whose values map dotted setting paths to Python
-    values (groups are flattened; arrays and lists become Python lists).
-    ImportFailure "PATH:LINE: syntax error ..." on malformed text.
+    With the target's own element size (bytes == element_bytes) every
+    figure is ft_target_apply's: capacity floor(capacity_bytes /
+    element_bytes), bandwidth read_bandwidth x slow_memory.efficiency /
+    element_bytes, native [w, h], base costs from native w, h and k, the
+    throughputs, their efficiencies and compute.kind_cost.  Another element
+    size divides the capacity and bandwidth by bytes instead, and
+    multiplies the base costs by bytes / element_bytes (the throughputs
+    scale by element_bytes / bytes, as the default machine's do).
     """
-    tokens, line, pos = [], 1, 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise ImportFailure(f"{path}:{line}", "syntax error (not libconfig syntax)", "see targets/README.md")
-        kind = m.lastgroup
-        val = m.group(kind)
-        if kind == "nl":
-            line += 1
-        elif kind == "comment":
-            line += val.count("\n")
-        elif kind != "ws":
-            tokens.append((kind, val, line))
-        pos = m.end()
-    cfg = Config()
-    p = _Parser(tokens, path, cfg)
-    p.settings("", end=None)
-    return cfg
+
+    def __init__(self, target, dtype):
+        self.machine = target
+        self.name = target.name
+        self.dtype = dtype
+        self.element_bytes = DTYPE_BYTES[dtype]
+        self.scale = self.element_bytes / target.element_bytes
+        probe = target.apply(_probe())
+        if self.element_bytes == target.element_bytes:
+            self.capacity = int(probe["capacity"])
+            self.bandwidth = probe["bandwidth"]
+        else:
+            self.capacity = int(target.info["capacity_bytes"] // self.element_bytes)
+            self.bandwidth = probe["bandwidth"] / self.scale
+        self.native_w = probe["native"]["w"]
+        self.native_h = probe["native"]["h"]
+        self.native_k = probe["native"]["k"]
+        self.kind_cost = dict(target.info["kind_cost"])   # compute.kind_cost: op kind -> factor (for the summary)
+        self.plain_matmul, self.plain_pointwise = (op["base_cost"] * self.scale for op in probe["ops"])
+
+    def base_matmul(self):
+        """Cycles of one native MatMul step (native k = the target's) of an op of no kind_cost kind."""
+        return _cost(self.plain_matmul)
+
+    def base_pointwise(self, factor=1.0):
+        """Cycles of one native tile of a Pointwise op of no kind_cost kind that reads `factor` elements per output."""
+        return _cost(self.plain_pointwise * factor)
+
+    def base_costs(self, p):
+        """The base cost of every op of problem.Problem p: ft_target_apply's on p, scaled to the dtype.
+
+        A Pointwise or Layout op that reads `factor` elements per output
+        other than one per input (a pooling window, a reduction, a copy of
+        several parts) costs ft_target_apply's x factor / inputs:
+        ft_target_apply charges one element per input.
+        """
+        d = p.to_json()
+        d["base_costs"] = [1] * len(p.types)   # placeholders: ft_target_apply sets every one
+        ops = self.machine.apply(d)["ops"]
+        out = []
+        for o, op in enumerate(ops):
+            c = op["base_cost"] * self.scale
+            n = len(p.inputs[o])
+            if p.types[o] != "MatMul" and p.factors[o] != n:
+                c = c / n * p.factors[o]
+            out.append(_cost(c))
+        return out
 
 
-class _Parser:
-    def __init__(self, tokens, path, cfg):
-        self.t = tokens
-        self.i = 0
-        self.path = path
-        self.cfg = cfg
-
-    def fail(self, what, line=None):
-        if line is None:
-            line = self.t[min(self.i, len(self.t) - 1)][2] if self.t else 0
-        raise ImportFailure(f"{self.path}:{line}", f"syntax error ({what})", "see targets/README.md")
-
-    def peek(self):
-        return self.t[self.i] if self.i < len(self.t) else (None, None, 0)
-
-    def take(self, val=None):
-        tok = self.peek()
-        if tok[0] is None or (val is not None and tok[1] != val):
-            self.fail(f"expected '{val}'" if val else "unexpected end")
-        self.i += 1
-        return tok
-
-    def settings(self, prefix, end):
-        while True:
-            kind, val, line = self.peek()
-            if kind is None:
-                if end is not None:
-                    self.fail(f"missing '{end}'")
-                return
-            if end is not None and val == end:
-                self.i += 1
-                return
-            if kind != "name":
-                self.fail("expected a setting name")
-            self.i += 1
-            key = f"{prefix}.{val}" if prefix else val
-            sep = self.take()
-            if sep[1] not in ("=", ":"):
-                self.fail("expected '=' or ':'")
-            self.cfg.lines[key] = line
-            if self.peek()[1] == "{":
-                self.i += 1
-                self.settings(key, "}")
-            else:
-                self.cfg.values[key] = self.value()
-            if self.peek()[1] in (";", ","):
-                self.i += 1
-
-    def value(self):
-        kind, val, line = self.take()
-        if kind == "string":
-            s = _unescape(val[1:-1])
-            while self.peek()[0] == "string":
-                s += _unescape(self.take()[1][1:-1])
-            return s
-        if kind == "number":
-            v = val.rstrip("L")
-            if re.fullmatch(r"[-+]?0[xX][0-9a-fA-F]+", v):
-                return int(v, 16)
-            if re.fullmatch(r"[-+]?\d+", v):
-                return int(v)
-            return float(v)
-        if kind == "name" and val.lower() in ("true", "false"):
-            return val.lower() == "true"
-        if val in ("[", "("):
-            close = "]" if val == "[" else ")"
-            out = []
-            while self.peek()[1] != close:
-                if self.peek()[1] == "{":
-                    self.fail("groups inside lists are not read by the importer")
-                out.append(self.value())
-                if self.peek()[1] == ",":
-                    self.i += 1
-            self.i += 1
-            return out
-        self.fail(f"unexpected '{val}'", line)
-
-
-def _unescape(s):
-    return s.encode().decode("unicode_escape") if "\\" in s else s
+def _cost(x):
+    """A base cost as written: an int when it is one, else the double itself."""
+    x = float(x)
+    return int(x) if x.is_integer() else x

@@ -8,16 +8,20 @@ OP_TYPES = ("MatMul", "Pointwise", "Layout")
 
 
 class Problem:
-    """Tensors (rows x cols, a name) and ops (type, inputs, output, base cost, name, kind).
+    """Tensors (rows x cols, a name) and ops (type, inputs, output, factor, name, kind), then base costs.
 
     Sizes are in elements; widths are columns, heights rows.  Op and tensor
-    names fill the extra fields op_names, op_kinds and tensor_names.
+    names fill the extra fields op_names, op_kinds and tensor_names.  An
+    op's factor is the elements a Pointwise or Layout op reads per output
+    element (docs/LOWERING.md); set_costs() gives every op its base cost
+    from the machine (machine.py) once the ops are all there.
     """
 
     def __init__(self, machine):
         self.m = machine
         self.rows, self.cols, self.tnames = [], [], []
-        self.types, self.inputs, self.outputs, self.costs, self.names, self.kinds = [], [], [], [], [], []
+        self.types, self.inputs, self.outputs, self.factors, self.names, self.kinds = [], [], [], [], [], []
+        self.costs = []
         self.producer = {}
 
     def tensor(self, rows, cols, name):
@@ -33,8 +37,8 @@ class Problem:
     def shape(self, t):
         return self.rows[t], self.cols[t]
 
-    def op(self, typ, inputs, output, cost, name, kind):
-        """Add an op writing tensor `output`; returns its index."""
+    def op(self, typ, inputs, output, factor, name, kind):
+        """Add an op writing tensor `output` (reading `factor` elements per output element); returns its index."""
         assert typ in OP_TYPES
         ins = []
         for t in inputs:
@@ -43,7 +47,7 @@ class Problem:
         self.types.append(typ)
         self.inputs.append(ins)
         self.outputs.append(output)
-        self.costs.append(cost)
+        self.factors.append(factor)
         self.names.append(name)
         self.kinds.append(kind)
         self.producer[output] = len(self.types) - 1
@@ -55,7 +59,7 @@ class Problem:
         if self.cols[left] != self.rows[right]:
             raise ImportFailure(name, f"internal error: MatMul of {self.shape(left)} by {self.shape(right)}",
                                 "report the model")
-        self.op("MatMul", [left, right], out, self.m.base_matmul(), name, kind)
+        self.op("MatMul", [left, right], out, 1, name, kind)
         return out
 
     def pointwise(self, inputs, rows, cols, factor, name, kind, out_name=None):
@@ -65,14 +69,18 @@ class Problem:
             if self.shape(t) != (rows, cols):
                 raise ImportFailure(name, f"internal error: Pointwise input {self.shape(t)} for a "
                                     f"{rows} x {cols} output", "report the model")
-        self.op("Pointwise", inputs, out, self.m.base_pointwise(factor), name, kind)
+        self.op("Pointwise", inputs, out, factor, name, kind)
         return out
 
     def layout(self, src, rows, cols, factor, name, kind, out_name=None):
         """A Layout op from tensor src into a new rows x cols tensor; returns it."""
         out = self.tensor(rows, cols, out_name or name)
-        self.op("Layout", [src], out, self.m.base_pointwise(factor), name, kind)
+        self.op("Layout", [src], out, factor, name, kind)
         return out
+
+    def set_costs(self):
+        """Give every op its base cost on the machine (machine.py: base_costs)."""
+        self.costs = list(self.m.base_costs(self))
 
     def counts(self):
         """Op type -> number of ops."""
@@ -102,7 +110,7 @@ class Problem:
                     raise ImportFailure(where, "internal error: Pointwise shapes", "report the model")
             elif len(ins) != 1:
                 raise ImportFailure(where, "internal error: Layout with several inputs", "report the model")
-            if not self.costs[o] > 0:
+            if not (o < len(self.costs) and self.costs[o] > 0):
                 raise ImportFailure(where, "internal error: base cost not positive", "report the model")
 
     def prune(self):
@@ -153,5 +161,6 @@ class Problem:
 
 
 def _num(x):
-    x = round(float(x), 9)
-    return int(x) if x == int(x) else x
+    """A figure as written: an int when it is one, else the double itself (what the C library computed)."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
