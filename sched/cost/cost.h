@@ -1,4 +1,4 @@
-/* cost.h - the cost part's private interface (sched/cost/): the rules of SPEC sections 3-5 and 8 each written once (an op's compute, dimension units, roles and the tile grid, the "written" rule, compulsory traffic), the waves a subgraph's tiles run in, and the walker's entry for what-if scoring; not installed. */
+/* cost.h - the cost part's private interface (sched/cost/): the rules of SPEC sections 3-5 and 8 each written once (an op's compute, dimension units, roles and the tile grid, the "written" rule, compulsory traffic), the one accumulator of a subgraph's latency from its steps (waves included), and the walker's entry for what-if scoring; not installed. */
 #ifndef FT_COST_H
 #define FT_COST_H
 
@@ -24,7 +24,8 @@ static inline void ksum_add(ksum *k, double x)
 static inline double ksum_value(const ksum *k) { return k->s + k->c; }
 
 /* A subgraph's latency over waves: the sum of its waves' slowest tiles
- * (ft_timing).  ft__waves_tile adds the latency of the tile at traversal
+ * (ft_timing); the part of ft__sg_acc (below) that several units add
+ * through.  ft__waves_tile adds the latency of the tile at traversal
  * position pos (positions in order; a tile's growing partial latency may
  * be given again at the same position); ft__waves_total is the sum so far,
  * the current wave included. */
@@ -57,6 +58,90 @@ static inline double ft__waves_total(const ft__waves *w)
 {
     ksum k = w->done;
     ksum_add(&k, w->wave);
+    return ksum_value(&k);
+}
+
+/* The one accumulator of a subgraph's latency from its steps (SPEC 4 and
+ * ft_timing), which ft_evaluate and the scorer both add through: with one
+ * unit, the steps' latencies in traversal order; with several, the waves'
+ * slowest tiles (ft__waves), a tile's latency the sum of its k-steps.
+ * Every sum is compensated (ksum), so a walk added step by step gives
+ * ft_evaluate's figure to the last digit.  Steps and whole tiles come in
+ * traversal order (ft__sg_acc_step, or ft__sg_acc_tile for a tile whose
+ * k-steps were summed elsewhere); ft__sg_acc_total is the sum so far, an
+ * unfinished tile included; ft__sg_acc_finish adds what the subgraph pays
+ * besides its steps. */
+typedef struct ft__sg_acc {
+    int waves;    /* several units */
+    int open;     /* waves: a tile's k-steps are being added ... */
+    int64_t pos;  /* ... at this traversal position */
+    ksum steps;   /* one unit: the steps so far */
+    ksum tile;    /* waves: the open tile's k-steps so far */
+    ft__waves wv; /* waves: the tiles so far */
+} ft__sg_acc;
+
+/* An empty accumulator for a subgraph of p. */
+static inline void ft__sg_acc_init(ft__sg_acc *a, const ft_problem *p)
+{
+    a->waves = ft__units(p) > 1;
+    a->open = 0;
+    a->pos = -1;
+    a->steps = (ksum){0, 0};
+    a->tile = (ksum){0, 0};
+    ft__waves_init(&a->wv, p);
+}
+
+/* Add a step of latency lat: a k-step of the tile at traversal position
+ * pos, the tile's last k-step when last is nonzero. */
+static inline void ft__sg_acc_step(ft__sg_acc *a, int64_t pos, int last, double lat)
+{
+    if (!a->waves) {
+        ksum_add(&a->steps, lat);
+        return;
+    }
+    ksum_add(&a->tile, lat);
+    a->open = 1;
+    a->pos = pos;
+    if (last) {
+        ft__waves_tile(&a->wv, pos, ksum_value(&a->tile));
+        a->tile = (ksum){0, 0};
+        a->open = 0;
+    }
+}
+
+/* Add a whole tile of latency lat (its k-steps' compensated sum) at
+ * traversal position pos. */
+static inline void ft__sg_acc_tile(ft__sg_acc *a, int64_t pos, double lat)
+{
+    if (a->waves)
+        ft__waves_tile(&a->wv, pos, lat);
+    else
+        ksum_add(&a->steps, lat);
+}
+
+/* The steps' total so far (with waves, an open tile counts with the
+ * k-steps added so far): never more than the finished total. */
+static inline double ft__sg_acc_total(const ft__sg_acc *a)
+{
+    if (!a->waves)
+        return ksum_value(&a->steps);
+    ft__waves w = a->wv;
+    if (a->open)
+        ft__waves_tile(&w, a->pos, ksum_value(&a->tile));
+    return ft__waves_total(&w);
+}
+
+/* The subgraph's latency once every step is added: the steps' total, at
+ * least floor (the walker's: a shared cache the subgraph does not fit,
+ * ft_timing), plus extra when positive (ft__sg_extra: launch overhead, the
+ * pipeline's fill and drain). */
+static inline double ft__sg_acc_finish(const ft__sg_acc *a, double floor, double extra)
+{
+    ksum k = a->waves ? (ksum){ft__sg_acc_total(a), 0} : a->steps;
+    if (floor > ksum_value(&k))
+        k = (ksum){floor, 0};
+    if (extra > 0)
+        ksum_add(&k, extra);
     return ksum_value(&k);
 }
 

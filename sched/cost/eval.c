@@ -1,4 +1,4 @@
-/* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly, the working set checked. */
+/* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly (ft__sg_acc, cost.h), the working set checked. */
 #include "cost/walk.h"
 
 #include <math.h>
@@ -24,13 +24,12 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     memset(r, 0, sizeof *r);
     ft_walk_grid(w, &r->ntx, &r->nty, &r->nk, &r->steps);
     ft_step stp;
-    ksum lat = {0, 0}, comp = {0, 0}, mem = {0, 0}, tile = {0, 0};
+    ksum comp = {0, 0}, mem = {0, 0};
     int64_t loaded0 = 0;
-    /* several units: the tiles' latencies combine over waves (ft_timing);
-     * one unit: the steps' latencies add up directly, as SPEC */
-    int waves = ft__units(p) > 1;
-    ft__waves wv;
-    ft__waves_init(&wv, p);
+    /* the steps' latencies add up through the accumulator the scorer
+     * uses too (cost.h: one unit, the steps; several, waves of tiles) */
+    ft__sg_acc acc;
+    ft__sg_acc_init(&acc, p);
     while (ft_walk_next(w, &stp)) {
         if (stp.index == 0)
             loaded0 = stp.loaded_elems;
@@ -45,15 +44,7 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
                           (long long)stp.index, (long long)stp.kstep, (long long)stp.working_set, p->capacity);
             break;
         }
-        if (!waves) {
-            ksum_add(&lat, stp.latency);
-        } else {
-            ksum_add(&tile, stp.latency);
-            if (stp.kstep == r->nk - 1) {
-                ft__waves_tile(&wv, stp.index / r->nk, ksum_value(&tile));
-                tile = (ksum){0, 0};
-            }
-        }
+        ft__sg_acc_step(&acc, stp.index / r->nk, stp.kstep == r->nk - 1, stp.latency);
         ksum_add(&comp, stp.compute);
         ksum_add(&mem, stp.memory);
         if (stp.compute > stp.memory)
@@ -72,18 +63,10 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     }
     if (pr)
         pr->done += r->steps;
-    if (waves)
-        ksum_add(&lat, ft__waves_total(&wv));
-    if (w->floor > ksum_value(&lat))
-        lat = (ksum){w->floor, 0}; /* a cache the subgraph does not fit (ft_timing) */
     ft__rates r0; /* the first wave's bandwidths */
     ft__rates_share(&w->rates, ft__wave_size(p, r->ntx * r->nty, 0), &r0);
-    if (!rc && r->steps > 0) {
-        double extra = ft__sg_extra(p, &r0, loaded0, stp.written_elems, stp.compute);
-        if (extra > 0)
-            ksum_add(&lat, extra);
-    }
-    r->latency = ksum_value(&lat);
+    double extra = !rc && r->steps > 0 ? ft__sg_extra(p, &r0, loaded0, stp.written_elems, stp.compute) : 0;
+    r->latency = ft__sg_acc_finish(&acc, w->floor, extra);
     if (!rc && r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
         r->latency = ft__sg_single(p, &r0, stp.loaded_elems, stp.written_elems, stp.compute);
     r->compute_time = ksum_value(&comp);

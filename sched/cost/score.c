@@ -1,6 +1,5 @@
-/* score.c - the scheduler's exact scorer: a subgraph's latency at one configuration, through a memo of tile costs and k-step fast-forward, equal to ft_evaluate's walk. */
-#include "search/search.h"
-#include "cost/walk.h"
+/* score.c - the exact scorer (score.h): a subgraph's latency at one configuration, through a memo of tile costs and k-step fast-forward, equal to ft_evaluate's walk; and the walker's fast path it uses. */
+#include "cost/score.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,9 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
         ft__walk_derive(w, prev, w->nk - 1, &stp);
     else
         w->have_prev = 0;
-    double lat = 0, last = 0;
+    /* the tile's k-steps add up as ft_evaluate adds a tile's (ft__sg_acc) */
+    ksum lat = {0, 0};
+    double last = 0;
     int64_t ws = 0;
     int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
     for (int64_t ks = 0; ks < w->nk; ks++) {
@@ -88,18 +89,18 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
                         next = a;
                 }
             }
-            lat += last * (double)(next - ks);
+            ksum_add(&lat, last * (double)(next - ks));
             ks = next - 1;
             continue;
         }
         ft__walk_derive(w, tile, ks, &stp);
         last = stp.latency;
-        lat += stp.latency;
+        ksum_add(&lat, stp.latency);
         if (stp.working_set > ws)
             ws = stp.working_set;
     }
     *ws_max = ws;
-    return lat;
+    return ksum_value(&lat);
 }
 
 void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last)
@@ -162,16 +163,53 @@ struct tmemo {
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
 
-tmemo *ft__tmemo_new(void)
+/* Whether sc's caller asks it to score nothing more. */
+static int stopped(ft__scorer *sc)
 {
-    return ft__calloc(FT_SEARCH_TILE_MEMO, sizeof(tmemo));
+    return sc->stop && sc->stop(sc);
 }
 
-double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget)
+int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model)
 {
-    const ft_problem *p = S->p;
-    tmemo *tm = S->tm;
-    uint64_t gen = ++S->tmgen;
+    memset(sc, 0, sizeof *sc);
+    sc->p = p;
+    sc->model = model;
+    sc->tm = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(tmemo));
+    return sc->tm ? 0 : -1;
+}
+
+void ft__scorer_free(ft__scorer *sc)
+{
+    ft__free(sc->tm);
+    memset(sc, 0, sizeof *sc);
+}
+
+int ft__sctx_alloc(sctx *x, int ntensors)
+{
+    size_t n = (size_t)ntensors + 1;
+    unsigned char *b = ft__calloc(3, n);
+    x->written = b;
+    x->retained = b ? b + n : NULL;
+    x->resident = b ? b + 2 * n : NULL;
+    return b ? 0 : -1;
+}
+
+void ft__sctx_free(sctx *x)
+{
+    ft__free(x->written);
+    memset(x, 0, sizeof *x);
+}
+
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
+                       ft__sg_acc *acc)
+{
+    const ft_problem *p = sc->p;
+    tmemo *tm = sc->tm;
+    uint64_t gen = ++sc->tmgen;
+    ft__sg_acc own;
+    if (!acc)
+        acc = &own;
+    ft__sg_acc_init(acc, p);
     int64_t ntx, nty, nk, nsteps;
     ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
     /* every tensor length of the subgraph: rows and columns are classed by
@@ -202,9 +240,6 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
     int64_t prev = -1, ntiles = ntx * nty;
     /* several units: tiles combine over waves, each tile at its wave's
      * share of the bandwidths (ft_timing); the wave's size is in the key */
-    int waves = ft__units(p) > 1;
-    ft__waves wv;
-    ft__waves_init(&wv, p);
     for (int64_t pos = 0; pos < ntiles; pos++) {
         int64_t tile = ord ? ord[pos] : pos, r = tile / ntx, c = tile % ntx;
         int64_t key[7];
@@ -218,11 +253,11 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
         uint64_t h = 1469598103934665603ULL;
         for (int i = 0; i < 7; i++)
             h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
-        size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SEARCH_TILE_MEMO - 1);
+        size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
         while (tm[slot].gen == gen && memcmp(tm[slot].key, key, sizeof key) != 0)
-            slot = (slot + 1) & (FT_SEARCH_TILE_MEMO - 1);
+            slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
         if (tm[slot].gen != gen) {
-            if (nused >= FT_SEARCH_TILE_MEMO / 2) {
+            if (nused >= FT_SCORE_TILE_MEMO / 2) {
                 ft__free(rc);
                 return -1;
             }
@@ -236,15 +271,11 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
             ft__free(rc);
             return ft__walk_irregular(w) && !mixed ? -1 : INF;
         }
-        if (waves) {
-            ft__waves_tile(&wv, pos, tm[slot].lat);
-            sum = ft__waves_total(&wv);
-        } else {
-            sum += tm[slot].lat;
-        }
+        ft__sg_acc_tile(acc, pos, tm[slot].lat);
+        sum = ft__sg_acc_total(acc);
         if (sum > budget)
             break;
-        if ((pos & 0x1ff) == 0x1ff && ft__out_of_time(S)) {
+        if ((pos & 0x1ff) == 0x1ff && stopped(sc)) {
             ft__free(rc);
             return INF;
         }
@@ -254,11 +285,9 @@ double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgra
     return ft__walk_irregular(w) && !mixed ? -1 : sum;
 }
 
-/* (which axes mix range sources: ft__walk_mixed at k = 1; once per
- * subgraph and context, before scoring its configurations) */
-void ft__probe_mixed(search *S, const sctx *x, ft_subgraph *g, mixinfo *mx)
+void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
 {
-    const ft_problem *p = S->p;
+    const ft_problem *p = sc->p;
     ft_walk *pw;
     ft_status pst;
     mx->rows = mx->cols = 0;
@@ -268,18 +297,44 @@ void ft__probe_mixed(search *S, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->k = 1;
     g->order = NULL;
     g->norder = 0;
-    if (ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
+    if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
         ft_walk_free(pw);
     }
 }
 
-double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget)
+/* Every step of walk w (g at order ord, nk k-steps a tile) added to *acc
+ * in order: the steps' total, any value > budget once it passes budget,
+ * or INF on a capacity overflow or when sc->stop says so. */
+static double score_steps(ft__scorer *sc, ft_walk *w, int64_t nk, double budget, ft__sg_acc *acc)
 {
-    const ft_problem *p = S->p;
+    ft_step stp;
+    double sum = 0;
+    ft__sg_acc_init(acc, sc->p);
+    while (ft_walk_next(w, &stp)) {
+        if ((double)stp.working_set > sc->p->capacity)
+            return INF;
+        ft__sg_acc_step(acc, stp.index / nk, stp.kstep == nk - 1, stp.latency);
+        sum = ft__sg_acc_total(acc);
+        /* (a walk that stops inside the first tile has not seen every
+         * need: assume the op order matters) */
+        if (sum > budget) {
+            if (stp.index < nk - 1)
+                sc->kinds_differ = 1;
+            break;
+        }
+        if ((stp.index & 0x3fff) == 0x3fff && stopped(sc))
+            return INF;
+    }
+    return sum;
+}
+
+double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget)
+{
+    const ft_problem *p = sc->p;
     /* past the deadline nothing new is scored: what is not memoised is
      * treated as infeasible (the one-op schedule was offered first) */
-    if (ft__out_of_time(S))
+    if (stopped(sc))
         return INF;
     int64_t ntx, nty, nk;
     g->w = c->w;
@@ -299,81 +354,59 @@ double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, co
     ft_walk *w;
     ft_status st;
     double lat = INF;
+    ft__sg_acc acc;
     /* besides its steps a subgraph pays the launch overhead and, with
      * double buffering, the pipeline's fill and drain (ft__sg_extra, as
      * ft_evaluate); at least ft__sg_fixed */
     const double fixed = ft__sg_fixed(p);
     budget -= fixed;
     double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
-    if (ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
+    if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
         floor = w->floor;
-        lat = ft__score_tiles(S, mx, w, g, ord, budget);
-        S->kinds_differ |= w->kinds_differ;
+        lat = sc->walk_all ? -1 : ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
+        sc->kinds_differ |= w->kinds_differ;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are
          * too many to walk */
-        if (lat < 0 && ntx * nty * nk > FT_SEARCH_STEP_CAP)
+        if (lat < 0 && ntx * nty * nk > FT_SCORE_STEP_CAP)
             lat = INF;
-        if (lat < 0 && ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
+        if (lat < 0 && ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
             g->order = ord;
             g->norder = ord ? ntx * nty : 0;
-            ft_step stp;
-            double sum = 0, tile = 0;
-            int ok = 1, waves = ft__units(p) > 1;
-            ft__waves wv;
-            ft__waves_init(&wv, p);
-            while (ft_walk_next(w, &stp)) {
-                if ((double)stp.working_set > p->capacity) {
-                    ok = 0;
-                    break;
-                }
-                if (!waves) {
-                    sum += stp.latency;
-                } else {
-                    tile += stp.latency;
-                    ft__waves_tile(&wv, stp.index / nk, tile);
-                    sum = ft__waves_total(&wv);
-                    if (stp.kstep == nk - 1)
-                        tile = 0;
-                }
-                /* (a walk that stops inside the first tile has not seen
-                 * every need: assume the op order matters) */
-                if (sum > budget) {
-                    if (stp.index < nk - 1)
-                        S->kinds_differ = 1;
-                    break;
-                }
-                if ((stp.index & 0x3fff) == 0x3fff && ft__out_of_time(S)) {
-                    ok = 0;
-                    break;
-                }
-            }
-            S->kinds_differ |= w->kinds_differ;
+            lat = score_steps(sc, w, nk, budget, &acc);
+            sc->kinds_differ |= w->kinds_differ;
             ft_walk_free(w);
-            lat = ok ? sum : INF;
         }
     }
-    if (lat >= 0 && lat < floor)
-        lat = floor;
-    if (lat >= 0 && lat < INF && (fixed > 0 || p->timing.overlap == FT_OVERLAP_PIPELINE)) {
-        double total = lat + fixed;
+    if (lat < 0)
+        lat = INF; /* no memory for the step-by-step walk */
+    if (lat < INF) {
+        /* what the subgraph pays besides its steps, as ft_evaluate adds it
+         * (ft__sg_acc_finish); under a pipeline, a single step overlaps
+         * nothing (ft__sg_single).  A sum cut past the budget stays past
+         * it. */
+        double extra = fixed;
+        int single = 0;
         if (p->timing.overlap == FT_OVERLAP_PIPELINE &&
-            ft__walk_new(p, g, S->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
+            ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
             int64_t n = ntx * nty, loaded0, written_last;
             double compute_last;
             ft__rates r0; /* the first wave's bandwidths, as ft_evaluate */
             ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
             ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
-            total = n * nk == 1 ? ft__sg_single(p, &r0, loaded0, written_last, compute_last) /* nothing overlaps */
-                                : lat + ft__sg_extra(p, &r0, loaded0, written_last, compute_last);
+            single = n * nk == 1;
+            if (single)
+                lat = ft__sg_single(p, &r0, loaded0, written_last, compute_last);
+            else
+                extra = ft__sg_extra(p, &r0, loaded0, written_last, compute_last);
             ft_walk_free(w);
         }
-        lat = total;
+        if (!single)
+            lat = ft__sg_acc_finish(&acc, floor, extra);
     }
-    S->evals++;
+    sc->evals++;
     ft__free(ord);
     g->order = NULL;
     g->norder = 0;
     return lat;
 }
-

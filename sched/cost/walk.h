@@ -1,4 +1,4 @@
-/* walk.h - the step walker's state (walk.c), shared with the scheduler's fast scorer (score.c); not installed. */
+/* walk.h - the step walker's state (walk.c), shared with the fast scorer (score.c, score.h); not installed. */
 #ifndef FT_WALK_H
 #define FT_WALK_H
 

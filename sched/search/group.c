@@ -227,13 +227,13 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
     g.ops = ops;
     g.nops = nops;
     cfg best = {S->p->native_w, S->p->native_h, ft_native_k(S->p), ORD_RASTER};
-    S->kinds_differ = 0;
+    S->sc.kinds_differ = 0;
     double lat = ft__choose_tiling(S, x, &g, &best);
     /* other op orders score every configuration alike unless some walk saw
      * needs of different kinds on one output (the first tile of every
      * configuration scored is walked whole, and has each k-step's largest
      * set of active ops) */
-    if (nops <= FT_SEARCH_OP_ORDER_OPS && S->kinds_differ && order_sensitive(S, ops, nops)) {
+    if (nops <= FT_SEARCH_OP_ORDER_OPS && S->sc.kinds_differ && order_sensitive(S, ops, nops)) {
         enum { MAX_TRIES = 12 };
         int tries = nops <= 6 ? MAX_TRIES : 4, ne = order_signature(S, ops, ops, nops, NULL);
         /* the orders' signatures scored so far (the first is ops[]'s): a

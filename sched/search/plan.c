@@ -4,22 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ft__sctx_alloc(sctx *x, int ntensors)
-{
-    size_t n = (size_t)ntensors + 1;
-    unsigned char *b = ft__calloc(3, n);
-    x->written = b;
-    x->retained = b ? b + n : NULL;
-    x->resident = b ? b + 2 * n : NULL;
-    return b ? 0 : -1;
-}
-
-void ft__sctx_free(sctx *x)
-{
-    ft__free(x->written);
-    memset(x, 0, sizeof *x);
-}
-
 int ft__plan_alloc(plan *P, int n)
 {
     P->g = ft__calloc((size_t)n + 1, sizeof(group));

@@ -3,6 +3,7 @@
 #include "search/search.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,10 @@
  *                                           recomputation (iterated local search)
  *
  * Each group is costed by group.c (memo by ops and context), which picks a
- * granularity and traversal (tiling.c) scored exactly (score.c: equal to
- * ft_evaluate, step for step).  The context a group is costed in (sctx:
+ * granularity and traversal (tiling.c) scored exactly by the search's
+ * scorer (S->sc, cost/score.h: ft_evaluate's figure, its steps added
+ * through the same accumulator; tests/unit/test_search_score.c checks the
+ * two agree, plan by plan).  The context a group is costed in (sctx:
  * written, retained, resident) is an argument of every pass, never state
  * shared between them.  Better plans go through ft__offer.
  *
@@ -117,8 +120,8 @@ static void progress(search *S, double t)
     shared *sh = S->sh;
     if (!sh)
         return; /* a search state set up by hand (tests) */
-    __atomic_fetch_add(&sh->evals, S->evals, __ATOMIC_RELAXED);
-    S->evals = 0;
+    __atomic_fetch_add(&sh->evals, S->sc.evals, __ATOMIC_RELAXED);
+    S->sc.evals = 0;
     if (S->thread != 0 || !sh->o->on_progress || t - sh->last_progress < 0.25)
         return;
     pthread_mutex_lock(&sh->mu);
@@ -158,6 +161,20 @@ int ft__out_of_time(search *S)
     if (past)
         S->timed_out = 1;
     return S->timed_out;
+}
+
+/* The scorer's stop hook: the deadline of the search that holds it. */
+static int scorer_stop(ft__scorer *sc)
+{
+    return ft__out_of_time((search *)(void *)((char *)sc - offsetof(search, sc)));
+}
+
+int ft__search_scorer_init(search *S, ft_compute_model model)
+{
+    if (ft__scorer_init(&S->sc, S->p, model))
+        return -1;
+    S->sc.stop = scorer_stop;
+    return 0;
 }
 
 uint64_t ft__rng(search *S)
@@ -244,11 +261,7 @@ static void publish(search *S, const plan *P, double total)
         ft_status st;
         if (s && label_schedule(sh, s))
             ft_schedule_free(s), s = NULL;
-        if (s && figures(S->p, s, S->model, sh->hard - reserve(sh->limit), &e, &st) == FT_OK) {
-            if (getenv("FT_SEARCH_CHECK"))
-                for (int i = 0; i < e.nsubgraphs; i++)
-                    if (fabs(e.sg[i].latency - P->g[i].lat) > 1e-9 * fmax(1, e.sg[i].latency))
-                        fprintf(stderr, "FT_SEARCH_CHECK: subgraph %d: predicted %.17g, evaluated %.17g\n", i, P->g[i].lat, e.sg[i].latency);
+        if (s && figures(S->p, s, S->sc.model, sh->hard - reserve(sh->limit), &e, &st) == FT_OK) {
             double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
             if (lat && e.total < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
@@ -265,8 +278,6 @@ static void publish(search *S, const plan *P, double total)
             }
             ft__free(lat);
             ft_eval_free(&e);
-        } else if (s && getenv("FT_SEARCH_CHECK")) {
-            fprintf(stderr, "FT_SEARCH_CHECK: a plan the scorer accepted is invalid: %s\n", st.msg);
         }
         ft_schedule_free(s);
     }
@@ -527,7 +538,7 @@ static void search_free(search *S)
     ft__plan_free(&S->best_plan);
     ft__free(S->start_gid);
     ft__memo_free(S);
-    ft__free(S->tm);
+    ft__scorer_free(&S->sc);
     ft__free(S->keybuf);
     ft__free(S->produced);
     ft__free(S->uses);
@@ -540,7 +551,6 @@ static int search_init(search *S, const ft_problem *p, const ft_search_opts *o, 
     memset(S, 0, sizeof *S);
     S->p = p;
     S->o = o;
-    S->model = o->model;
     S->thread = thread;
     S->sh = sh;
     S->t0 = sh->t0;
@@ -552,11 +562,10 @@ static int search_init(search *S, const ft_problem *p, const ft_search_opts *o, 
     if (!S->rng)
         S->rng = 1;
     S->best = INF;
-    S->tm = ft__tmemo_new();
     S->produced = ft__calloc((size_t)p->ntensors + 1, 1);
     S->uses = ft__calloc((size_t)p->ntensors + 1, 1);
     S->topo_pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
-    if (!S->tm || !S->produced || !S->uses || !S->topo_pos)
+    if (ft__search_scorer_init(S, o->model) || !S->produced || !S->uses || !S->topo_pos)
         return -1;
     for (int i = 0; i < p->nops; i++)
         S->topo_pos[p->topo[i]] = i;

@@ -1,11 +1,10 @@
-/* search/search.h - the scheduler's internal interface: the plan, the context a subgraph is scored in, and the passes ft_search drives (search.c). */
-#ifndef FT_SEARCHINT_H
-#define FT_SEARCHINT_H
+/* search.h - the scheduler's internal interface: the plan, the search's state (its scorer included), and the passes ft_search drives (search.c). */
+#ifndef FT_SEARCH_H
+#define FT_SEARCH_H
 
-#include "cost/cost.h"
+#include "cost/score.h"
 #include "strategy/strategy.h"
-
-#include <math.h>
+#include "strategy/supertile.h"
 
 /* Named limits of the search.  Each is checked where it applies; none
  * makes a score wrong when it is reached, it only narrows what is tried. */
@@ -13,7 +12,6 @@ enum {
     FT_SEARCH_MAX_RETAIN = 6,          /* retention candidates per group in the DP (2^6 states) */
     FT_SEARCH_EXHAUSTIVE_OPS = 7,      /* every ordered partition up to this many ops */
     FT_SEARCH_OP_ORDER_OPS = 256,      /* random op orders tried only up to this many ops in a group */
-    FT_SEARCH_TILE_MEMO = 1024,        /* tile memo slots (a power of two); fuller: walk every step */
     FT_SEARCH_MAX_CANDIDATES = 96,     /* tile sizes per dimension (powers of two first, then divisors) */
     FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
     FT_SEARCH_TILING_PATIENCE = 48,    /* tilings tried past the last better one when every k-step is walked */
@@ -27,27 +25,6 @@ enum {
 
 /* Tile-size candidate sets of the scheduler (search.fine, tiling.c). */
 enum { FINE_NONE = 0, FINE_ALL, FINE_COUNTS };
-/* Largest number of steps a subgraph's score may walk one by one (when the
- * tile memo cannot be used); a configuration past it is scored only
- * through the memo. */
-#define FT_SEARCH_STEP_CAP ((int64_t)1 << 26)
-
-#define INF HUGE_VAL
-
-enum { ORD_RASTER = 0, ORD_SNAKE_ROW, ORD_COL, ORD_SNAKE_COL, ORD_COUNT };
-
-/* A subgraph configuration: granularity and traversal order kind. */
-typedef struct cfg {
-    int64_t w, h, k;
-    int order;
-} cfg;
-
-/* The context a subgraph is scored in (SPEC section 3), ntensors flags
- * each: which of its outputs are written to slow memory, which it retains,
- * and which tensors are resident (retained by the subgraph before it). */
-typedef struct sctx {
-    unsigned char *written, *retained, *resident;
-} sctx;
 
 /* One group of a plan: its ops (a topological order), configuration,
  * retained tensors and exact latency in its context. */
@@ -66,24 +43,19 @@ typedef struct plan {
     group *g;
 } plan;
 
-/* Which axes of a subgraph mix range sources (ft__walk_mixed), found once
- * per subgraph and context before its configurations are scored. */
-typedef struct mixinfo {
-    int rows, cols, interior;
-} mixinfo;
-
 typedef struct memo memo;
-typedef struct tmemo tmemo;
 typedef struct shared shared;
 
-/* The state of one search (one per thread): the problem, the clock, the
- * random stream, the memo of subgraph costs, scratch buffers and the best
- * plan found.  Passes read and write only through their arguments and
- * these fields. */
+/* The state of one search (one per thread): the problem, its scorer, the
+ * clock, the random stream, the memo of subgraph costs, scratch buffers and
+ * the best plan found.  Passes read and write only through their arguments
+ * and these fields. */
 typedef struct search {
     const ft_problem *p;
     const ft_search_opts *o;
-    ft_compute_model model;
+    ft__scorer sc;         /* under o->model; its stop hook is the deadline
+                              (ft__search_scorer_init); sc.kinds_differ:
+                              another op order may change a group's cost */
     int thread;            /* 0 .. threads-1 */
     double t0, deadline;
     int timed_out;
@@ -91,10 +63,6 @@ typedef struct search {
                               ft__out_of_time stops the search after one */
     int tiling_all;        /* 1: ft__choose_tiling scores every candidate
                               (no bound or patience cut; tests compare) */
-    int kinds_differ;      /* a walk scored since this was cleared saw two
-                              needs of one upstream output with different
-                              dimension kinds (walk.h): only then can
-                              another op order change a group's cost */
     int fine;              /* tile-size candidates (tiling.c): FINE_NONE,
                               FINE_ALL (every size up to a small native one,
                               FT_SEARCH_ALL_SIZES) or FINE_COUNTS (every
@@ -109,16 +77,12 @@ typedef struct search {
     size_t tabsize, nmemo;
     int *keybuf;
     int keycap;
-    /* tile memo of the scorer and its generation */
-    tmemo *tm;
-    uint64_t tmgen;
-    /* scratch of the scorer and of granularity choice, ntensors each */
+    /* scratch of granularity choice, ntensors each */
     unsigned char *produced, *uses;
     /* the best plan of this search */
     double best;
     plan best_plan;
     double best_time;      /* seconds from t0 at which it was found */
-    int64_t evals;         /* subgraph configurations scored */
     double bound;          /* the best lower bound: stop when best reaches it */
     int *start_gid;        /* the best strategy's partition (starts pass) */
     double start_t;        /* its total (INF: none) */
@@ -133,28 +97,15 @@ double ft__now_s(void);
 /* 1 once the deadline has passed (never while S->first); also reports
  * progress when it is due. */
 int ft__out_of_time(search *S);
+/* Set up S->sc for S->p under model with ft__out_of_time(S) as its stop
+ * hook (S must not move while the scorer is in use).  0, or -1 on OOM;
+ * release with ft__scorer_free(&S->sc). */
+int ft__search_scorer_init(search *S, ft_compute_model model);
 /* Next value of S's random stream. */
 uint64_t ft__rng(search *S);
 /* Offer plan P (groups, configurations, retained sets and latencies
  * filled): kept when it beats S's best.  Returns P's total. */
 double ft__offer(search *S, const plan *P);
-
-/* ------------------------------------------------------------ score.c */
-
-/* A tile memo for S->tm (free with ft__free()); NULL on OOM. */
-tmemo *ft__tmemo_new(void);
-/* Tile visiting order of kind `kind` over an ntx x nty grid into out. */
-void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
-/* Fill *mx for subgraph g (ops set) in context x. */
-void ft__probe_mixed(search *S, const sctx *x, ft_subgraph *g, mixinfo *mx);
-/* Tile-memoised sum over walk w of g in order ord (NULL: raster); -1 when
- * the walk turns out irregular or the memo overflows (the caller then
- * walks every step), INF on a capacity overflow. */
-double ft__score_tiles(search *S, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget);
-/* Exact latency of subgraph g at configuration c in context x, as
- * ft_evaluate gives it; INF when a step overflows the capacity, or any
- * value > budget once the running sum passes budget. */
-double ft__score(search *S, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget);
 
 /* ------------------------------------------------------------ tiling.c */
 
@@ -176,7 +127,11 @@ void ft__sort_topo(const search *S, int *ops, int n);
 
 /* ------------------------------------------------------------ plan.c */
 
+/* P with n groups, each zeroed (no ops, no retained set): 0, or -1 on
+ * OOM with P empty.  Release with ft__plan_free. */
 int ft__plan_alloc(plan *P, int n);
+/* Release P's groups, their ops and retained sets, and clear P (an empty
+ * or zeroed P is fine). */
 void ft__plan_free(plan *P);
 /* Deep copy of A's groups (ops and retained sets; room for `extra` more
  * ops in each group) into B; -1 on OOM. */
@@ -191,9 +146,6 @@ double ft__plan_cost(search *S, plan *P, sctx *x);
 /* Plan with one group per group id of gid (ng ids) in a topological order
  * of the quotient graph; -1 if it has a cycle or on OOM. */
 int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P);
-/* Context scratch of ntensors flags each; -1 on OOM. */
-int ft__sctx_alloc(sctx *x, int ntensors);
-void ft__sctx_free(sctx *x);
 
 /* ------------------------------------------------------------ retain.c */
 
@@ -239,6 +191,14 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
  * pattern library; else FT_EINPUT naming the file and line (FT_ENOMEM).
  * ft_search checks them first, whether or not a pass will read them. */
 int ft__strategy_check_files(const ft_search_opts *o, ft_status *st);
+
+/* The schedule of super tiling's partition part with its tiles
+ * (ft__supertile_run's), through a plan: the groups in a topological order
+ * of the quotient graph, each group's ops in a topological order at its
+ * tile, raster traversal, nothing retained, no reported latencies.  FT_OK
+ * with *out (free with ft_schedule_free); FT_EINPUT when the quotient graph
+ * has a cycle; FT_ENOMEM.  The schedule is not evaluated. */
+int ft__supertile_schedule(const ft_problem *p, const ft_partition *part, const ft_supertile_tile *tiles, ft_schedule **out, ft_status *st);
 
 /* ------------------------------------------------------------ recompute.c */
 

@@ -1,4 +1,4 @@
-/* strategy_pass.c - the grouping strategies as passes of the scheduler: their names, the dispatch, and a strategy's partition made into groups a plan can cost (checked, repaired, unfit groups split, labelled by source names). */
+/* strategy_pass.c - the grouping strategies as passes of the scheduler: their names, the dispatch, a strategy's partition made into groups a plan can cost (checked, repaired, unfit groups split, labelled by source names), and super tiling's partition made into a schedule. */
 #include "strategy/patterns.h"
 #include "strategy/rules.h"
 #include "search/search.h"
@@ -361,4 +361,29 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
     if (rc != FT_OK)
         ft_partition_free(part);
     return rc;
+}
+
+int ft__supertile_schedule(const ft_problem *p, const ft_partition *part, const ft_supertile_tile *tiles, ft_schedule **out, ft_status *st)
+{
+    search S;
+    plan P;
+    *out = NULL;
+    memset(&S, 0, sizeof S);
+    S.p = p;
+    if (ft__plan_from_partition(&S, part->gid, part->ngroups, &P))
+        return ft__fail(st, FT_EINPUT, 0, "%s: supertile: the groups of the partition form a cycle (or out of memory)",
+                        p->name ? p->name : "problem");
+    for (int i = 0; i < P.ngroups; i++) {
+        const ft_supertile_tile *t = &tiles[part->gid[P.g[i].ops[0]]];
+        P.g[i].c = (cfg){t->w, t->h, t->k, ORD_RASTER};
+    }
+    ft_schedule *s = ft__plan_schedule(p, &P);
+    ft__plan_free(&P);
+    if (!s)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    for (int i = 0; i < s->nsubgraphs; i++)
+        s->sg[i].has_reported = 0;
+    s->len_latencies = -1;
+    *out = s;
+    return FT_OK;
 }

@@ -173,7 +173,7 @@ static void shape_done(search *S, const ft_subgraph *g, shape *sh)
  * whole output once, unpadded, against the traffic every
  * configuration must move (with several k-steps, a k-loop MatMul's operand
  * used by nothing else streams in once per tile column or row); INF past
- * FT_SEARCH_STEP_CAP tiles.  An epilogue Layout op pays for its output's
+ * FT_SCORE_STEP_CAP tiles.  An epilogue Layout op pays for its output's
  * tiles as a Pointwise op does, and its input counts in reads_lb like any
  * boundary input: the regions SPEC 4 maps from regions covering its output
  * cover its input. */
@@ -194,11 +194,11 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
             /* the regions its consumers need cover its whole output over
              * the subgraph's steps: at least once, unpadded (as an op that
              * pays its exact elements pays it, ft__op_padded) */
-            comp += ft__op_compute(p, S->model, op, (double)T->height / (double)p->native_h, (double)T->width / (double)p->native_w,
+            comp += ft__op_compute(p, S->sc.model, op, (double)T->height / (double)p->native_h, (double)T->width / (double)p->native_w,
                                    (double)op->k);
             continue;
         }
-        comp += ft__op_compute(p, S->model, op, padded_units(T->height, h, p->native_h), padded_units(T->width, w, p->native_w), (double)op->k);
+        comp += ft__op_compute(p, S->sc.model, op, padded_units(T->height, h, p->native_h), padded_units(T->width, w, p->native_w), (double)op->k);
         if (roles[j] != FT_ROLE_KLOOP || nk <= 1)
             continue;
         for (int side = 0; side < 2; side++) {
@@ -210,7 +210,7 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
         }
     }
     double tiles = (double)ft__ceil_div(sh->Wg, w) * (double)ft__ceil_div(sh->Hg, h);
-    if (tiles > (double)FT_SEARCH_STEP_CAP)
+    if (tiles > (double)FT_SCORE_STEP_CAP)
         return INF;
     /* several units share the compute; a wave's slowest tile moves at
      * least its tiles' traffic at the whole bandwidth (ft_timing) */
@@ -273,7 +273,7 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         return INF;
     qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
     mixinfo mx;
-    ft__probe_mixed(S, x, g, &mx);
+    ft__probe_mixed(&S->sc, x, g, &mx);
     double best = INF;
     /* a walk that derives every k-step (mx.interior 2: a Layout scales a
      * tensor made inside) costs its steps: after FT_SEARCH_TILING_PATIENCE
@@ -292,7 +292,7 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         for (int ok = 0; ok < norders; ok++) {
             cfg c = cs[i].c;
             c.order = ok;
-            double lat = ft__score(S, x, &mx, g, &c, best);
+            double lat = ft__score(&S->sc, x, &mx, g, &c, best);
             if (lat < best) {
                 best = lat;
                 *best_c = c;

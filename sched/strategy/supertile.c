@@ -78,7 +78,8 @@
  * the id of one of their ops, so per-group arrays are indexed by op id. */
 typedef struct st_state {
     const ft_problem *p;
-    search S;                /* exact checks; S.topo_pos: op -> topological position */
+    ft__scorer scorer;       /* exact checks (native compute model) */
+    int *pos;                /* op -> topological position */
     ft_st_scratch sc;        /* footprint context */
     int *fg;                 /* fuse group of each op */
     int *gid;                /* tile loop of each op */
@@ -109,7 +110,7 @@ static int members(const st_state *s, const int *grp, int a, int b, int *out)
 static int convex(st_state *s, const int *grp, int a, int b)
 {
     const ft_problem *p = s->p;
-    const int *pos = s->S.topo_pos;
+    const int *pos = s->pos;
     int n = members(s, grp, a, b, s->queue), last = 0, head = 0, tail = n;
     for (int j = 0; j < n; j++)
         last = pos[s->queue[j]] > last ? pos[s->queue[j]] : last;
@@ -339,7 +340,7 @@ static int settle(st_state *s, const int *ops, int n, ft_supertile_tile *t)
 {
     ft_supertile_tile whole;
     ft__st_whole(s->p, ops, n, &whole);
-    while (!ft__st_fits_exactly(&s->S, &s->sc, ops, n, t))
+    while (!ft__st_fits_exactly(&s->scorer, &s->sc, ops, n, t))
         if (!ft__st_halve(t, whole.k))
             return 0;
     return 1;
@@ -442,7 +443,8 @@ oom:
 /* Release what a run's state owns (not s itself). */
 static void state_free(st_state *s)
 {
-    ft__st_search_free(&s->S);
+    ft__scorer_free(&s->scorer);
+    ft__free(s->pos);
     ft__st_scratch_free(&s->sc);
     ft__free(s->fg);
     ft__free(s->gid);
@@ -472,10 +474,13 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
     s.list2 = ft__malloc(sizeof(int) * n);
     s.mark = ft__calloc(n, sizeof(int));
     s.queue = ft__malloc(sizeof(int) * n);
+    s.pos = ft__malloc(sizeof(int) * n);
     int rc = FT_OK;
-    if (!s.fg || !s.gid || !s.tile || !s.fail_round || !s.list || !s.list2 || !s.mark || !s.queue ||
-        ft__st_search_init(&s.S, p) || ft__st_scratch_init(&s.sc, p))
+    if (!s.fg || !s.gid || !s.tile || !s.fail_round || !s.list || !s.list2 || !s.mark || !s.queue || !s.pos ||
+        ft__scorer_init(&s.scorer, p, FT_COMPUTE_NATIVE) || ft__st_scratch_init(&s.sc, p))
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    for (int i = 0; rc == FT_OK && i < p->nops; i++)
+        s.pos[p->topo[i]] = i;
     if (rc == FT_OK)
         rc = fuse_groups(&s, st);
     if (rc == FT_OK) {
@@ -500,29 +505,4 @@ int ft__strategy_supertile(const ft_problem *p, const ft_strategy_opts *o, ft_pa
 {
     (void)o;
     return ft__supertile_run(p, out, NULL, st);
-}
-
-int ft__supertile_schedule(const ft_problem *p, const ft_partition *part, const ft_supertile_tile *tiles, ft_schedule **out, ft_status *st)
-{
-    search S;
-    plan P;
-    *out = NULL;
-    memset(&S, 0, sizeof S);
-    S.p = p;
-    if (ft__plan_from_partition(&S, part->gid, part->ngroups, &P))
-        return ft__fail(st, FT_EINPUT, 0, "%s: supertile: the groups of the partition form a cycle (or out of memory)",
-                        p->name ? p->name : "problem");
-    for (int i = 0; i < P.ngroups; i++) {
-        const ft_supertile_tile *t = &tiles[part->gid[P.g[i].ops[0]]];
-        P.g[i].c = (cfg){t->w, t->h, t->k, ORD_RASTER};
-    }
-    ft_schedule *s = ft__plan_schedule(p, &P);
-    ft__plan_free(&P);
-    if (!s)
-        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-    for (int i = 0; i < s->nsubgraphs; i++)
-        s->sg[i].has_reported = 0;
-    s->len_latencies = -1;
-    *out = s;
-    return FT_OK;
 }

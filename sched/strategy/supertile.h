@@ -1,8 +1,8 @@
-/* supertile.h - the super tiling strategy's own interface: the tile each group runs at, its footprint model and the schedule of its partition; not installed. */
+/* supertile.h - the super tiling strategy's own interface: the tile each group runs at and its footprint model (the schedule of its partition: search.h); not installed. */
 #ifndef FT_SUPERTILE_H
 #define FT_SUPERTILE_H
 
-#include "search/search.h"
+#include "cost/score.h"
 #include "strategy/strategy.h"
 
 /* Named limits of super tiling.  Each is checked where it applies; none
@@ -52,14 +52,6 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
  * or FT_ENOMEM. */
 int ft__supertile_footprint(const ft_problem *p, const int *ops, int n, int64_t w, int64_t h, int64_t k, int64_t *out, ft_status *st);
 
-/* The schedule of partition part with its tiles (ft__supertile_run's):
- * the groups in a topological order of the quotient graph, each group's
- * ops in a topological order at its tile, raster traversal, nothing
- * retained, no reported latencies.  FT_OK with *out (free with
- * ft_schedule_free); FT_EINPUT when the quotient graph has a cycle;
- * FT_ENOMEM.  The schedule is not evaluated. */
-int ft__supertile_schedule(const ft_problem *p, const ft_partition *part, const ft_supertile_tile *tiles, ft_schedule **out, ft_status *st);
-
 /* ---- shared by supertile.c and supertile_footprint.c ---- */
 
 /* Scratch of the footprint model: the context of a loop (written flags of
@@ -69,7 +61,10 @@ typedef struct ft_st_scratch {
     unsigned char *member; /* nops flags */
 } ft_st_scratch;
 
+/* Scratch for p, every flag 0: 0, or -1 on OOM with sc owning nothing.
+ * Release with ft__st_scratch_free. */
 int ft__st_scratch_init(ft_st_scratch *sc, const ft_problem *p);
+/* Release what sc owns and clear it (a zeroed sc is fine). */
 void ft__st_scratch_free(ft_st_scratch *sc);
 
 /* ft__supertile_footprint with caller scratch: the footprint, or
@@ -96,15 +91,11 @@ int ft__st_halve(ft_supertile_tile *t, int64_t K);
  * capacity.  1: it fits (t set), 0: no tile fits, -1: OOM. */
 int ft__st_refine(const ft_problem *p, ft_st_scratch *sc, const int *ops, int n, ft_supertile_tile *t);
 
-/* A search state for exact checks (ft__score): p, the native compute
- * model, no deadline.  -1 on OOM.  Release with ft__st_search_free. */
-int ft__st_search_init(search *S, const ft_problem *p);
-void ft__st_search_free(search *S);
-
-/* Whether ops[] at tile t fits p's capacity in every step, exactly as
- * ft_evaluate walks it (outputs consumed outside written): 1 or 0 (0 also
- * on OOM).  Assumes no fused operand escapes (ft__st_footprint refuses
- * such loops before). */
-int ft__st_fits_exactly(search *S, ft_st_scratch *sc, const int *ops, int n, const ft_supertile_tile *t);
+/* Whether ops[] at tile t fits the capacity of scorer's problem in every
+ * step, exactly as ft_evaluate walks it (outputs consumed outside
+ * written): 1 or 0 (0 also on OOM).  scorer: ft__scorer_init's for the
+ * problem under the native compute model, no stop hook.  Assumes no fused
+ * operand escapes (ft__st_footprint refuses such loops before). */
+int ft__st_fits_exactly(ft__scorer *scorer, ft_st_scratch *sc, const int *ops, int n, const ft_supertile_tile *t);
 
 #endif

@@ -181,40 +181,14 @@ int ft__st_refine(const ft_problem *p, ft_st_scratch *sc, const int *ops, int n,
     }
 }
 
-int ft__st_search_init(search *S, const ft_problem *p)
-{
-    memset(S, 0, sizeof *S);
-    S->p = p;
-    S->model = FT_COMPUTE_NATIVE;
-    S->deadline = INF;
-    S->best = INF;
-    S->rng = 1;
-    S->tm = ft__tmemo_new();
-    S->topo_pos = ft__malloc(sizeof(int) * ((size_t)p->nops + 1));
-    if (!S->tm || !S->topo_pos) {
-        ft__st_search_free(S);
-        return -1;
-    }
-    for (int i = 0; i < p->nops; i++)
-        S->topo_pos[p->topo[i]] = i;
-    return 0;
-}
-
-void ft__st_search_free(search *S)
-{
-    ft__free(S->tm);
-    ft__free(S->topo_pos);
-    memset(S, 0, sizeof *S);
-}
-
-int ft__st_fits_exactly(search *S, ft_st_scratch *sc, const int *ops, int n, const ft_supertile_tile *t)
+int ft__st_fits_exactly(ft__scorer *scorer, ft_st_scratch *sc, const int *ops, int n, const ft_supertile_tile *t)
 {
     ft_subgraph g = loop_subgraph(ops, n, t);
     mixinfo mx;
     cfg c = {g.w, g.h, g.k, ORD_RASTER};
-    set_context(S->p, sc, ops, n);
-    ft__probe_mixed(S, &sc->x, &g, &mx);
-    double lat = ft__score(S, &sc->x, &mx, &g, &c, INF);
-    clear_context(S->p, sc, ops, n);
+    set_context(scorer->p, sc, ops, n);
+    ft__probe_mixed(scorer, &sc->x, &g, &mx);
+    double lat = ft__score(scorer, &sc->x, &mx, &g, &c, INF);
+    clear_context(scorer->p, sc, ops, n);
     return lat < INF;
 }

@@ -1,9 +1,7 @@
 /* kernel_time.c - the cost model's time of one kernel (one op alone in a subgraph) on a target: the fastest candidate granularity, and for a MatMul the split-K form a GEMM library may run. */
 #include "fusetile/measured.h"
 
-#include "cost/cost.h"
-#include "search/search.h"
-#include "strategy/supertile.h"
+#include "cost/score.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -155,12 +153,12 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
                     cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
         qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
     }
-    /* each candidate scored exactly by the scheduler's scorer (equal to
-     * ft_evaluate's walk, through its memo of like tiles) in the one-op
-     * subgraph's context: its output written, nothing retained */
-    search S;
+    /* each candidate scored exactly by the scorer (equal to ft_evaluate's
+     * walk, through its memo of like tiles) in the one-op subgraph's
+     * context: its output written, nothing retained */
+    ft__scorer S;
     unsigned char *flags = ft__calloc((size_t)p->ntensors * 3 + 3, 1);
-    if (!flags || ft__st_search_init(&S, p) != 0) {
+    if (!flags || ft__scorer_init(&S, p, FT_COMPUTE_NATIVE) != 0) {
         ft__free(flags);
         ft_problem_free(p);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
@@ -183,7 +181,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
             g->k = c.k;
         }
     }
-    ft__st_search_free(&S);
+    ft__scorer_free(&S);
     ft__free(flags);
     ft_problem_free(p);
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))

@@ -1,4 +1,4 @@
-/* test_search_score.c - the scheduler's fast scorer (tile memo, k-step fast-forward) equals the full per-step walk; op orders matter only where needs differ in kinds. */
+/* test_search_score.c - the fast scorer (tile memo, k-step fast-forward) equals the full per-step walk, and a search's plans score what ft_evaluate gives them; op orders matter only where needs differ in kinds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The scheduler's internal interface (its scorer and search state); the
- * functions come from libfusetile.a. */
+/* The scorer (cost/score.h) and the scheduler's internal interface (its
+ * search state and plans); the functions come from libfusetile.a. */
 #include "../../sched/search/search.h"
-#include "../../sched/cost/walk.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 static uint64_t rs = 0x1234567;
@@ -131,17 +130,21 @@ static char *random_problem(int nops, int64_t native, int layouts)
     return buf;
 }
 
-/* Sum of every step of g in S's context, walked one step at a time, plus
- * what the subgraph pays besides its steps (ft_timing: launch overhead,
- * the pipeline's fill and drain, or one step that overlaps nothing); INF on
- * a capacity overflow. */
-static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
+/* Latency of g at configuration c in context x, every step walked one at
+ * a time and added as ft_evaluate adds them (compensated sums: one unit, the
+ * steps; several, each wave's slowest tile, a tile the sum of its k-steps),
+ * plus what the subgraph pays besides its steps (ft_timing: launch
+ * overhead, the pipeline's fill and drain, or one step that overlaps
+ * nothing); INF on a capacity overflow.  Written here apart from the
+ * library's accumulator (ft__sg_acc), as the check of it. */
+static double full_walk(const ft__scorer *sc, const sctx *x, ft_subgraph *g, const cfg *c)
 {
+    const ft_problem *p = sc->p;
     int64_t ntx, nty, nk;
     g->w = c->w;
     g->h = c->h;
     g->k = c->k;
-    ft__sg_grid(S->p, g, NULL, &ntx, &nty, &nk);
+    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
     int64_t *ord = NULL;
     if (c->order != ORD_RASTER) {
         ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
@@ -151,43 +154,69 @@ static double full_walk(search *S, const sctx *x, ft_subgraph *g, const cfg *c)
     g->norder = ord ? ntx * nty : 0;
     ft_walk *w;
     ft_status st;
-    assert_int_equal(ft__walk_new(S->p, g, S->model, x->written, x->retained, x->resident, &w, &st), FT_OK);
+    assert_int_equal(ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st), FT_OK);
     ft_step stp;
-    double sum = 0, tile = 0;
+    ksum sum = {0, 0}, tile = {0, 0};
     int ok = 1;
     int64_t loaded0 = 0;
-    /* several units: waves of tiles (ft_timing), as ft_evaluate */
+    /* several units: waves of tiles (ft_timing) */
     ft__waves wv;
-    ft__waves_init(&wv, S->p);
+    ft__waves_init(&wv, p);
     while (ft_walk_next(w, &stp)) {
-        if ((double)stp.working_set > S->p->capacity)
+        if ((double)stp.working_set > p->capacity)
             ok = 0;
         if (stp.index == 0)
             loaded0 = stp.loaded_elems;
-        if (ft__units(S->p) == 1) {
-            sum += stp.latency;
+        if (ft__units(p) == 1) {
+            ksum_add(&sum, stp.latency);
         } else {
-            tile += stp.latency;
-            ft__waves_tile(&wv, stp.index / nk, tile);
-            if (stp.kstep == nk - 1)
-                tile = 0;
+            ksum_add(&tile, stp.latency);
+            if (stp.kstep == nk - 1) {
+                ft__waves_tile(&wv, stp.index / nk, ksum_value(&tile));
+                tile = (ksum){0, 0};
+            }
         }
     }
-    if (ft__units(S->p) > 1)
-        sum = ft__waves_total(&wv);
-    if (sum < w->floor)
-        sum = w->floor; /* a cache the subgraph does not fit */
+    if (ft__units(p) > 1)
+        sum = (ksum){ft__waves_total(&wv), 0};
+    if (ksum_value(&sum) < w->floor)
+        sum = (ksum){w->floor, 0}; /* a cache the subgraph does not fit */
     ft__rates r; /* the first wave's bandwidths */
-    ft__rates_share(&w->rates, ft__wave_size(S->p, ntx * nty, 0), &r);
-    if (S->p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)
-        sum = ft__sg_single(S->p, &r, stp.loaded_elems, stp.written_elems, stp.compute);
-    else
-        sum += ft__sg_extra(S->p, &r, loaded0, stp.written_elems, stp.compute);
+    ft__rates_share(&w->rates, ft__wave_size(p, ntx * nty, 0), &r);
+    double extra = ft__sg_extra(p, &r, loaded0, stp.written_elems, stp.compute);
+    if (extra > 0)
+        ksum_add(&sum, extra);
+    double lat = ksum_value(&sum);
+    if (p->timing.overlap == FT_OVERLAP_PIPELINE && ntx * nty * nk == 1)
+        lat = ft__sg_single(p, &r, stp.loaded_elems, stp.written_elems, stp.compute);
     ft_walk_free(w);
     free(ord);
     g->order = NULL;
     g->norder = 0;
-    return ok ? sum : INF;
+    return ok ? lat : INF;
+}
+
+/* Random timing terms of a machine (ft_timing), of every kind, on p. */
+static void random_timing(ft_problem *p)
+{
+    ft_status st;
+    static const double lats[] = {0, 1, 50, 400};
+    p->timing.overlap = (ft_overlap)(rnd() % 3);
+    p->timing.transfer_latency = lats[rnd() % 4];
+    p->timing.launch_overhead = (double)(rnd() % 3) * 100;
+    p->timing.write_bandwidth = rnd() % 2 ? 0 : p->bandwidth * (0.25 + 0.25 * (double)(rnd() % 8));
+    p->timing.duplex = (int)(rnd() % 2);
+    /* whole-device terms: units in waves, a step overhead, a shared cache
+     * that some subgraphs fit */
+    static const int units[] = {1, 2, 3, 7};
+    p->timing.units = units[rnd() % 4];
+    p->timing.step_overhead = rnd() % 2 ? 0 : 13;
+    p->timing.tile_overhead = rnd() % 2 ? 0 : 29;
+    p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 41;
+    p->timing.cache_capacity = rnd() % 2 ? 0 : (double)(1 << (14 + rnd() % 6));
+    p->timing.cache_bandwidth = p->bandwidth * 4;
+    p->pointwise_exact = (int)(rnd() % 2); /* Layout ops unpadded */
+    assert_int_equal(ft_problem_finish(p, &st), FT_OK);
 }
 
 /* A connected set of ops grown from a random op along tensors, in
@@ -230,12 +259,18 @@ static int random_group(const ft_problem *p, int *ops, int maxn)
 
 /* How the scorer's answers came about (compare_scorer). */
 typedef struct tally {
-    int compared, fast, mixed, irregular, oom, mismatches, timed, layouts;
+    int compared, fast, mixed, irregular, oom, mismatches, timed, layouts, inexact;
 } tally;
 
 /* Score random subgraphs of nprob random problems (random_problem's
  * `layouts`) at random configurations and contexts with the fast scorer
- * and with the full walk; every difference is printed and counted. */
+ * and with the full walk; every difference is printed and counted.  A
+ * score the scorer walks step by step (its fallback, or every score with
+ * walk_all) must equal the full walk to the last digit (one accumulator,
+ * one summation); one through the tile memo may differ by rounding only (a
+ * tile's latency added once per tile, a repeated k-step multiplied): by
+ * 1e-9 relative at most, and tl->inexact counts the scores that differ at
+ * all. */
 static void compare_scorer(int nprob, int layouts, tally *tl)
 {
     int compared = 0, fast = 0, mixed = 0, irregular = 0, oom = 0, mismatches = 0, timed = 0;
@@ -246,35 +281,12 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
         ft_status st;
         assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
         if (prob % 3 == 2) {
-            /* a machine's timing terms (ft_timing), of every kind */
-            static const double lats[] = {0, 1, 50, 400};
-            p->timing.overlap = (ft_overlap)(rnd() % 3);
-            p->timing.transfer_latency = lats[rnd() % 4];
-            p->timing.launch_overhead = (double)(rnd() % 3) * 100;
-            p->timing.write_bandwidth = rnd() % 2 ? 0 : p->bandwidth * (0.25 + 0.25 * (double)(rnd() % 8));
-            p->timing.duplex = (int)(rnd() % 2);
-            /* whole-device terms: units in waves, a step overhead, a
-             * shared cache that some subgraphs fit */
-            static const int units[] = {1, 2, 3, 7};
-            p->timing.units = units[rnd() % 4];
-            p->timing.step_overhead = rnd() % 2 ? 0 : 13;
-            p->timing.tile_overhead = rnd() % 2 ? 0 : 29;
-            p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 41;
-            p->timing.cache_capacity = rnd() % 2 ? 0 : (double)(1 << (14 + rnd() % 6));
-            p->timing.cache_bandwidth = p->bandwidth * 4;
-            p->pointwise_exact = (int)(rnd() % 2); /* Layout ops unpadded */
+            random_timing(p);
             timed++;
-            assert_int_equal(ft_problem_finish(p, &st), FT_OK);
         }
-        ft_search_opts o;
-        ft_search_opts_init(&o);
-        search S;
-        memset(&S, 0, sizeof S);
-        S.p = p;
-        S.o = &o;
-        S.model = prob % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
-        S.deadline = 1e18;
-        S.tm = ft__tmemo_new();
+        /* the scorer alone, as super tiling and kernel timing use it */
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, prob % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE), 0);
         sctx X;
         assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
         for (int trial = 0; trial < 25; trial++) {
@@ -320,11 +332,20 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
                 ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
                 ft__make_order(c.order, ntx, nty, ord);
             }
-            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, INF);
+            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, INF, NULL);
             ft_walk_free(w);
             free(ord);
             double want = full_walk(&S, &X, &g, &c);
             double got = ft__score(&S, &X, &mx, &g, &c, INF);
+            /* every step walked and added through the accumulator: the
+             * full walk's figure to the last digit */
+            S.walk_all = 1;
+            double stepwise = ft__score(&S, &X, &mx, &g, &c, INF);
+            S.walk_all = 0;
+            if (stepwise != want) {
+                print_error("step by step %.17g, not the full walk's %.17g to the last digit: ", stepwise, want);
+                got = stepwise;
+            }
             compared++;
             for (int j = 0; j < n; j++)
                 if (p->ops[ops[j]].type == FT_OP_LAYOUT) {
@@ -341,6 +362,9 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
                 oom++;
             int same = (want == INF && got == INF) ||
                        (want < INF && got < INF && fabs(got - want) <= 1e-9 * fmax(1, fabs(want)));
+            if (same && (tiles < 0 || got == stepwise) && got != want)
+                same = 0; /* (printed above) */
+            tl->inexact += same && got != want;
             if (!same) {
                 mismatches++;
                 print_error("problem %d trial %d: ops", prob, trial);
@@ -355,14 +379,15 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
                 print_error("\n");
             }
         }
-        free(S.tm);
+        ft__scorer_free(&S);
         ft__sctx_free(&X);
         ft_problem_free(p);
         free(json);
     }
     print_message("compared %d subgraph walks (%d with Layout ops): %d through the tile memo by classes, %d by absolute rows or "
-                  "columns (mixed sources), %d step by step, %d over capacity; %d problems with timing terms\n",
-                  compared, tl->layouts, fast, mixed, irregular, oom, timed);
+                  "columns (mixed sources), %d step by step, %d over capacity; %d problems with timing terms; %d equal up to "
+                  "rounding, the rest to the last digit\n",
+                  compared, tl->layouts, fast, mixed, irregular, oom, timed, tl->inexact);
     tl->compared = compared, tl->fast = fast, tl->mixed = mixed, tl->irregular = irregular;
     tl->oom = oom, tl->mismatches = mismatches, tl->timed = timed;
 }
@@ -404,12 +429,16 @@ static ft_problem *tiling_search(const char *json, ft_compute_model model, ft_se
     memset(S, 0, sizeof *S);
     S->p = p;
     S->o = o;
-    S->model = model;
     S->deadline = 1e18;
-    S->tm = ft__tmemo_new();
+    assert_int_equal(ft__search_scorer_init(S, model), 0);
     S->produced = calloc((size_t)p->ntensors + 1, 1);
     S->uses = calloc((size_t)p->ntensors + 1, 1);
-    assert_non_null(S->tm);
+    S->topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
+    S->best = INF;
+    S->rng = 1;
+    assert_non_null(S->topo_pos);
+    for (int i = 0; i < p->nops; i++)
+        S->topo_pos[p->topo[i]] = i;
     assert_non_null(S->produced);
     assert_non_null(S->uses);
     assert_int_equal(ft__sctx_alloc(X, p->ntensors), 0);
@@ -418,9 +447,12 @@ static ft_problem *tiling_search(const char *json, ft_compute_model model, ft_se
 
 static void tiling_search_free(search *S, sctx *X)
 {
-    free(S->tm);
+    ft__scorer_free(&S->sc);
+    ft__memo_free(S);
+    free(S->keybuf);
     free(S->produced);
     free(S->uses);
+    free(S->topo_pos);
     ft__sctx_free(X);
 }
 
@@ -458,7 +490,7 @@ static void random_order(const ft_problem *p, const int *ops, int n, int *out)
 }
 
 /* ft__group_cost tries other op orders only when a walk saw needs of
- * different dimension kinds on one output (S.kinds_differ): where none did,
+ * different dimension kinds on one output (S.sc.kinds_differ): where none did,
  * every topological order must choose the same latency. */
 static void test_search_score_op_order_needs_kinds(void **state)
 {
@@ -479,9 +511,9 @@ static void test_search_score_op_order_needs_kinds(void **state)
             g.ops = ops;
             g.nops = n;
             cfg c;
-            S.kinds_differ = 0;
+            S.sc.kinds_differ = 0;
             double first = ft__choose_tiling(&S, &X, &g, &c);
-            if (S.kinds_differ) {
+            if (S.sc.kinds_differ) {
                 differ++;
                 continue;
             }
@@ -532,19 +564,19 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
             g.ops = ops;
             g.nops = n;
             mixinfo mx;
-            ft__probe_mixed(&S, &X, &g, &mx);
+            ft__probe_mixed(&S.sc, &X, &g, &mx);
             if (mx.interior == 2)
                 continue;
             cfg c1, c2;
-            int64_t evals = S.evals;
+            int64_t evals = S.sc.evals;
             S.tiling_all = 0;
             double cut = ft__choose_tiling(&S, &X, &g, &c1);
-            int64_t cut_evals = S.evals - evals;
-            evals = S.evals;
+            int64_t cut_evals = S.sc.evals - evals;
+            evals = S.sc.evals;
             S.tiling_all = 1;
             double all = ft__choose_tiling(&S, &X, &g, &c2);
             checked++;
-            pruned += S.evals - evals > cut_evals;
+            pruned += S.sc.evals - evals > cut_evals;
             if (!(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all))))
                 print_error("problem %d trial %d: with the bound %.17g, every candidate %.17g\n  %s\n", prob, trial, cut, all, json);
             assert_true(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all)));
@@ -559,6 +591,94 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
     assert_true(pruned > 50);
 }
 
+/* A random partition of p's ops (gid, nops entries): each op alone, then
+ * `merges` random producer-consumer pairs joined (the groups stay
+ * connected; the quotient graph may have a cycle). */
+static void random_partition(const ft_problem *p, int *gid, int merges)
+{
+    for (int o = 0; o < p->nops; o++)
+        gid[o] = o;
+    for (int m = 0; m < merges; m++) {
+        int o = (int)(rnd() % (uint64_t)p->nops);
+        const ft_op *op = &p->ops[o];
+        int pr = p->tensors[op->inputs[rnd() % (uint64_t)op->ninputs]].producer;
+        if (pr < 0)
+            continue;
+        int from = gid[pr], to = gid[o];
+        for (int q = 0; q < p->nops; q++)
+            if (gid[q] == from)
+                gid[q] = to;
+    }
+}
+
+/* The plans a search makes score what ft_evaluate gives them (the check
+ * ft_search once ran under the environment variable FT_SEARCH_CHECK): the
+ * plan of a random partition, its retention by dynamic programming and each
+ * group at its best tiling and op order (ft__retention, as the passes cost
+ * plans), made into a schedule (ft__plan_schedule) that ft_evaluate accepts
+ * (the scorer accepts no invalid plan) and whose every subgraph's latency
+ * is the group's, on random problems with every target term. */
+static void test_search_score_plans_equal_evaluate(void **state)
+{
+    (void)state;
+    int plans = 0, groups = 0, exact = 0, timed = 0, retained = 0;
+    for (int prob = 0; prob < 150; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 8), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        ft_problem *p = tiling_search(json, model, &o, &S, &X);
+        if (prob % 3 != 0) {
+            random_timing(p);
+            timed++;
+        }
+        for (int trial = 0; trial < 3; trial++) {
+            int gid[64];
+            random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
+            plan P;
+            if (ft__plan_from_partition(&S, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+                continue; /* the quotient graph has a cycle */
+            double total = ft__retention(&S, &P, &X);
+            if (total < INF) {
+                ft_schedule *s = ft__plan_schedule(p, &P);
+                assert_non_null(s);
+                ft_eval e;
+                ft_status st;
+                int rc = ft_evaluate(p, s, model, &e, &st);
+                if (rc != FT_OK)
+                    print_error("problem %d trial %d: a plan the scorer accepted is invalid: %s\n  %s\n", prob, trial, st.msg, json);
+                assert_int_equal(rc, FT_OK);
+                assert_int_equal(e.nsubgraphs, P.ngroups);
+                for (int i = 0; i < P.ngroups; i++) {
+                    double want = e.sg[i].latency, got = P.g[i].lat;
+                    if (!(fabs(got - want) <= 1e-9 * fmax(1, fabs(want))))
+                        print_error("problem %d trial %d: subgraph %d: scored %.17g, evaluated %.17g\n  %s\n", prob, trial, i, got, want,
+                                    json);
+                    assert_true(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)));
+                    exact += got == want;
+                    retained += P.g[i].nret > 0;
+                    groups++;
+                }
+                assert_true(fabs(total - e.total) <= 1e-9 * fmax(1, fabs(e.total)));
+                plans++;
+                ft_eval_free(&e);
+                ft_schedule_free(s);
+            }
+            ft__plan_free(&P);
+        }
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("%d plans (%d problems with timing terms), %d groups (%d retaining), each valid and scored as evaluated (%d to the "
+                  "last digit)\n",
+                  plans, timed, groups, retained, exact);
+    assert_true(plans > 250);
+    assert_true(groups > 1000);
+    assert_true(retained > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -566,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_search_score_layout_equals_full_walk),
         cmocka_unit_test(test_search_score_op_order_needs_kinds),
         cmocka_unit_test(test_search_score_tiling_bound_prunes_nothing_better),
+        cmocka_unit_test(test_search_score_plans_equal_evaluate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

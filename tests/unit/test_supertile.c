@@ -3,9 +3,10 @@
 
 #include <time.h>
 
-/* The strategy's internal interface (supertile.h, search/search.h); the
- * functions come from libfusetile.a. */
-#include "../../sched/strategy/supertile.h"
+/* The strategy's internal interface (supertile.h) and the search's
+ * (search.h: plans, ft__supertile_schedule); the functions come from
+ * libfusetile.a. */
+#include "../../sched/search/search.h"
 
 /* Super tiling of p, failing the test on an error. */
 static void run(const ft_problem *p, ft_partition *part, ft_supertile_tile **tiles)
@@ -247,15 +248,14 @@ static void check_pass_table_route(const ft_problem *p, const ft_partition *part
     memset(&S, 0, sizeof S);
     S.p = p;
     S.o = &o;
-    S.model = FT_COMPUTE_NATIVE;
     S.deadline = 1e300;
     S.best = INF;
     S.rng = 1;
-    S.tm = ft__tmemo_new();
+    assert_int_equal(ft__search_scorer_init(&S, FT_COMPUTE_NATIVE), 0);
     S.produced = calloc((size_t)p->ntensors + 1, 1);
     S.uses = calloc((size_t)p->ntensors + 1, 1);
     S.topo_pos = malloc(sizeof(int) * (size_t)p->nops);
-    assert_true(S.tm && S.produced && S.uses && S.topo_pos);
+    assert_true(S.produced && S.uses && S.topo_pos);
     for (int i = 0; i < p->nops; i++)
         S.topo_pos[p->topo[i]] = i;
     assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
@@ -273,7 +273,7 @@ static void check_pass_table_route(const ft_problem *p, const ft_partition *part
     ft__sctx_free(&X);
     ft__memo_free(&S);
     free(S.keybuf);
-    free(S.tm);
+    ft__scorer_free(&S.sc);
     free(S.produced);
     free(S.uses);
     free(S.topo_pos);

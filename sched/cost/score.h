@@ -1,0 +1,109 @@
+/* score.h - the scorer (score.c): a subgraph's latency at one configuration in an explicit context, equal to ft_evaluate's walk, through a memo of like tiles; the search, super tiling and kernel timing score with it; not installed. */
+#ifndef FT_SCORE_H
+#define FT_SCORE_H
+
+#include "cost/walk.h"
+
+#include <math.h>
+
+/* Named limits of the scorer.  Neither makes a score wrong when it is
+ * reached: the first sends a score to the step-by-step walk, the second
+ * makes a configuration too large to walk that way infeasible. */
+enum {
+    FT_SCORE_TILE_MEMO = 1024 /* tile memo slots (a power of two); fuller: walk every step */
+};
+/* Largest number of steps a subgraph's score may walk one by one (when the
+ * tile memo cannot be used); a configuration past it is scored only
+ * through the memo. */
+#define FT_SCORE_STEP_CAP ((int64_t)1 << 26)
+
+/* The latency of what does not fit or is not scored. */
+#define INF HUGE_VAL
+
+/* Tile traversal kinds of a configuration (ft__make_order). */
+enum { ORD_RASTER = 0, ORD_SNAKE_ROW, ORD_COL, ORD_SNAKE_COL, ORD_COUNT };
+
+/* A subgraph configuration: granularity and traversal order kind. */
+typedef struct cfg {
+    int64_t w, h, k;
+    int order;
+} cfg;
+
+/* The context a subgraph is scored in (SPEC section 3), ntensors flags
+ * each: which of its outputs are written to slow memory, which it retains,
+ * and which tensors are resident (retained by the subgraph before it). */
+typedef struct sctx {
+    unsigned char *written, *retained, *resident;
+} sctx;
+
+/* Which axes of a subgraph mix range sources (ft__walk_mixed), found once
+ * per subgraph and context before its configurations are scored. */
+typedef struct mixinfo {
+    int rows, cols, interior;
+} mixinfo;
+
+typedef struct tmemo tmemo;
+
+/* A scorer: the problem and compute model it scores under, its tile memo,
+ * and what its scores saw.  One per thread; the caller owns it. */
+typedef struct ft__scorer {
+    const ft_problem *p;
+    ft_compute_model model;
+    tmemo *tm;          /* FT_SCORE_TILE_MEMO slots ... */
+    uint64_t tmgen;     /* ... valid where their generation is this one */
+    int kinds_differ;   /* a walk scored since the caller cleared this saw
+                           two needs of one upstream output with different
+                           dimension kinds (walk.h): only then can another
+                           op order change a subgraph's cost */
+    int64_t evals;      /* configurations scored (the caller may reset it) */
+    int walk_all;       /* 1: every step walked, the tile memo unused
+                           (tests compare the two paths) */
+    /* Nonzero: score nothing new (a deadline passed); asked before each
+     * score and every few hundred tiles.  NULL: never stop. */
+    int (*stop)(struct ft__scorer *sc);
+} ft__scorer;
+
+/* Set up *sc for p under model: a fresh tile memo, no stop hook (the caller
+ * may set sc->stop).  0, or -1 on OOM with *sc owning nothing.  Release
+ * with ft__scorer_free. */
+int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model);
+
+/* Release what sc owns (its tile memo) and clear it; sc may be zeroed. */
+void ft__scorer_free(ft__scorer *sc);
+
+/* Context scratch of ntensors flags each, all 0: 0, or -1 on OOM.  Release
+ * with ft__sctx_free. */
+int ft__sctx_alloc(sctx *x, int ntensors);
+
+/* Release x's flags and clear it (x may be zeroed). */
+void ft__sctx_free(sctx *x);
+
+/* Tile visiting order of kind `kind` (ORD_*) over an ntx x nty grid into
+ * out (ntx * nty positions, each a tile index row * ntx + column). */
+void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
+
+/* Fill *mx for subgraph g (ops set; its granularity and order are
+ * overwritten) in context x: which axes mix range sources, probed at the
+ * native tile and k = 1 (when no walker can be made: rows and cols 0,
+ * interior 2). */
+void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx);
+
+/* Tile-memoised latency of the steps of walk w of g in order ord (NULL:
+ * raster), each tile's k-steps summed once per distinct case and added to
+ * *acc (initialised by the caller; may be NULL) as ft_evaluate adds them;
+ * the sum so far.  -1 when the walk turns out irregular or the memo
+ * overflows (the caller then walks every step), INF on a capacity
+ * overflow or when sc->stop says so, any value > budget once the running
+ * sum passes budget.  The subgraph's floor and extra are not included. */
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
+                       ft__sg_acc *acc);
+
+/* Exact latency of subgraph g (ops set) at configuration c in context x,
+ * as ft_evaluate gives it (every target term included); INF when a step
+ * overflows the capacity, on OOM, or when sc->stop says so; any value >
+ * budget once the running sum passes budget.  mx: ft__probe_mixed's for g
+ * and x.  g's granularity is left at c's, its order cleared.  Counts one
+ * evaluation (sc->evals) and records sc->kinds_differ. */
+double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget);
+
+#endif
