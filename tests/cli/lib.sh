@@ -1,11 +1,19 @@
 # lib.sh - shared helpers of the command-line test scripts (sourced, not run).
-# After sourcing: $tmp is a scratch directory removed at exit, and pass/fail
-# count the cases.
+# After sourcing: $tmp is a scratch directory removed at exit, and
+# pass/fail/skipped count the cases.
+#
+# The convention of every test program that tests/run-checks runs: it ends
+# with the line "[LABEL: ]N passed, M failed[, K skipped]" (the skipped part
+# only when K > 0), and says why for each skip with a line "skip: REASON"
+# anywhere in its output (run-checks lists them before its last line).  A
+# skipped block of cases counts as its number of cases where that is known,
+# else as one.
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
+skipped=0
 
 # check NAME WANT_RC STREAM PATTERN -- PROGRAM ARGS...: run PROGRAM ARGS,
 # expect exit WANT_RC and PATTERN (grep -E) in STREAM (out or err; "-" skips
@@ -55,9 +63,27 @@ json_check() {
     fi
 }
 
-# finish LABEL: print "LABEL: N passed, M failed" and exit 0 only if none failed.
+# skip N REASON: N cases (N > 0) not run here; prints "skip: REASON" (with
+# "(N cases)" after it when N > 1).
+skip() {
+    local n=$1
+    shift
+    skipped=$((skipped + n))
+    if [ "$n" -gt 1 ]; then
+        echo "skip: $* ($n cases)"
+    else
+        echo "skip: $*"
+    fi
+}
+
+# finish LABEL: print "LABEL: N passed, M failed" (", K skipped" after it
+# when K > 0) and exit 0 only if none failed.
 finish() {
-    echo "$1: $pass passed, $fail failed"
+    if [ "$skipped" -gt 0 ]; then
+        echo "$1: $pass passed, $fail failed, $skipped skipped"
+    else
+        echo "$1: $pass passed, $fail failed"
+    fi
     [ "$fail" -eq 0 ]
     exit
 }

@@ -36,10 +36,13 @@ if [ -z "$py" ]; then
     check import-not-configured 2 err '^fusetile import: no Python 3 with torch was found when fusetile was configured \(hint: install python3-torch' \
         -- "$bin" import torchvision:resnet18
     one_line import-not-configured
-    echo "importer tests skipped: no Python 3 with torch (install python3-torch)"
+    # the cases below, counted as the calls that count them (a loop's once)
+    n=$(sed -n '/^# --- the cases that need torch/,$p' "$0" | grep -Ec '^ *(check|expect|one_line) ')
+    skip "$n" "the cases that need torch: no Python 3 with torch (install python3-torch)"
     finish test_import
 fi
 
+# --- the cases that need torch
 check import-missing-model 2 err '^fusetile import: needs MODEL \(hint: try .fusetile import --help.\)$' -- "$bin" import
 one_line import-missing-model
 check import-bad-shape 2 err "^fusetile import: --input-shape: '1x3xfoo' is not a shape \(hint: " \

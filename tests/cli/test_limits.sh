@@ -107,14 +107,14 @@ check eval-10k 0 out '^total ' -- "$bin" evaluate "$P10" "$S10"
 expect eval-10k-time "evaluate of 10 000 ops took 10 s or more" within "$t0" 10
 expect eval-10k-bound "no lower bound in evaluate's table" grep -Eq '^lower bound +[0-9]' "$tmp/out"
 if [ -n "${FT_RUNNER:-}" ]; then
-    echo "test_limits: the 10 000-op simulation skipped under FT_RUNNER (half a minute under valgrind; the evaluation above runs)"
+    skip 2 "the 10 000-op simulation, under FT_RUNNER (half a minute under valgrind; the evaluation above runs)"
 else
     t0=$(now)
     check sim-10k 0 out '^agreement +yes' -- "$bin" simulate "$P10" "$S10"
     expect sim-10k-time "simulate of 10 000 ops took 20 s or more" within "$t0" 20
 fi
 if [ "$slow" = 1 ]; then
-    echo "test_limits: the 10 000-op search skipped under FT_SLOW=1 (minutes under valgrind)"
+    skip 4 "the 10 000-op search, under FT_SLOW=1 (minutes under valgrind)"
 else
     # the search: a first schedule (about 3 s here), progress lines while
     # it runs, the time limit kept
@@ -179,7 +179,7 @@ gen chain "$tmp/native.json" 1 2 8 8 $((MAX_DIM + 1)) 8
 over native "native.json: native_granularity\[0\]: $((MAX_DIM + 1)), the limit is $MAX_DIM \(FT_MAX_DIM\)$" -- "$bin" simulate "$tmp/native.json" "$S"
 # the ops at the limit load (a 20 000-op chain, evaluated one op a subgraph)
 if [ -n "${FT_RUNNER:-}" ]; then
-    echo "test_limits: the $MAX_OPS-op evaluation skipped under FT_RUNNER (half a minute under valgrind)"
+    skip 2 "the $MAX_OPS-op evaluation, under FT_RUNNER (half a minute under valgrind)"
 else
     gen chain "$tmp/ops-at.json" "$MAX_OPS" $((MAX_OPS + 1)) 8 8 8 8
     gen oneop "$tmp/ops-at.s.json" "$tmp/ops-at.json" 8
@@ -197,7 +197,7 @@ over sg-ops "sgops.json: subgraphs\[1\]: $((MAX_SG_OPS + 1)) ops, the limit is $
 gen retain "$tmp/retain.json" $((MAX_RETAIN + 1))
 over retain "retain.json: tensors_to_retain\[0\]: $((MAX_RETAIN + 1)) tensors, the limit is $MAX_RETAIN \(FT_MAX_RETAIN\)$" -- "$bin" evaluate "$P" "$tmp/retain.json"
 if [ "$slow" = 1 ]; then
-    echo "test_limits: the traversal-order limit (4 million JSON values) skipped under FT_SLOW=1"
+    skip 3 "the traversal-order limit (4 million JSON values), under FT_SLOW=1"
 else
     gen order "$tmp/order.json" $((MAX_TRAVERSAL + 1))
     over order "order.json: traversal_orders\[0\]: $((MAX_TRAVERSAL + 1)) tiles, the limit is $MAX_TRAVERSAL \(FT_MAX_TRAVERSAL\)$" -- "$bin" evaluate "$P" "$tmp/order.json"

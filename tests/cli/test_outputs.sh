@@ -132,7 +132,7 @@ if [ "$(id -u)" -eq 0 ] && mknod "$tmp/null" c 1 3 2>/dev/null; then
     check trace-mknod 0 - '' -- "$bin" simulate "$tmp/p.json" "$tmp/s.json" --trace "$tmp/null" --vcd "$tmp/null2.vcd"
     expect trace-mknod-kept "the device node was replaced" test -c "$tmp/null"
 else
-    echo "test_outputs: device node cases skipped (not root, or mknod not permitted)"
+    skip 4 "the device node cases: not root, or mknod not permitted"
 fi
 
 # a failed standard output: exit 2 and one line, for each command that
@@ -195,7 +195,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$tmp/small" && mount -t tmpfs -o size=64k tmpf
     expect full-disk-trace-no-temp "a temporary file was left: $(ls "$tmp/small")" \
         eval '[ -z "$(ls "$tmp/small" | grep fusetile-)" ]'
 else
-    echo "test_outputs: full-disk cases skipped (not root, or mount not permitted; test_safe_write covers a failed write)"
+    skip 7 "the full-disk cases: not root, or mount not permitted (test_safe_write covers a failed write)"
 fi
 
 # ---------------------------------------------------------------- unwritable directory
@@ -225,7 +225,7 @@ if [ $ro = 1 ]; then
         -- "$bin" generate -o "$tmp/ro/out.json"
     expect ro-dir-kept "a previous file changed" eval 'same_sum "$tmp/ro/out.json" "$rosum" && same_sum "$tmp/ro/t.json" "$rosum"'
 else
-    echo "test_outputs: unwritable-directory cases skipped (no read-only bind mount; test_safe_write covers it without root)"
+    skip 5 "the unwritable-directory cases: no read-only bind mount (test_safe_write covers it without root)"
 fi
 
 # ---------------------------------------------------------------- SIGKILL

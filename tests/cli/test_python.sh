@@ -5,6 +5,7 @@
 # built for (empty: skipped, FT_PYTHON_SKIP says why); FT_BUILDDIR; FT_MAKE;
 # FT_PYTHONDIR, the install directory of the package ($(pythondir)).
 # Skipped under FT_RUNNER (valgrind): the tests run Python, not fusetile.
+# A whole skip counts the suite's test methods and the install cases.
 set -u
 bin=${1:?usage: test_python.sh FUSETILE VECTORS_DIR}
 vec=${2:?usage: test_python.sh FUSETILE VECTORS_DIR}
@@ -14,32 +15,40 @@ vec=$(cd "$vec" && pwd)
 py=${FT_PYTHON:-}
 build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
 
-if [ -z "$py" ]; then
-    echo "python: skipped: ${FT_PYTHON_SKIP:-FT_PYTHON is not set (run through make check)}"
+# skip_all REASON: skip the whole script, counted as the suite's test
+# methods and the install cases below
+skip_all() {
+    local n
+    n=$(cat "$src"/tests/python/test_binding*.py | grep -c '^    def test_')
+    n=$((n + $(grep -Ec '^    (check|expect) (un)?install' "$0")))
+    skip "$n" "the binding's tests: $1"
     finish python
+}
+if [ -z "$py" ]; then
+    skip_all "${FT_PYTHON_SKIP:-FT_PYTHON is not set (run through make check)}"
 fi
 if [ -n "${FT_RUNNER:-}" ]; then
-    echo "python: skipped under FT_RUNNER ($FT_RUNNER): make check runs the binding's tests"
-    finish python
+    skip_all "they run in plain 'make check', not under FT_RUNNER ($FT_RUNNER)"
 fi
 
-# --- the unittest suite on the build tree: its "Ran N tests" and failures
-# become this script's counts
-PYTHONPATH="$build/python" FT_SRCDIR="$src" "$py" -m unittest discover -s "$src/tests/python" -p 'test_binding*.py' \
+# --- the unittest suite on the build tree (tests/python/run.py --suite
+# binding): its closing line's counts become this script's, and its "skip:"
+# lines (one a reason) pass through
+PYTHONPATH="$build/python" FT_SRCDIR="$src" "$py" "$src/tests/python/run.py" --suite binding \
     >"$tmp/unittest.out" 2>&1
 rc=$?
 cat "$tmp/unittest.out"
-ran=$(sed -n 's/^Ran \([0-9][0-9]*\) tests\{0,1\} in .*/\1/p' "$tmp/unittest.out" | tail -n 1)
-bad=$(sed -n 's/^FAILED (\(.*\))$/\1/p' "$tmp/unittest.out" | tr ',' '\n' |
-      sed -n 's/^ *\(failures\|errors\|unexpected successes\)=\([0-9]*\)$/\2/p' | awk '{ s += $1 } END { print s + 0 }')
-skipped=$(sed -n 's/^\(OK\|FAILED\) (.*skipped=\([0-9]*\).*)$/\2/p' "$tmp/unittest.out" | tail -n 1)
-if [ -z "$ran" ]; then
+counts=$(tail -n 1 "$tmp/unittest.out" |
+         sed -n 's/^binding: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed\(, \([0-9][0-9]*\) skipped\)\{0,1\}$/\1 \2 \4/p')
+if [ -z "$counts" ]; then
     fail=$((fail + 1))
-    echo "FAIL unittest: no \"Ran N tests\" line (exit $rc)"
+    echo "FAIL unittest: no \"binding: N passed, M failed\" line (exit $rc)"
 else
-    pass=$((pass + ran - bad - ${skipped:-0}))
-    fail=$((fail + bad))
-    if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+    set -- $counts
+    pass=$((pass + $1))
+    fail=$((fail + $2))
+    skipped=$((skipped + ${3:-0}))
+    if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
         fail=$((fail + 1))
         echo "FAIL unittest: exit status $rc"
     fi
@@ -59,6 +68,8 @@ r = fusetile.evaluate('$vec/ex1A.problem.json', '$vec/ex1A.solution.json')
 print('ok', fusetile.__file__, r['total'], p.label([0, 1, 2]))"
     check install-uninstall 0 - '' -- env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $FT_MAKE -s -C "$build" uninstall DESTDIR="$inst"
     expect uninstall-gone "uninstall removes the package" test ! -e "$pydir/fusetile"
+else
+    skip 5 "make install of the package: FT_MAKE or FT_PYTHONDIR is not set (run through make check)"
 fi
 
 finish python

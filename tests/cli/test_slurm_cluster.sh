@@ -3,8 +3,9 @@
 # usage: test_slurm_cluster.sh FUSETILE VECTORS_DIR
 # Runs in plain `make check` only (skipped under FT_RUNNER or FT_SLOW: the
 # sanitizer and valgrind passes would only slow the daemons' scenario down),
-# and skips with one line where the cluster cannot start (not root, Slurm or
-# munge not installed: `apt-get install slurm-wlm munge`).
+# and skips (one "skip:" line, counted as one skipped case) where the
+# cluster cannot start (not root, Slurm or munge not installed:
+# `apt-get install slurm-wlm munge`).
 set -u
 bin=${1:?usage: test_slurm_cluster.sh FUSETILE VECTORS_DIR}
 . "$(dirname "$0")/lib.sh"
@@ -12,11 +13,11 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 here=$(cd "$(dirname "$0")/../slurm" && pwd)
 
 if [ -n "${FT_RUNNER:-}" ] || [ "${FT_SLOW:-0}" = 1 ]; then
-    echo "slurm cluster: skipped here: it runs in plain 'make check' (FT_RUNNER or FT_SLOW is set)"
+    skip 1 "the Slurm cluster runs in plain 'make check' only (FT_RUNNER or FT_SLOW is set)"
     finish "slurm cluster"
 fi
 if ! command -v sqlite3 >/dev/null 2>&1; then
-    echo "slurm cluster: skipped: no sqlite3 program (install sqlite3)"
+    skip 1 "the Slurm cluster: no sqlite3 program (install sqlite3)"
     finish "slurm cluster"
 fi
 
@@ -25,7 +26,8 @@ t0=$SECONDS
 FT_SLURM_TIMEOUT=${FT_SLURM_TIMEOUT:-240} bash "$here/cluster.sh" run bash "$here/acceptance.sh" "$bin" >"$tmp/cluster.out" 2>&1
 rc=$?
 if [ $rc -eq 77 ]; then
-    grep -m 1 '^slurm cluster: skipped' "$tmp/cluster.out" || echo "slurm cluster: skipped (cluster.sh exit 77)"
+    why=$(sed -n 's/^slurm cluster: skipped: //p' "$tmp/cluster.out" | head -n 1)
+    skip 1 "the Slurm cluster: ${why:-cluster.sh exited 77 without saying why}"
     finish "slurm cluster"
 fi
 cat "$tmp/cluster.out"

@@ -55,6 +55,9 @@ check search-starts 0 err 'strategy search$' -- "$bin" schedule "$R" --time-limi
 t_search=$(sched_total)
 # (not under FT_SLOW=1: valgrind leaves the search too little of 4 s to
 # cost the strategies' groups; test_strategy.c covers it there)
+if [ "${FT_SLOW:-0}" = 1 ]; then
+    skip 4 "the search against each strategy's schedule, under FT_SLOW=1 (test_strategy.c covers it)"
+fi
 for k in patterns rules partition supertile; do
     [ "${FT_SLOW:-0}" = 1 ] && break
     eval "t=\$t_$k"

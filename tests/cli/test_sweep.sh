@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 case $vec in /*) ;; *) vec=$(pwd)/$vec ;; esac
 slow=${FT_SLOW:-0}
 have_sqlite=1
-command -v sqlite3 >/dev/null 2>&1 || { have_sqlite=0; echo "sweep: sqlite3 (the command) not found: the database checks are skipped"; }
+command -v sqlite3 >/dev/null 2>&1 || { have_sqlite=0; skip 1 "the database checks: sqlite3 (the command) not found (install sqlite3)"; }
 q() { sqlite3 "$1" "$2"; }
 
 check help 0 out '^usage: fusetile sweep run SWEEP.cfg' -- "$bin" sweep --help

@@ -5,7 +5,7 @@ set -u
 bin=${1:?usage: test_sweep_slurm.sh FUSETILE VECTORS_DIR}
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-command -v sqlite3 >/dev/null 2>&1 || { echo "sweep slurm: skipped: no sqlite3 program (install sqlite3)"; finish "sweep slurm"; }
+command -v sqlite3 >/dev/null 2>&1 || { skip 1 "no sqlite3 program (install sqlite3)"; finish "sweep slurm"; }
 
 # a sweep of 20 quick runs: 5 small problems x 4 seeds
 w=$tmp/w

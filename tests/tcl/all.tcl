@@ -5,8 +5,11 @@
 #
 # usage: fusetile shell tests/tcl/all.tcl ?tcltest options?
 #   e.g. -file problem.test (one file), -match 'problem-config*', -verbose bpe
-# Ends with the line "tcl: N passed, M failed" (what tests/run-checks
-# counts); exits 1 when a test failed.
+# Ends with the line "tcl: N passed, M failed" (", K skipped" after it when
+# tests were skipped, each constraint that skipped some named before it on a
+# line "skip: ...": the convention of tests/run-checks); exits 1 when a test
+# failed.  A test file may set ::ft_skip_reason(CONSTRAINT) to say why its
+# constraint does not hold.
 
 package require tcltest 2.5
 package require fusetile
@@ -58,9 +61,28 @@ test all-handles-freed {no handle is left after the suite} -body {
 
 set passed $::tcltest::numTests(Passed)
 set failed $::tcltest::numTests(Failed)
+set skipped $::tcltest::numTests(Skipped)
+set skips {}
+set unsaid $skipped
+foreach c [lsort [array names ::tcltest::skippedBecause]] {
+    set n $::tcltest::skippedBecause($c)
+    incr unsaid -$n
+    if {[info exists ::ft_skip_reason($c)]} {
+        set why "$::ft_skip_reason($c) (constraint $c)"
+    } else {
+        set why "constraint $c not met"
+    }
+    lappend skips "skip: $why ($n test[expr {$n == 1 ? {} : {s}}])"
+}
+if {$unsaid > 0} {
+    lappend skips "skip: not selected by -match or -skip ($unsaid test[expr {$unsaid == 1 ? {} : {s}}])"
+}
 cleanupTests
 file delete -force $::ft_tmp
-puts "tcl: $passed passed, $failed failed"
+foreach line $skips {
+    puts $line
+}
+puts "tcl: $passed passed, $failed failed[expr {$skipped > 0 ? ", $skipped skipped" : {}}]"
 if {$failed > 0} {
     exit 1
 }
