@@ -170,7 +170,9 @@ mkfifo "$tmp/fifo"
 reader=$!
 check sched-out-fifo 0 - '' -- "$bin" schedule "$B17" --time-limit 0.5 -q -o "$tmp/fifo"
 touch "$tmp/fifo-stop"
-: >"$tmp/fifo"   # releases the reader's last open
+: <>"$tmp/fifo"  # releases the reader's last open; read-write, so that it
+                  # never blocks when the reader has already seen fifo-stop
+                  # and left (Linux opens a FIFO O_RDWR at once)
 wait "$reader"
 expect sched-out-fifo-kept "the FIFO was replaced by a regular file" test -p "$tmp/fifo"
 expect sched-out-fifo-read "the reader got no schedule" grep -q '"subgraphs"' "$tmp/fifo-read"
