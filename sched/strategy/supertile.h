@@ -66,7 +66,7 @@ int ft__supertile_schedule(const ft_problem *p, const ft_partition *part, const 
  * its outputs, nothing retained or resident) and its members. */
 typedef struct ft_st_scratch {
     sctx x;
-    unsigned char *member; /* nops flags */
+    int *member;           /* nops flags: 1 = in the loop (ft__output_leaves) */
 } ft_st_scratch;
 
 int ft__st_scratch_init(ft_st_scratch *sc, const ft_problem *p);
