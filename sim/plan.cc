@@ -5,7 +5,9 @@
 
 namespace ftsim {
 
-/* Union-find over tensors, for the connectivity rule. */
+/* Union-find over tensors, for the connectivity rule: the simulator's own,
+ * not sched/core/uf.h, so that the cross-check of ft_schedule_validate
+ * shares no code with it (sim/README.md, "What is independent"). */
 static int uf_find(std::vector<int> &par, int x)
 {
     while (par[(size_t)x] != x) {

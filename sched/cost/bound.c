@@ -43,12 +43,6 @@ void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
     }
 }
 
-/* g(len, n, r) of SPEC section 5: len / n when r holds, else ceil(len / n) */
-static double tiles(int64_t len, int64_t n, int r)
-{
-    return r ? (double)len / (double)n : (double)ft__ceil_div(len, n);
-}
-
 double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compute, double *memory)
 {
     unsigned char *rw = ft__malloc(2 * (size_t)p->ntensors + 1), *rh;
@@ -66,7 +60,10 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         if (!ft__op_padded(p, op))   /* it pays its exact elements */
             fw = fh = 1;
         /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
-        c += ft__op_compute(p, model, op, tiles(O->height, p->native_h, fh), tiles(O->width, p->native_w, fw), (double)op->k);
+        /* g(len, n, r) of SPEC 5: a reduction dimension's share where r
+         * holds, else whole native tiles (ft__dim_units) */
+        c += ft__op_compute(p, model, op, ft__dim_units(O->height, p->native_h, fh ? FT_DIM_REDUCTION : FT_DIM_SPATIAL),
+                            ft__dim_units(O->width, p->native_w, fw ? FT_DIM_REDUCTION : FT_DIM_SPATIAL), (double)op->k);
     }
     ft__free(rw);
     /* several units share the compute (ft_timing) */

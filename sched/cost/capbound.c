@@ -174,7 +174,7 @@ static double kloop(cb *c, const ft_op *op, unsigned char *set)
     const ft_tensor *O = &p->tensors[op->output];
     if (op->inputs[0] == op->inputs[1])
         return 0;
-    double cols = (double)ft__ceil_div(O->width, p->native_w), rows = (double)ft__ceil_div(O->height, p->native_h);
+    double cols = ft__dim_units(O->width, p->native_w, FT_DIM_SPATIAL), rows = ft__dim_units(O->height, p->native_h, FT_DIM_SPATIAL);
     unsigned char *sub = set_new(c);
     if (!sub)
         return 0;

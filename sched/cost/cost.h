@@ -1,4 +1,4 @@
-/* cost.h - the cost part's private interface (sched/cost/): the rules of SPEC sections 3-5 and 8 each written once (an op's compute, dimension units, roles and the tile grid, the "written" rule, compulsory traffic), the one accumulator of a subgraph's latency from its steps (waves included), and the walker's entry for what-if scoring; not installed. */
+/* cost.h - the cost part's private interface (sched/cost/): the rules of SPEC sections 2-5 and 8 each written once (an op's compute, dimension units, roles and the tile grid, the "written" rule and whether an output leaves a group, compulsory traffic, connectivity), the one accumulator of a subgraph's latency from its steps (waves included), and the walker's entry for what-if scoring; not installed. */
 #ifndef FT_COST_H
 #define FT_COST_H
 
@@ -234,9 +234,32 @@ void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
 int ft__walk_new(const ft_problem *p, const ft_subgraph *g, ft_compute_model model, const unsigned char *written,
                  const unsigned char *retained, const unsigned char *resident, ft_walk **out, ft_status *st);
 
-/* Whether ops[] (n ops of p) is connected through tensors (SPEC 2): an
- * op reads another's output, or two ops share an input; 1 for n <= 1, 0
- * when out of memory.  (validate.c) */
+/* SPEC 2's connectivity rule, written once (validate.c): ops[] (n >= 1
+ * distinct ops of p) hang together through tensors when each op is joined
+ * to its output and inputs (an op reads another's output, or two ops share
+ * an input).  Returns the first position j whose op is not connected to
+ * ops[0], or -1 when all are.  par: scratch of n + p->ntensors ints. */
+int ft__first_unconnected(const ft_problem *p, const int *ops, int n, int *par);
+
+/* Whether ops[] (n ops of p) is connected through tensors
+ * (ft__first_unconnected); 1 for n <= 1, 0 when out of memory.
+ * (validate.c) */
 int ft__connected(const ft_problem *p, const int *ops, int n);
+
+/* Whether op's output leaves the set of ops {o : label[o] == g} (a group
+ * by its id, members marked 1, a generation stamp): it is a graph output
+ * (no consumer) or an op outside the set reads it.  The partition
+ * context's "written" flag (SPEC 3 before a sequence exists) and a fused
+ * operand's escape (SPEC 3's fused-operand rule). */
+static inline int ft__output_leaves(const ft_problem *p, int op, const int *label, int g)
+{
+    const ft_tensor *T = &p->tensors[p->ops[op].output];
+    if (T->nconsumers == 0)
+        return 1;
+    for (int q = 0; q < T->nconsumers; q++)
+        if (label[T->consumers[q]] != g)
+            return 1;
+    return 0;
+}
 
 #endif

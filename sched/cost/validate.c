@@ -1,5 +1,6 @@
 /* validate.c - schedule rules of SPEC section 2 and the per-subgraph tensor sets of SPEC section 3. */
 #include "cost/cost.h"
+#include "core/uf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +50,27 @@ void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg, unsigned 
     }
 }
 
-/* union-find over op positions and tensors for the connectivity rule */
-static int uf_find(int *par, int x)
+/* Contract: cost.h.  Nodes: positions 0..n-1 of ops[], then tensor t at
+ * n + t; only the nodes of the ops' tensors are set. */
+int ft__first_unconnected(const ft_problem *p, const int *ops, int n, int *par)
 {
-    while (par[x] != x) {
-        par[x] = par[par[x]];
-        x = par[x];
+    for (int j = 0; j < n; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        ft__uf_make(par, j);
+        ft__uf_make(par, n + op->output);
+        for (int k = 0; k < op->ninputs; k++)
+            ft__uf_make(par, n + op->inputs[k]);
     }
-    return x;
+    for (int j = 0; j < n; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        ft__uf_union(par, j, n + op->output);
+        for (int k = 0; k < op->ninputs; k++)
+            ft__uf_union(par, j, n + op->inputs[k]);
+    }
+    for (int j = 1; j < n; j++)
+        if (ft__uf_find(par, j) != ft__uf_find(par, 0))
+            return j;
+    return -1;
 }
 
 static int check_subgraph_ops(const ft_problem *p, const ft_schedule *s, int i, int *seen, ft_status *st)
@@ -96,25 +110,12 @@ static int check_order_and_connectivity(const ft_problem *p, const ft_schedule *
             }
         }
     }
-    if (!rc) {
-        /* nodes: positions 0..nops-1 then tensors nops..nops+ntensors-1 */
-        int total = g->nops + p->ntensors;
-        for (int x = 0; x < total; x++)
-            par[x] = x;
-        for (int j = 0; j < g->nops; j++) {
-            const ft_op *op = &p->ops[g->ops[j]];
-            par[uf_find(par, g->nops + op->output)] = uf_find(par, j);
-            for (int k = 0; k < op->ninputs; k++)
-                par[uf_find(par, g->nops + op->inputs[k])] = uf_find(par, j);
-        }
-        for (int j = 1; j < g->nops; j++)
-            if (uf_find(par, j) != uf_find(par, 0)) {
-                rc = ft__fail(st, FT_EINVALID, FT_R_NOT_CONNECTED,
-                              "%s: subgraphs[%d]: op %d (position %d) is not connected to op %d through the subgraph's tensors", n, i,
-                              g->ops[j], j, g->ops[0]);
-                break;
-            }
-    }
+    /* the ops hang together through the subgraph's tensors */
+    int u = rc ? -1 : ft__first_unconnected(p, g->ops, g->nops, par);
+    if (u > 0)
+        rc = ft__fail(st, FT_EINVALID, FT_R_NOT_CONNECTED,
+                      "%s: subgraphs[%d]: op %d (position %d) is not connected to op %d through the subgraph's tensors", n, i, g->ops[u], u,
+                      g->ops[0]);
     for (int j = 0; j < g->nops; j++)
         pos[g->ops[j]] = -1;
     return rc;
@@ -283,33 +284,8 @@ int ft__connected(const ft_problem *p, const int *ops, int n)
 {
     if (n <= 1)
         return 1;
-    unsigned char *in = ft__calloc((size_t)n, 1);
-    int *stack = ft__malloc(sizeof(int) * (size_t)n);
-    if (!in || !stack) {
-        ft__free(in);
-        ft__free(stack);
-        return 0;
-    }
-    int top = 0, seen = 1;
-    in[0] = 1;
-    stack[top++] = 0;
-    while (top) {
-        int a = stack[--top];
-        const ft_op *A = &p->ops[ops[a]];
-        for (int b = 0; b < n; b++) {
-            if (in[b])
-                continue;
-            int link = (ft__ops_use(p, &ops[b], 1, A->output) & FT_USE_CONSUMES) != 0;
-            for (int i = 0; i < A->ninputs && !link; i++)
-                link = ft__ops_use(p, &ops[b], 1, A->inputs[i]) != 0; /* B makes or also reads A's input */
-            if (link) {
-                in[b] = 1;
-                seen++;
-                stack[top++] = b;
-            }
-        }
-    }
-    ft__free(in);
-    ft__free(stack);
-    return seen == n;
+    int *par = ft__malloc(sizeof(int) * ((size_t)n + (size_t)p->ntensors));
+    int ok = par && ft__first_unconnected(p, ops, n, par) < 0;
+    ft__free(par);
+    return ok;
 }

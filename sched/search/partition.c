@@ -14,15 +14,9 @@ double ft__partition_group_cost(search *S, sctx *x, const int *gid, int g, int *
     memset(x->written, 0, nt);
     memset(x->retained, 0, nt);
     memset(x->resident, 0, nt);
-    for (int j = 0; j < n; j++) {
-        int t = p->ops[ops[j]].output;
-        const ft_tensor *T = &p->tensors[t];
-        if (T->nconsumers == 0)
-            x->written[t] = 1;
-        for (int q = 0; q < T->nconsumers; q++)
-            if (gid[T->consumers[q]] != g)
-                x->written[t] = 1;
-    }
+    for (int j = 0; j < n; j++)
+        if (ft__output_leaves(p, ops[j], gid, g))
+            x->written[p->ops[ops[j]].output] = 1;
     return ft__group_cost(S, x, ops, n, c);
 }
 

@@ -240,7 +240,7 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
     int n = p->nops, ng = part->ngroups, next = ng, rc = FT_OK;
     int *ops = ft__malloc(sizeof(int) * ((size_t)n + 1)), *members = ft__malloc(sizeof(int) * ((size_t)n + 1));
     int *origin = ft__malloc(sizeof(int) * ((size_t)n + 1)); /* new group -> old */
-    unsigned char *in = ft__calloc((size_t)n + 1, 1);
+    int *in = ft__calloc((size_t)n + 1, sizeof(int));
     int64_t *best = ft__calloc((size_t)p->ntensors + 1, sizeof(int64_t));
     if (!ops || !members || !origin || !in || !best)
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");

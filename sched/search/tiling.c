@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sum over the tiles of a grid dimension of ceil(clipped length / n), for a
- * tensor dimension of length len cut in tiles of t. */
+/* Sum over the tiles of a grid dimension of their spatial units
+ * (ft__dim_units of the clipped length), for a tensor dimension of length
+ * len cut in tiles of t. */
 static double padded_units(int64_t len, int64_t t, int64_t n)
 {
     int64_t full = len / t, rem = len % t;
-    return (double)full * (double)ft__ceil_div(t, n) + (rem ? (double)ft__ceil_div(rem, n) : 0.0);
+    return (double)full * ft__dim_units(t, n, FT_DIM_SPATIAL) + (rem ? ft__dim_units(rem, n, FT_DIM_SPATIAL) : 0.0);
 }
 
 /* Add v to the n distinct sizes in out (room for FT_SEARCH_MAX_CANDIDATES);
@@ -194,8 +195,8 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
             /* the regions its consumers need cover its whole output over
              * the subgraph's steps: at least once, unpadded (as an op that
              * pays its exact elements pays it, ft__op_padded) */
-            comp += ft__op_compute(p, S->sc.model, op, (double)T->height / (double)p->native_h, (double)T->width / (double)p->native_w,
-                                   (double)op->k);
+            comp += ft__op_compute(p, S->sc.model, op, ft__dim_units(T->height, p->native_h, FT_DIM_REDUCTION),
+                                   ft__dim_units(T->width, p->native_w, FT_DIM_REDUCTION), (double)op->k);
             continue;
         }
         comp += ft__op_compute(p, S->sc.model, op, padded_units(T->height, h, p->native_h), padded_units(T->width, w, p->native_w), (double)op->k);

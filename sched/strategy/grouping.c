@@ -33,6 +33,7 @@
  * their ops (nothing later can lead back).
  */
 #include "strategy/rules.h"
+#include "core/uf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,32 +140,15 @@ typedef struct fixer {
     ft__reach R;
 } fixer;
 
-static int uf_find(int *uf, int x)
-{
-    while (uf[x] != x) {
-        uf[x] = uf[uf[x]];
-        x = uf[x];
-    }
-    return x;
-}
-
-static void uf_union(int *uf, int x, int y)
-{
-    x = uf_find(uf, x);
-    y = uf_find(uf, y);
-    if (x != y)
-        uf[x > y ? x : y] = x < y ? x : y;
-}
-
 /* Step 1: every group becomes its connected components, numbered by their
  * first op in p->topo (origin follows). */
 static void split_components(fixer *F)
 {
     const ft_problem *p = F->p;
     for (int o = 0; o < F->n; o++)
-        F->uf[o] = o;
+        ft__uf_make(F->uf, o);
     for (int o = 0; o < F->n; o++)
-        uf_union(F->uf, o, F->urep[F->unit[o]]);
+        ft__uf_union(F->uf, o, F->urep[F->unit[o]]);
     for (int g = 0; g < F->ng; g++)
         F->stamp[g] = -1;
     for (int t = 0; t < p->ntensors; t++) {
@@ -175,7 +159,7 @@ static void split_components(fixer *F)
                 continue;
             int g = F->gid[o];
             if (F->stamp[g] == t)
-                uf_union(F->uf, o, F->last[g]);
+                ft__uf_union(F->uf, o, F->last[g]);
             else {
                 F->stamp[g] = t;
                 F->last[g] = o;
@@ -187,14 +171,14 @@ static void split_components(fixer *F)
         F->last[o] = -1;
     int ng = 0;
     for (int i = 0; i < F->n; i++) {
-        int o = p->topo[i], r = uf_find(F->uf, o);
+        int o = p->topo[i], r = ft__uf_find(F->uf, o);
         if (F->last[r] < 0) {
             F->norigin[ng] = F->origin[F->gid[o]];
             F->last[r] = ng++;
         }
     }
     for (int o = 0; o < F->n; o++)
-        F->gid[o] = F->last[uf_find(F->uf, o)];
+        F->gid[o] = F->last[ft__uf_find(F->uf, o)];
     memcpy(F->origin, F->norigin, sizeof(int) * (size_t)ng);
     F->ng = ng;
 }

@@ -62,12 +62,14 @@
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Contract: rules.h. */
-double ft__op_work(const ft_problem *p, int o)
+/* Contract: rules.h.  The rule's factors (ft__dim_units, whole k-steps)
+ * multiplied in the order this weight has always had: ft__op_compute's
+ * order moves its last bit, and so, at times, METIS's integer weights. */
+double ft__rough_compute(const ft_problem *p, int o)
 {
     const ft_op *op = &p->ops[o];
     const ft_tensor *O = &p->tensors[op->output];
-    double w = op->base_cost * (double)ft__ceil_div(O->height, p->native_h) * (double)ft__ceil_div(O->width, p->native_w);
+    double w = op->base_cost * ft__dim_units(O->height, p->native_h, FT_DIM_SPATIAL) * ft__dim_units(O->width, p->native_w, FT_DIM_SPATIAL);
     return op->type == FT_OP_MATMUL ? w * (double)ft__ceil_div(op->k, ft_native_k(p)) : w;
 }
 
@@ -88,10 +90,18 @@ static int64_t input_slice(const ft_problem *p, int o, int i, int upstream)
 }
 
 /* Contract: rules.h.  in[o]: 1 = in the group, 2 = also upstream. */
-int64_t ft__footprint(const ft_problem *p, const int *ops, int n, unsigned char *in, int64_t *best)
+int64_t ft__footprint(const ft_problem *p, const int *ops, int n, int *in, int64_t *best)
 {
     for (int j = 0; j < n; j++)
         in[ops[j]] = 1;
+    /* a native tile of each output that leaves the group (counted while
+     * every member is still marked 1) */
+    int64_t total = 0;
+    for (int j = 0; j < n; j++)
+        if (ft__output_leaves(p, ops[j], in, 1)) {
+            const ft_tensor *T = &p->tensors[p->ops[ops[j]].output];
+            total += min64(p->native_w, T->width) * min64(p->native_h, T->height);
+        }
     /* upstream ops: a consumer in the group is a MatMul or upstream (a
      * fixed point: the ops may come in any order) */
     for (int changed = 1; changed;) {
@@ -107,7 +117,6 @@ int64_t ft__footprint(const ft_problem *p, const int *ops, int n, unsigned char 
             }
         }
     }
-    int64_t total = 0;
     for (int j = 0; j < n; j++) {
         int o = ops[j];
         const ft_op *op = &p->ops[o];
@@ -121,12 +130,6 @@ int64_t ft__footprint(const ft_problem *p, const int *ops, int n, unsigned char 
                 best[t] = s;
             }
         }
-        const ft_tensor *T = &p->tensors[op->output];
-        int leaves = T->nconsumers == 0;
-        for (int q = 0; q < T->nconsumers && !leaves; q++)
-            leaves = !in[T->consumers[q]];
-        if (leaves)
-            total += min64(p->native_w, T->width) * min64(p->native_h, T->height);
     }
     for (int j = 0; j < n; j++)
         for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
@@ -229,7 +232,7 @@ int ft__partition_fit(const ft_problem *p, const ft_partition *in, ft_partition 
         nlinks += (size_t)p->tensors[p->ops[o].output].nconsumers;
     int *gid = ft__malloc(sizeof(int) * n1), *next = ft__malloc(sizeof(int) * n1), *buf = ft__malloc(sizeof(int) * n1);
     int *head = ft__malloc(sizeof(int) * G1), *tail = ft__malloc(sizeof(int) * G1), *size = ft__calloc(G1, sizeof(int));
-    unsigned char *inset = ft__calloc(n1, 1);
+    int *inset = ft__calloc(n1, sizeof(int));
     int64_t *best = ft__calloc((size_t)p->ntensors + 1, sizeof(int64_t)), *fpg = ft__malloc(sizeof(int64_t) * G1);
     link *links = ft__malloc(sizeof(link) * nlinks);
     ft__reach R;
@@ -444,7 +447,7 @@ static int metis_parts(const ft_problem *p, const ft_partition *in, idx_t nparts
     for (int o = 0; o < n; o++) {
         int a = in->gid[o], t = p->ops[o].output;
         const ft_tensor *T = &p->tensors[t];
-        work[a] += ft__op_work(p, o);
+        work[a] += ft__rough_compute(p, o);
         for (int q = 0; q < T->nconsumers; q++) {
             int b = in->gid[T->consumers[q]];
             if (b == a || seen[b] == t)

@@ -305,18 +305,15 @@ static int fused_operand_escapes(matcher *X, const int *nodes, int n)
         }
     }
     for (int j = m - 1; j >= 0; j--) {
-        int o = X->tile[j], leaves = 0, feeds = 0;
+        int o = X->tile[j], feeds = 0;
         const ft_tensor *T = &p->tensors[p->ops[o].output];
-        leaves = T->nconsumers == 0;
         for (int c = 0; c < T->nconsumers; c++) {
             int q = T->consumers[c];
-            if (X->opmark[q] != gen)
-                leaves = 1;
-            else
+            if (X->opmark[q] == gen)
                 feeds |= p->ops[q].type == FT_OP_MATMUL || X->feeds[q];
         }
         X->feeds[o] = feeds;
-        if (feeds && leaves)
+        if (feeds && ft__output_leaves(p, o, X->opmark, gen))
             return 1;
     }
     return 0;

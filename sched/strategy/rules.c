@@ -47,6 +47,7 @@
  * horizontal group "horizontal NAME+NAME+...".
  */
 #include "strategy/rules.h"
+#include "core/uf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,13 +187,6 @@ static int is_activation(const char *kind)
 
 /* ------------------------------------------------------------ layers */
 
-static int find(int *uf, int x)
-{
-    while (uf[x] != x)
-        x = uf[x] = uf[uf[x]];
-    return x;
-}
-
 /* Class of layer Y (ops counted by the caller: nmm MatMuls, nops ops). */
 static unsigned classify(const ft_problem *p, const layer *Y, int nmm, int nops)
 {
@@ -235,7 +229,7 @@ static int build_layers(fuser *F)
     if (!uf || !id || !nops || !nmm || !key || !F->lay || !F->depth || !F->L)
         goto done;
     for (int o = 0; o < n; o++) {
-        uf[o] = o;
+        ft__uf_make(uf, o);
         id[o] = -1;
         ft_op_source_name(p->ops[o].name, key[o], sizeof key[o]);
     }
@@ -243,14 +237,13 @@ static int build_layers(fuser *F)
         for (int i = 0; i < p->ops[c].ninputs; i++) {
             int o = p->tensors[p->ops[c].inputs[i]].producer;
             if (o >= 0 && key[o][0] && strcmp(key[o], key[c]) == 0) {
-                int a = find(uf, o), b = find(uf, c);
-                uf[a > b ? a : b] = a < b ? a : b;
+                ft__uf_union(uf, o, c);
             }
         }
     /* layer ids by first op in topological order */
     F->nl = 0;
     for (int i = 0; i < n; i++) {
-        int o = p->topo[i], r = find(uf, o);
+        int o = p->topo[i], r = ft__uf_find(uf, o);
         if (id[r] < 0) {
             layer *Y = &F->L[F->nl];
             Y->head = o;

@@ -63,7 +63,7 @@ int ft__partition_layers(const ft_problem *p, const ft_partition *in, ft_partiti
 
 /* Edge-cut partitioning with METIS (METIS_PartGraphKway) of the graph
  * whose vertices are the groups of `in`: vertex weight = the compute of
- * the group's ops (ft__op_work), edge weight = the elements of the tensors
+ * the group's ops (ft__rough_compute), edge weight = the elements of the tensors
  * between two groups; into `parts` parts (at least 1; in->ngroups or more:
  * a part per group; between in->ngroups / FT_METIS_MIN_PER_PART and
  * in->ngroups: cut to the former), then repaired keeping in's groups
@@ -77,14 +77,22 @@ int ft__partition_metis(const ft_problem *p, const ft_partition *in, int parts, 
  * boundary input counted once at its largest slice (SPEC 4: a k-loop
  * MatMul's L[h, k] and R[k, w], an upstream MatMul's L[h, K] and R[K, w],
  * a Pointwise input's tile, a Layout input's proportional region), plus a
- * tile of each output read outside the ops or a graph output.  `in` is
- * nops bytes, zero, and is left zero; `best` is ntensors entries, zero,
+ * tile of each output that leaves the ops (ft__output_leaves).  `in` is
+ * nops ints, zero, and is left zero; `best` is ntensors entries, zero,
  * and is left zero. */
-int64_t ft__footprint(const ft_problem *p, const int *ops, int n, unsigned char *in, int64_t *best);
+int64_t ft__footprint(const ft_problem *p, const int *ops, int n, int *in, int64_t *best);
 
-/* Compute of op o in native tiles: base_cost x ceil(H / nh) x ceil(W / nw),
- * times ceil(K / native k) for a MatMul. */
-double ft__op_work(const ft_problem *p, int o);
+/* A heuristic estimate, not SPEC 4's compute (ft__op_compute): op o's
+ * whole output at native granularity, every dimension padded to whole
+ * native tiles (ft__dim_units), K included:
+ *   base_cost x ceil(H / nh) x ceil(W / nw) [x ceil(K / native k)].
+ * It differs from the rule (K / native k, an op's exact elements under
+ * compute.pointwise_unpadded, the op compute model) on purpose: it is
+ * only a vertex weight that METIS balances (ft__partition_metis), the
+ * count of native steps an op takes, one figure per op whatever the
+ * compute model or a target's pointwise setting; the exact rule would
+ * move METIS's partitions. */
+double ft__rough_compute(const ft_problem *p, int o);
 
 /* ------------------------------------------------------------ grouping.c */
 

@@ -58,7 +58,7 @@ int ft__supertile_footprint(const ft_problem *p, const int *ops, int n, int64_t 
  * its outputs, nothing retained or resident) and its members. */
 typedef struct ft_st_scratch {
     sctx x;
-    unsigned char *member; /* nops flags */
+    int *member;           /* nops flags: 1 = in the loop (ft__output_leaves) */
 } ft_st_scratch;
 
 /* Scratch for p, every flag 0: 0, or -1 on OOM with sc owning nothing.

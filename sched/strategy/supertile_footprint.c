@@ -12,7 +12,7 @@
 int ft__st_scratch_init(ft_st_scratch *sc, const ft_problem *p)
 {
     memset(sc, 0, sizeof *sc);
-    sc->member = ft__calloc((size_t)p->nops + 1, 1);
+    sc->member = ft__calloc((size_t)p->nops + 1, sizeof(int));
     if (!sc->member || ft__sctx_alloc(&sc->x, p->ntensors)) {
         ft__st_scratch_free(sc);
         return -1;
@@ -34,14 +34,8 @@ static void set_context(const ft_problem *p, ft_st_scratch *sc, const int *ops, 
 {
     for (int j = 0; j < n; j++)
         sc->member[ops[j]] = 1;
-    for (int j = 0; j < n; j++) {
-        int t = p->ops[ops[j]].output;
-        const ft_tensor *T = &p->tensors[t];
-        int leaves = T->nconsumers == 0;
-        for (int q = 0; q < T->nconsumers && !leaves; q++)
-            leaves = !sc->member[T->consumers[q]];
-        sc->x.written[t] = (unsigned char)leaves;
-    }
+    for (int j = 0; j < n; j++)
+        sc->x.written[p->ops[ops[j]].output] = (unsigned char)ft__output_leaves(p, ops[j], sc->member, 1);
 }
 
 /* Undo set_context for ops[]. */

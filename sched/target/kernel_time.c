@@ -77,24 +77,28 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Lower bound on one-op problem p's time at granularity w x h x k: its
- * launch, and the longer of its tiles' compute (padded to native tiles, or
- * its output's exact elements where the op pays those, ft__op_padded; each
- * k-step paying the step overhead, each tile its tile overheads) spread
- * evenly over the units and its tensors moved once at the fastest
- * bandwidths (ft__fastest_rates). */
+ * launch, and the longer of its tiles' compute (SPEC 4's rule,
+ * ft__op_compute under the native compute model: each tile's whole w x h
+ * region in native tiles, or the output's exact elements where the op pays
+ * those, ft__op_padded; each k-step paying the step overhead, each tile its
+ * tile overheads) spread evenly over the units and its tensors moved once
+ * at the fastest bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
 {
     const ft_op *op = &p->ops[0];
     const ft_tensor *out = &p->tensors[op->output];
-    int64_t tiles = ft__ceil_div(out->width, w) * ft__ceil_div(out->height, h);
+    int64_t ntx = ft__ceil_div(out->width, w), nty = ft__ceil_div(out->height, h), tiles = ntx * nty;
     int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
-    /* native-tile units of one k-step over all the tiles */
-    double area = ft__op_padded(p, op)
-                      ? (double)tiles * (double)ft__ceil_div(w, p->native_w) * (double)ft__ceil_div(h, p->native_h)
-                      : (double)out->width * (double)out->height / ((double)p->native_w * (double)p->native_h);
-    double per = area * op->base_cost;
-    if (op->type == FT_OP_MATMUL)
-        per *= (double)k / (double)ft_native_k(p);
+    /* one k-step of k over all the tiles: rows and cols summed over them */
+    double rows, cols;
+    if (ft__op_padded(p, op)) {
+        rows = (double)nty * ft__dim_units(h, p->native_h, FT_DIM_SPATIAL);
+        cols = (double)ntx * ft__dim_units(w, p->native_w, FT_DIM_SPATIAL);
+    } else {
+        rows = ft__dim_units(out->height, p->native_h, FT_DIM_REDUCTION);
+        cols = ft__dim_units(out->width, p->native_w, FT_DIM_REDUCTION);
+    }
+    double per = ft__op_compute(p, FT_COMPUTE_NATIVE, op, rows, cols, (double)k);
     double compute = ((double)steps * (per + (double)tiles * p->timing.step_overhead) +
                       (double)tiles * ft__tile_extra(p, op->type == FT_OP_MATMUL, 0, 1)) /
                      (double)ft__units(p);

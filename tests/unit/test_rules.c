@@ -367,7 +367,7 @@ static void test_rules_resnet18_fit(void **state)
     printf("  resnet18: partition strategy, fit method: %d groups\n", part.ngroups);
     assert_true(part.ngroups < 23);
     int *ops = malloc(sizeof(int) * (size_t)p->nops);
-    unsigned char *in = calloc((size_t)p->nops, 1);
+    int *in = calloc((size_t)p->nops, sizeof(int));
     int64_t *best = calloc((size_t)p->ntensors, sizeof(int64_t));
     for (int g = 0; g < part.ngroups; g++) {
         int m = 0;
