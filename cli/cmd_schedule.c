@@ -206,6 +206,13 @@ static void on_improve(void *ctx, const ft_schedule *s, const double *latencies,
     }
 }
 
+/* The search's own progress lines (--verbose), as they come. */
+static void on_message(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
+
 /* Fail early, before a long search, when the output cannot be written:
  * the output rules (cli_check_output: not a directory, FIFO, socket, nor
  * an input), and its directory must exist and be writable. */
@@ -315,10 +322,12 @@ int cli_schedule_run(const cli_sched_job *job)
     o.start_from = job->start_from;
     o.pattern_files = job->npatterns ? job->patterns : NULL;
     o.npattern_files = job->npatterns;
+    o.patterns_dir = getenv("FT_PATTERNS_DIR"); /* the library reads no environment */
     o.parts = job->parts;
     o.partition = job->partition;
     o.on_improve = on_improve;
     o.on_progress = on_progress;
+    o.on_message = on_message;
     o.ctx = &r;
     r.tty = isatty(fileno(stderr));
     double limit = job->time_limit > 0 ? job->time_limit : ft_contest_time_limit(p->nops);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -131,6 +132,7 @@ int ft_sweep_run_exec(const ft_sweep_run *r, ft_sim **sim, ft_sweep_result *res,
         o.threads = 1;   /* the pool's workers run side by side */
         o.strategy = r->strategy;
         o.time_limit = r->time_limit > 0 ? r->time_limit : ft_contest_time_limit(p->nops);
+        o.patterns_dir = getenv("FT_PATTERNS_DIR"); /* as `fusetile schedule`: libfusetile reads no environment */
         ft_schedule *s = NULL;
         ft_eval ev;
         rc = ft_search(p, &o, &s, &ev, st);

@@ -298,6 +298,7 @@ static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *co
     ft_search_opts o;
     ft_search_opts_init(&o);
     o.time_limit = 0;
+    o.patterns_dir = getenv("FT_PATTERNS_DIR"); /* ::env(FT_PATTERNS_DIR); the library reads no environment */
     Handle *t = NULL;
     int keep_costs = 0;
     const char *files[FT_TCL_MAX_PATTERN_FILES];

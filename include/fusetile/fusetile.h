@@ -718,7 +718,8 @@ typedef struct ft_search_opts {
                                 at most FT_SEARCH_MAX_THREADS */
     int64_t max_restarts;    /* restarts of the improvement pass per thread;
                                 0 (default): until the deadline or the bound */
-    int verbose;             /* 1: progress lines on stderr, default 0 */
+    int verbose;             /* 1: progress lines (a line per better
+                                schedule) to on_message, default 0 */
     ft_strategy strategy;    /* default FT_STRATEGY_SEARCH; another runs that
                                 strategy alone, its groups costed within
                                 time_limit (FT_EINPUT when they cannot be) */
@@ -729,8 +730,15 @@ typedef struct ft_search_opts {
                                 worse than theirs (time permitting) */
     const char *const *pattern_files; /* patterns: the pattern libraries
                                 (patterns/README.md); NULL or none: the
-                                bundled ones (FT_PATTERNS_DIR) */
+                                bundled ones (patterns_dir) */
     int npattern_files;
+    const char *patterns_dir; /* patterns, no files named: the directory of
+                                the bundled libraries, tried first; NULL
+                                (default) or "": the installed one, then
+                                ./patterns, then the build's source tree.
+                                The library reads no environment: the
+                                command line, Tcl, Python and sweep runs
+                                pass $FT_PATTERNS_DIR here */
     ft_partition_method partition; /* partition: how it cuts (default
                                 FT_PARTITION_AUTO) */
     int parts;               /* partition: parts for METIS (a target's SMs,
@@ -745,6 +753,11 @@ typedef struct ft_search_opts {
      * valid during the call. */
     void (*on_improve)(void *ctx, const ft_schedule *s,
                        const double *latencies, double total);
+    /* With verbose, called with each progress line (one line, without its
+     * newline; may be NULL: the lines go nowhere, the library prints
+     * nothing), from one of the search's threads, never at the same time
+     * as another of these callbacks. */
+    void (*on_message)(void *ctx, const char *line);
     void *ctx;
 } ft_search_opts;
 

@@ -245,7 +245,8 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
 
     strategy: "search" (fusetile's search) or a classic grouping run alone:
     "patterns" (pattern-library tiling; patterns: a list of pattern files
-    instead of the bundled libraries), "rules" (rule-based fusion),
+    instead of the bundled libraries, found under $FT_PATTERNS_DIR when it
+    is set), "rules" (rule-based fusion),
     "partition" (fusion, then partition: "fit", "layers", "metis" into
     parts, or "auto"), "supertile" (super tiling).  A strategy's schedule
     dict has subgraph_labels: each group's label and source layers.

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pythread.h"
 
@@ -296,6 +297,14 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     o.seed = (uint64_t)seed;
     o.threads = threads;
     o.max_restarts = restarts;
+    /* $FT_PATTERNS_DIR (os.environ), copied while the GIL is held: the
+     * library reads no environment */
+    char pdir[4096];
+    const char *env = getenv("FT_PATTERNS_DIR");
+    if (env && *env && strlen(env) < sizeof pdir) {
+        memcpy(pdir, env, strlen(env) + 1);
+        o.patterns_dir = pdir;
+    }
     ft_schedule *s = NULL;
     ft_eval ev;
     ft_status st;

@@ -2,6 +2,7 @@
 #include "cost/cost.h"
 #include "core/uf.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,13 +38,23 @@ void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg, unsigned 
     memset(retained, 0, n);
     memset(resident, 0, n);
     const ft_subgraph *g = &s->sg[sg];
-    for (int j = 0; j < g->nops; j++)
+    /* s passed ft_schedule_validate's op and retain checks (the walker's
+     * schedules) or the ones before its availability check (validation's
+     * own call): every op and retained tensor is in range */
+    assert(sg >= 0 && sg < s->nsubgraphs);
+    for (int j = 0; j < g->nops; j++) {
+        assert(g->ops[j] >= 0 && g->ops[j] < p->nops);
         produced[p->ops[g->ops[j]].output] = 1;
-    for (int j = 0; j < g->nretain; j++)
+    }
+    for (int j = 0; j < g->nretain; j++) {
+        assert(g->retain[j] >= 0 && g->retain[j] < p->ntensors);
         retained[g->retain[j]] = 1;
+    }
     if (sg > 0)
-        for (int j = 0; j < s->sg[sg - 1].nretain; j++)
+        for (int j = 0; j < s->sg[sg - 1].nretain; j++) {
+            assert(s->sg[sg - 1].retain[j] >= 0 && s->sg[sg - 1].retain[j] < p->ntensors);
             resident[s->sg[sg - 1].retain[j]] = 1;
+        }
     for (int j = 0; j < g->nops; j++) {
         int t = p->ops[g->ops[j]].output;
         written[t] = (unsigned char)ft_tensor_written(p, s, sg, t);
@@ -95,8 +106,12 @@ static int check_order_and_connectivity(const ft_problem *p, const ft_schedule *
     const char *n = s->name ? s->name : "schedule";
     const ft_subgraph *g = &s->sg[i];
     /* pos[o] = position of op o in this subgraph, or -1 */
-    for (int j = 0; j < g->nops; j++)
+    for (int j = 0; j < g->nops; j++) {
+        /* check_subgraph_ops passed: ops in range, none twice, and pos is
+         * all -1 again after the previous subgraph */
+        assert(g->ops[j] >= 0 && g->ops[j] < p->nops && pos[g->ops[j]] == -1);
         pos[g->ops[j]] = j;
+    }
     int rc = FT_OK;
     for (int j = 0; j < g->nops && !rc; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
@@ -197,6 +212,8 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
             rc = ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
             break;
         }
+        /* granularities passed (>= 1) and tensors are non-empty */
+        assert(ntx >= 1 && nty >= 1 && nk >= 1);
         int64_t ntiles = ntx * nty;
         if (g->norder != ntiles) {
             rc = ft__fail(st, FT_EINVALID, FT_R_BAD_TRAVERSAL, "%s: traversal_orders[%d] has %lld entries, subgraph %d has %lld tiles (%lld x %lld)",
@@ -236,6 +253,7 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
             const ft_op *op = &p->ops[g->ops[j]];
             for (int k = 0; k < op->ninputs; k++) {
                 int t = op->inputs[k];
+                assert(t >= 0 && t < p->ntensors); /* the problem's checks */
                 if (produced[t] || resident[t] || p->tensors[t].producer < 0 || made[t])
                     continue;
                 rc = ft__fail(st, FT_EINVALID, FT_R_TENSOR_UNAVAILABLE,

@@ -1,6 +1,7 @@
 /* walk.c - the per-step cost model of SPEC sections 3 and 4: region derivation, reuse, writes and working set of each step of a subgraph. */
 #include "cost/walk.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,7 @@ static int sg_rates(ft_walk *w, ft_status *st)
 
 void ft__walk_at(ft_walk *w, int64_t pos)
 {
+    assert(pos >= 0 && pos < w->ntx * w->nty); /* a traversal position */
     int64_t u = ft__wave_size(w->p, w->ntx * w->nty, pos);
     if (u != w->wave) {
         w->wave = u;
@@ -122,6 +124,9 @@ static int walk_prepare(ft_walk *w, ft_status *st)
     int64_t tiles;
     if (__builtin_mul_overflow(w->ntx, w->nty, &tiles) || __builtin_mul_overflow(tiles, w->nk, &w->nsteps))
         return ft__fail(st, FT_EINPUT, 0, "the number of steps of a subgraph overflows 64 bits");
+    /* granularities >= 1 (validated) and tensors of positive size (the
+     * problem's checks): every subgraph has a tile and a k-step */
+    assert(w->ntx >= 1 && w->nty >= 1 && w->nk >= 1);
     /* resident tensors count whole (SPEC 4), used here or not: scan the
      * flags a word at a time, most are 0 */
     size_t t = 0;
@@ -151,6 +156,7 @@ static int walk_prepare(ft_walk *w, ft_status *st)
         else if (w->written[o])
             w->ws_fixed += (g->w < T->width ? g->w : T->width) * (g->h < T->height ? g->h : T->height);
     }
+    assert(w->ws_fixed >= 0); /* the problem's tensors total below 2^63 elements (problem.c) */
     return FT_OK;
 }
 
@@ -275,6 +281,9 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
     for (int i = 0; i < w->nslices; i++)
         if (w->slices[i].tensor == t && region_eq(&w->slices[i].region, &r))
             return;
+    /* a step needs each input of each active op at most once: cap is one
+     * more than the subgraph's inputs (walk_alloc) */
+    assert(w->nslices < w->cap);
     w->slices[w->nslices].tensor = t;
     w->slices[w->nslices].region = r;
     w->nslices++;
@@ -315,6 +324,10 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
 {
     const ft_problem *p = w->p;
     const ft_subgraph *g = w->g;
+    /* tile and k-step in the grid: the traversal order is a permutation of
+     * the tiles (validated), the scorer's tiles come from the grid */
+    assert(tile >= 0 && tile < w->ntx * w->nty);
+    assert(ks >= 0 && ks < w->nk);
     int64_t idx = ++w->stamp;
     int64_t trow = tile / w->ntx, tcol = tile % w->ntx;
     ft_region tr = {trow * g->h, (trow + 1) * g->h, tcol * g->w, (tcol + 1) * g->w};
@@ -344,6 +357,7 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
             if (s0 >= op->k)
                 continue;
             s1 = min64(op->k, s0 + g->k);
+            assert(s0 >= 0 && s0 < s1); /* a non-empty k slice of the op's depth */
             last = s1 == op->k;
             r = (ft_region){tr.r0, min64(tr.r1, O->height), tr.c0, min64(tr.c1, O->width)};
             break;
@@ -365,6 +379,10 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         }
         if (region_empty(&r))
             continue;
+        /* an active op's region (and so a write's) lies inside its output:
+         * tile rows and columns are clipped above, needs in need() */
+        assert(r.r0 >= 0 && r.c0 >= 0 && r.r1 <= O->height && r.c1 <= O->width);
+        assert(w->nactive < g->nops); /* each op active at most once a step */
         w->acts[w->nactive] = (ft_active){o, w->role[j], r, (unsigned char)k0, (unsigned char)k1, s0, s1};
         w->active[w->nactive++] = o;
         double c = ft_op_compute(p, w->model, &w->acts[w->nactive - 1]);
@@ -420,6 +438,11 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
     compute += p->timing.step_overhead + ft__tile_extra(p, w->matmul, ks, w->nk);
     double memory;
     double latency = ft__step_time_at(p, &w->tile_rates, compute, loaded, written, &memory);
+    /* loads are a part of the slices, all counted in the working set; costs
+     * are positive (the problem's checks), so no time is negative (NaN is
+     * left to the evaluator's own checks) */
+    assert(loaded >= 0 && written >= 0 && loaded <= ws - w->ws_fixed);
+    assert(!(compute < 0) && !(memory < 0) && !(latency < 0));
     step->index = idx;
     step->tile = tile;
     step->tile_row = trow;
@@ -447,6 +470,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
         return 0;
     int64_t idx = w->next;
     int64_t pos = idx / w->nk, ks = idx % w->nk;
+    assert(!w->g->order || w->g->norder == w->ntx * w->nty); /* validated */
     if (ks == 0)
         ft__walk_at(w, pos);
     ft__walk_derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);

@@ -1,6 +1,7 @@
 /* plan.c - plans (ordered groups of ops with their configurations and retained sets): building, copying, their contexts and their schedules. */
 #include "search/search.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +43,56 @@ int ft__plan_copy(const plan *A, plan *B, int extra)
     return 0;
 }
 
+#ifndef NDEBUG
+/* The plan's invariants (asserted; O(ops + inputs), as is building its
+ * schedule): at least one group, none empty; every op of the problem in
+ * some group and in none twice; within a group, an op after every
+ * producer of its inputs that the group holds; an input whose producer
+ * the group does not hold made by an earlier group (or a graph input) -
+ * hence the groups in a topological order.  An op may sit in more than
+ * one group (recomputation, recompute.c), each time after its inputs. */
+static int plan_check(const ft_problem *p, const plan *P)
+{
+    int *in = ft__calloc((size_t)p->nops + 1, sizeof(int));   /* op -> 1 + last group that ran it */
+    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1); /* output of an op that has run */
+    if (!in || !made) {
+        ft__free(in);
+        ft__free(made);
+        return -1; /* out of memory, as any allocation of ft__plan_schedule */
+    }
+    assert(P->ngroups >= 1);
+    for (int i = 0; i < P->ngroups; i++) {
+        const group *G = &P->g[i];
+        assert(G->nops >= 1);
+        for (int j = 0; j < G->nops; j++) {
+            int o = G->ops[j];
+            assert(o >= 0 && o < p->nops && in[o] != i + 1); /* in range, once a group */
+            const ft_op *op = &p->ops[o];
+            /* each input a graph input, made by an earlier group, or by
+             * an op listed before this one in this group */
+            for (int k = 0; k < op->ninputs; k++)
+                assert(p->tensors[op->inputs[k]].producer < 0 || made[op->inputs[k]]);
+            in[o] = i + 1;
+            made[op->output] = 1;
+        }
+        for (int j = 0; j < G->nret; j++) /* retains only what it made */
+            assert(G->ret[j] >= 0 && G->ret[j] < p->ntensors && p->tensors[G->ret[j]].producer >= 0 &&
+                   in[p->tensors[G->ret[j]].producer] == i + 1);
+    }
+    for (int o = 0; o < p->nops; o++)
+        assert(in[o] != 0); /* every op runs */
+    ft__free(in);
+    ft__free(made);
+    return 0;
+}
+#endif
+
 ft_schedule *ft__plan_schedule(const ft_problem *p, const plan *P)
 {
+#ifndef NDEBUG
+    if (plan_check(p, P))
+        return NULL;
+#endif
     ft_schedule *s = ft_schedule_new(P->ngroups);
     if (!s)
         return NULL;
@@ -67,6 +116,7 @@ ft_schedule *ft__plan_schedule(const ft_problem *p, const plan *P)
                 ft_schedule_free(s);
                 return NULL;
             }
+            assert(ntx >= 1 && nty >= 1); /* granularities >= 1, tensors non-empty */
             g->norder = ntx * nty;
             ft__make_order(G->c.order, ntx, nty, g->order);
         }
@@ -84,6 +134,7 @@ static const int *group_ops(const void *ctx, int j, int *n)
 
 void ft__plan_context(const ft_problem *p, const plan *P, int i, sctx *x)
 {
+    assert(i >= 0 && i < P->ngroups);
     const group *G = &P->g[i];
     size_t nt = (size_t)p->ntensors;
     memset(x->written, 0, nt);
@@ -157,6 +208,7 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
         first[g] = n;
     for (int i = 0; i < n; i++) {
         int o = p->topo[i], g = gid[o];
+        assert(g >= 0 && g < ng); /* a partition into ng groups (some may be empty) */
         size[g]++;
         if (i < first[g])
             first[g] = i;
@@ -169,6 +221,7 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
     /* members of each group in topological order */
     for (int g = 0; g < ng; g++)
         start[g + 1] = start[g] + size[g];
+    assert(start[ng] == n); /* each op in exactly one group */
     for (int g = 0; g < ng; g++)
         size[g] = 0;
     for (int i = 0; i < n; i++) {
@@ -184,6 +237,9 @@ int ft__plan_from_partition(search *S, const int *gid, int ng, plan *P)
             heap_push(heap, &nh, first, g);
     while (nh > 0) {
         int g = heap_pop(heap, &nh, first);
+        /* every group feeding g is placed (Kahn): the groups come out in a
+         * topological order of the quotient graph, each once */
+        assert(indeg[g] == 0 && placed < ng);
         group *G = &P->g[placed++];
         G->nops = size[g];
         G->ops = ft__malloc(sizeof(int) * (size_t)(size[g] + 1));

@@ -270,9 +270,12 @@ static void publish(search *S, const plan *P, double total)
                 }
                 sh->best = e.total;
                 sh->improvements++;
-                if (sh->o->verbose)
-                    fprintf(stderr, "fusetile schedule: %.2f s: total %.17g (%d subgraphs, %s pass, thread %d)\n", ft__now_s() - sh->t0, e.total,
-                            P->ngroups, sh->pass, S->thread);
+                if (sh->o->verbose && sh->o->on_message) {
+                    char line[256];
+                    snprintf(line, sizeof line, "fusetile schedule: %.2f s: total %.17g (%d subgraphs, %s pass, thread %d)",
+                             ft__now_s() - sh->t0, e.total, P->ngroups, sh->pass, S->thread);
+                    sh->o->on_message(sh->o->ctx, line);
+                }
                 if (sh->o->on_improve)
                     sh->o->on_improve(sh->o->ctx, s, lat, e.total);
             }

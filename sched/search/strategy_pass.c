@@ -330,7 +330,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
     memset(part, 0, sizeof *part);
     if ((unsigned)which >= FT_STRATEGY_COUNT || !strategies[which].run)
         return ft__fail(st, FT_EINPUT, 0, "strategy %d is not a grouping strategy", (int)which);
-    ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition};
+    ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition, so->patterns_dir};
     ft_partition raw = {0};
     unsigned char *why = ft__malloc((size_t)p->nops + 1);
     if (!why)

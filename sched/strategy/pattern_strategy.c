@@ -1,40 +1,34 @@
-/* pattern_strategy.c - the patterns strategy's entry (strategy.h): the pattern libraries it reads (the files named, or the bundled ones under FT_PATTERNS_DIR, $FT_SRCDIR/patterns or the source tree), then the tiler of patterns.c. */
+/* pattern_strategy.c - the patterns strategy's entry (strategy.h): the pattern libraries it reads (the files named, or the bundled ones under the caller's directory, the installed FT_PATTERNS_DIR, ./patterns or the source tree), then the tiler of patterns.c.  It reads no environment: the front ends pass $FT_PATTERNS_DIR as the directory. */
 #include "strategy/patterns.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The bundled libraries, read in this order when no file is given. */
 static const char *const bundled[] = {"cnn.patterns", "transformer.patterns", "contest.patterns"};
 
-/* Directory of the bundled libraries into dir (size n): $FT_PATTERNS_DIR,
- * the installed FT_PATTERNS_DIR, $FT_SRCDIR/patterns, ./patterns, or the
- * build's source tree (FT_PATTERNS_SRCDIR, an absolute path, so that a
- * build-tree binary finds them from any directory); the first that holds
- * the first bundled file.  0, or -1 when none does. */
-static int bundled_dir(char *dir, size_t n)
+/* Directory of the bundled libraries into dir (size n): `first` (the
+ * caller's, ft_search_opts.patterns_dir; NULL or "": none), the installed
+ * FT_PATTERNS_DIR, ./patterns, or the build's source tree
+ * (FT_PATTERNS_SRCDIR, an absolute path, so that a build-tree binary finds
+ * them from any directory); the first that holds the first bundled file.
+ * 0, or -1 when none does. */
+static int bundled_dir(const char *first, char *dir, size_t n)
 {
-    const char *env = getenv("FT_PATTERNS_DIR"), *src = getenv("FT_SRCDIR");
-    const char *try[5] = {env && *env ? env : NULL,
+    const char *try[4] = {first && *first ? first : NULL,
 #ifdef FT_PATTERNS_DIR
                           FT_PATTERNS_DIR,
 #else
                           NULL,
 #endif
-                          NULL, "patterns",
+                          "patterns",
 #ifdef FT_PATTERNS_SRCDIR
                           FT_PATTERNS_SRCDIR
 #else
                           NULL
 #endif
     };
-    char srcdir[1024];
-    if (src && *src) {
-        snprintf(srcdir, sizeof srcdir, "%s/patterns", src);
-        try[2] = srcdir;
-    }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!try[i])
             continue;
         char path[1200];
@@ -59,10 +53,10 @@ int ft__strategy_patterns(const ft_problem *p, const ft_strategy_opts *o, ft_par
             rc = ft__patlib_load(&lib, o->pattern_files[i], st);
     } else {
         char dir[1024], path[1200];
-        if (bundled_dir(dir, sizeof dir))
+        if (bundled_dir(o ? o->patterns_dir : NULL, dir, sizeof dir))
             return ft__fail(st, FT_EINPUT, 0,
                             "patterns: the bundled pattern libraries (%s, ...) were not found: set FT_PATTERNS_DIR "
-                            "to the source tree's patterns/ or name the files",
+                            "(the patterns_dir option) to the source tree's patterns/ or name the files",
                             bundled[0]);
         for (size_t i = 0; i < sizeof bundled / sizeof *bundled && rc == FT_OK; i++) {
             snprintf(path, sizeof path, "%s/%s", dir, bundled[i]);

@@ -8,7 +8,7 @@
  * means: the built-in defaults. */
 typedef struct ft_strategy_opts {
     /* pattern-library files (patterns strategy); NULL or an empty list:
-     * the bundled libraries under the source tree's patterns/ */
+     * the bundled libraries (patterns_dir below) */
     const char *const *pattern_files;
     int npattern_files;
     /* parts wanted from graph partitioning (partition strategy: the
@@ -17,6 +17,9 @@ typedef struct ft_strategy_opts {
     int parts;
     /* how the partition strategy cuts (FT_PARTITION_AUTO: see fusetile.h) */
     ft_partition_method method;
+    /* the bundled pattern libraries' directory, tried first
+     * (ft_search_opts.patterns_dir); NULL: the built-in lookup */
+    const char *patterns_dir;
 } ft_strategy_opts;
 
 /* A strategy's answer: a group id per op (gid[o] in 0..ngroups-1) and,
