@@ -1,4 +1,4 @@
-/* walk.c - the per-step cost model of SPEC sections 3 and 4: region derivation, reuse, writes and working set of each step of a subgraph. */
+/* walk.c - the per-step cost model of SPEC sections 3 and 4: region derivation, reuse, writes and working set of each step of a subgraph, and the walker's fast path the scorer uses (whole tiles with k-step fast-forward, a tile's edges, mixed axes). */
 #include "cost/walk.h"
 
 #include <assert.h>
@@ -479,3 +479,115 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     return 1;
 }
 
+/* ------------------------------------------------------------ the walker's fast path (walk.h): whole tiles, a tile's edges, mixed axes */
+
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff)
+{
+    ft_step stp;
+    if (prev >= 0)
+        ft__walk_derive(w, prev, w->nk - 1, &stp);
+    else
+        w->have_prev = 0;
+    /* the tile's k-steps add up as ft_evaluate adds a tile's (ft__sg_acc) */
+    ksum lat = {0, 0};
+    double last = 0;
+    int64_t ws = 0;
+    int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
+    for (int64_t ks = 0; ks < w->nk; ks++) {
+        /* An interior k-step whose k-loop slice lengths (and finishing
+         * ops) equal those of the two before it costs what the previous
+         * one did: its k-slice regions are new either way, and every other
+         * region, the active ops and the writes are the same. */
+        int eq = ks > 0;
+        for (int j = 0; j < w->nops && eq; j++) {
+            if (w->role[j] != FT_ROLE_KLOOP)
+                continue;
+            int64_t K = w->p->ops[w->g->ops[j]].k, kk = w->g->k;
+            int64_t a = K - ks * kk, b = K - (ks - 1) * kk;
+            a = a < 0 ? 0 : a > kk ? kk : a;
+            b = b < 0 ? 0 : b > kk ? kk : b;
+            /* the op's last active k-step writes its tile: never the same */
+            int fa = a > 0 && ks * kk + a >= K, fb = b > 0 && (ks - 1) * kk + b >= K;
+            eq = a == b && fa == fb;
+        }
+        same = eq ? same + 1 : 0;
+        /* mode 3: boundary tensors mix sources, so a k slice may coincide
+         * with the tile's own rows or columns: derive every k-step whose
+         * neighbourhood (two before, one after) has a k slice overlapping
+         * the tile's row or column range */
+        if (allow_ff == 3 && same >= 2) {
+            int64_t kk = w->g->k, r0 = (tile / w->ntx) * w->g->h, c0 = (tile % w->ntx) * w->g->w;
+            for (int64_t t = ks - 2; t <= ks + 1 && same >= 2; t++) {
+                int64_t a0 = t * kk, a1 = a0 + kk;
+                if ((a0 < r0 + w->g->h && r0 < a1) || (a0 < c0 + w->g->w && c0 < a1))
+                    same = 0;
+            }
+        }
+        /* the step before the last is always derived: the last step's
+         * reuse compares with its real slices */
+        if (same >= 2 && ks < w->nk - 2 && (allow_ff >= 2 || (allow_ff && !w->irregular))) {
+            /* every k-step up to the next one that must be derived repeats
+             * this one: jump there (an op's finishing step, the step before
+             * the last, or a k slice near the tile's rows or columns) */
+            int64_t next = w->nk - 2, kk = w->g->k;
+            for (int j = 0; j < w->nops; j++) {
+                if (w->role[j] != FT_ROLE_KLOOP)
+                    continue;
+                int64_t f = ft__ceil_div(w->p->ops[w->g->ops[j]].k, kk) - 1;
+                if (f > ks && f < next)
+                    next = f;
+            }
+            if (allow_ff == 3) {
+                int64_t lo[2] = {(tile / w->ntx) * w->g->h, (tile % w->ntx) * w->g->w};
+                for (int d = 0; d < 2; d++) {
+                    int64_t a = lo[d] / kk - 1; /* first k-step whose window overlaps */
+                    if (a > ks && a < next)
+                        next = a;
+                }
+            }
+            ksum_add(&lat, last * (double)(next - ks));
+            ks = next - 1;
+            continue;
+        }
+        ft__walk_derive(w, tile, ks, &stp);
+        last = stp.latency;
+        ksum_add(&lat, stp.latency);
+        if (stp.working_set > ws)
+            ws = stp.working_set;
+    }
+    *ws_max = ws;
+    return ksum_value(&lat);
+}
+
+void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last)
+{
+    ft_step stp;
+    w->have_prev = 0;
+    ft__walk_derive(w, first, 0, &stp);
+    *loaded0 = stp.loaded_elems;
+    /* the last step's writes and compute do not depend on reuse */
+    ft__walk_derive(w, last, w->nk - 1, &stp);
+    *written_last = stp.written_elems;
+    *compute_last = stp.compute;
+    w->have_prev = 0;
+}
+
+int ft__walk_irregular(const ft_walk *w)
+{
+    return w->irregular;
+}
+
+void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior)
+{
+    ft_step stp;
+    /* k-step 0 at k = 1: every k-loop MatMul and upstream op, no epilogue
+     * (unless there is a single k-step, and then there are never interior
+     * steps): the derivations of any interior k-step at any k */
+    w->have_prev = 0;
+    ft__walk_derive(w, 0, 0, &stp);
+    *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]) ? (w->mixed_internal ? 2 : 1) : 0;
+    /* the last k-step adds the epilogue */
+    ft__walk_derive(w, 0, w->nk - 1, &stp);
+    *rows = w->mixed[0];
+    *cols = w->mixed[1];
+}
