@@ -262,4 +262,11 @@ static inline int ft__output_leaves(const ft_problem *p, int op, const int *labe
     return 0;
 }
 
+/* Finish an evaluation *ev of p whose subgraphs are filled: its total (the
+ * compensated sum *total of their latencies) and its two lower bounds
+ * under model.  FT_OK, or FT_ENOMEM when a bound ran out of memory (it then
+ * falls back to a weaker one silently): *ev is released and st says so.
+ * (eval.c; ft_evaluate's and the search's report of a schedule.) */
+int ft__eval_finish(const ft_problem *p, ft_compute_model model, const ksum *total, ft_eval *ev, ft_status *st);
+
 #endif

@@ -164,13 +164,19 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         }
         ksum_add(&total, out->sg[i].latency);
     }
-    out->total = ksum_value(&total);
+    return ft__eval_finish(p, model, &total, out, st);
+}
+
+/* Contract: cost.h. */
+int ft__eval_finish(const ft_problem *p, ft_compute_model model, const ksum *total, ft_eval *ev, ft_status *st)
+{
+    ev->total = ksum_value(total);
     /* the bounds fall back to weaker ones when memory runs out: report it */
     unsigned long failed = ft__alloc_failures();
-    out->lower_bound = ft_lower_bound(p, model, NULL, NULL);
-    out->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
+    ev->lower_bound = ft_lower_bound(p, model, NULL, NULL);
+    ev->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
     if (ft__alloc_failures() != failed) {
-        ft_eval_free(out);
+        ft_eval_free(ev);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
     return FT_OK;

@@ -239,15 +239,7 @@ static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model m
         r->latency = s->sg[i].reported;
         ksum_add(&k, r->latency);
     }
-    ev->total = ksum_value(&k);
-    unsigned long failed = ft__alloc_failures();
-    ev->lower_bound = ft_lower_bound(p, model, NULL, NULL);
-    ev->capacity_bound = ft_lower_bound_capacity(p, model, NULL, NULL);
-    if (ft__alloc_failures() != failed) {
-        ft_eval_free(ev);
-        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-    }
-    return FT_OK;
+    return ft__eval_finish(p, model, &k, ev, st);
 }
 
 /* Tell the caller about a plan better than every one published so far. */
