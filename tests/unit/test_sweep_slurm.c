@@ -13,7 +13,7 @@ typedef struct fixture {
     char db[128];
     ft_sweep sw;
     ft_sweep_run runs[NRUNS];
-    char keys[NRUNS][8];
+    char keys[NRUNS][16];
 } fixture;
 
 static int setup(void **state)
