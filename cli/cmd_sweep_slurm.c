@@ -1,21 +1,16 @@
-/* cmd_sweep_slurm.c - `fusetile sweep submit|status|gather`: a sweep run as a Slurm job array with one results database per task, its progress, and the merge of the task databases into the main one. */
+/* cmd_sweep_slurm.c - `fusetile sweep submit|status|gather`: the arguments and the output of a sweep run as a Slurm job array with one results database per task, its progress, and the merge of the task databases into the main one; the driver itself is libfusetile_sweep's (fusetile/slurm.h). */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "fusetile/io.h" /* ft_write_atomic */
-#include "slurm.h"
+#include "fusetile/slurm.h"
 #include "fusetile/sweep.h"
 #include "fusetile/sweep_gather.h"
 
-/* Default --array-size: at most this many tasks (never more than runs). */
-#define DEFAULT_ARRAY_SIZE 64
 /* Largest --array-size (Slurm's MaxArraySize is 1001 by default; sites raise it). */
 #define MAX_ARRAY_SIZE 100000
 /* Most --sbatch-opt options. */
@@ -94,27 +89,15 @@ static const char gather_help[] =
 typedef struct sweep_files {
     ft_sweep *sw;
     char *sweep_abs;          /* the sweep file, absolute */
-    cli_slurm_layout l;
+    ft_slurm_layout l;
 } sweep_files;
 
 static void files_free(sweep_files *f)
 {
     ft_sweep_free(f->sw);
     free(f->sweep_abs);
-    cli_slurm_layout_free(&f->l);
+    ft_slurm_layout_free(&f->l);
     memset(f, 0, sizeof *f);
-}
-
-/* Whether path is an SQLite database (its 16-byte header). */
-static int is_database(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char h[16];
-    size_t n = fread(h, 1, sizeof h, f);
-    fclose(f);
-    return n == sizeof h && memcmp(h, "SQLite format 3", 16) == 0;
 }
 
 /* Resolve ARG (a sweep file or a database) and --db into *f, loading the
@@ -126,7 +109,7 @@ static int resolve(const char *cmd, const char *arg, const char *db_opt, sweep_f
     char *sweep_own = NULL, *db_own = NULL;
     const char *db = db_opt;
     ft_status st;
-    if (is_database(arg)) {
+    if (ft_slurm_is_database(arg)) {
         if (db_opt) {
             cli_error("%s: --db is for a sweep file argument; %s is a database", cmd, arg);
             return EXIT_USAGE;
@@ -136,23 +119,19 @@ static int resolve(const char *cmd, const char *arg, const char *db_opt, sweep_f
         cli_error("%s: out of memory", cmd);
         return EXIT_USAGE;
     }
-    if (cli_slurm_layout_init(&f->l, db)) {
+    if (ft_slurm_layout_init(&f->l, db)) {
         cli_error("%s: %s: cannot make the path absolute: %s", cmd, db, strerror(errno));
         free(db_own);
         return EXIT_USAGE;
     }
     free(db_own);
     if (db == arg) {
-        cli_slurm_job j;
-        if (cli_slurm_last_job(&f->l, &j) && j.sweep[0]) {
-            sweep = sweep_own = strdup(j.sweep);
-        } else if (ft_sweep_meta_get(f->l.db, "sweep", &sweep_own, &st) != FT_OK) {
+        if (ft_slurm_recorded_sweep(&f->l, &sweep_own, &st) != FT_OK) {
             cli_error("%s: %s", cmd, st.msg);
             files_free(f);
             return EXIT_USAGE;
-        } else {
-            sweep = sweep_own;
         }
+        sweep = sweep_own;
         if (!sweep || !*sweep) {
             cli_error("%s: %s: no sweep file recorded in it; name the sweep file (fusetile sweep %s SWEEP --db %s)",
                       cmd, arg, strchr(cmd, ' ') + 1, arg);
@@ -218,36 +197,7 @@ static int parse_simple(int argc, char **argv, const char *cmd, const char *help
     return CLI_NEXT;
 }
 
-static void utc_now(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ------------------------------------------------------------- gather */
-
-/* Gather the task databases of f into its main one; *t gets the counts.
- * EXIT_OK or EXIT_USAGE after one line. */
-static int do_gather(const char *cmd, sweep_files *f, ft_sweep_tally *t, int *ntask)
-{
-    char **tasks = NULL;
-    int n = 0;
-    if (cli_slurm_task_dbs(&f->l, &tasks, &n)) {
-        cli_error("%s: %s: cannot read: %s", cmd, f->l.dir, strerror(errno));
-        return EXIT_USAGE;
-    }
-    ft_status st;
-    int rc = ft_sweep_gather(f->sw, f->l.db, (const char *const *)tasks, n, t, &st);
-    cli_slurm_free_list(tasks, n);
-    if (rc != FT_OK) {
-        cli_error("%s: %s", cmd, st.msg);
-        return EXIT_USAGE;
-    }
-    *ntask = n;
-    return EXIT_OK;
-}
 
 /* "N keys ... are not runs of SWEEP" when t has foreign keys. */
 static void report_foreign(const char *cmd, const sweep_files *f, const ft_sweep_tally *t)
@@ -267,8 +217,12 @@ int cli_sweep_gather(int argc, char **argv)
     if ((rc = resolve("sweep gather", arg, db, &f)))
         return rc;
     ft_sweep_tally t;
+    ft_status st;
     int ntask = 0;
-    if (!(rc = do_gather("sweep gather", &f, &t, &ntask))) {
+    if (ft_slurm_gather(f.sw, &f.l, &t, &ntask, &st) != FT_OK) {
+        cli_error("sweep gather: %s", st.msg);
+        rc = EXIT_USAGE;
+    } else {
         printf("gathered %d task database%s into %s: %lld rows (%lld before)\n", ntask, ntask == 1 ? "" : "s", f.l.db,
                t.main_rows, t.main_rows_before);
         printf("runs %d: %d ok, %d failed, %d pending\n", t.total, t.ok, t.failed, t.pending);
@@ -281,82 +235,14 @@ int cli_sweep_gather(int argc, char **argv)
 
 /* ------------------------------------------------------------- status */
 
-/* Count the second word of each line of `text` (a state, its first word)
- * into "N STATE, M STATE" in buf. */
-static void summarize_states(const char *text, int state_field, char *buf, size_t n)
+/* The state of job j from squeue and sacct, a line each. */
+static void job_state(const ft_slurm_job *j)
 {
-    struct {
-        char name[32];
-        int count;
-    } s[16];
-    int ns = 0, other = 0;
-    const char *p = text;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        char line[256];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-        p += len + (eol ? 1 : 0);
-        char *save = NULL, *w = strtok_r(line, " |\t", &save);
-        for (int i = 0; w && i < state_field; i++)
-            w = strtok_r(NULL, " |\t", &save);
-        if (!w)
-            continue;
-        int i;
-        for (i = 0; i < ns && strcmp(s[i].name, w) != 0; i++)
-            ;
-        if (i == ns) {
-            if (ns == 16) {
-                other++;
-                continue;
-            }
-            snprintf(s[ns].name, sizeof s[ns].name, "%s", w);
-            s[ns++].count = 0;
-        }
-        s[i].count++;
-    }
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < ns && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, "%s%d %s", i ? ", " : "", s[i].count, s[i].name);
-    if (other && len < n)
-        snprintf(buf + len, n - len, ", %d other", other);
-}
-
-static void job_state(const cli_slurm_job *j)
-{
-    char id[40];
-    snprintf(id, sizeof id, "%s", j->id);
-    char *sq[] = {"squeue", "-h", "-r", "-j", id, "-o", "%i %T", NULL};
-    cli_run_result r;
-    char line[512], states[512];
-    if (cli_run(sq, CLI_SLURM_TIMEOUT, &r) != 0) {
-        printf("squeue   %s\n", errno == ENOENT ? "not found (not a Slurm node?)" : strerror(errno));
-    } else {
-        if (r.status == 0 && r.out[0]) {
-            summarize_states(r.out, 1, states, sizeof states);
-            printf("squeue   %s\n", states);
-        } else if (r.status == 0 || strstr(r.err, "Invalid job id")) {
-            printf("squeue   not in the queue (finished)\n");
-        } else {
-            printf("squeue   failed: %s\n", r.timed_out ? "timed out" : cli_last_line(r.err, line, sizeof line));
-        }
-        cli_run_free(&r);
-    }
-    char *sa[] = {"sacct", "-n", "-X", "-P", "-j", id, "-o", "JobID,State", NULL};
-    if (cli_run(sa, CLI_SLURM_TIMEOUT, &r) != 0) {
-        printf("sacct    %s\n", errno == ENOENT ? "not found" : strerror(errno));
-        return;
-    }
-    if (r.status == 0 && r.out[0]) {
-        summarize_states(r.out, 1, states, sizeof states);
-        printf("sacct    %s\n", states);
-    } else if (r.status == 0) {
-        printf("sacct    no record of job %s\n", j->id);
-    } else {
-        printf("sacct    unavailable: %s\n", r.timed_out ? "timed out" : cli_last_line(r.err, line, sizeof line));
-    }
-    cli_run_free(&r);
+    char squeue[512], sacct[512];
+    fflush(stdout);
+    ft_slurm_job_state(j, squeue, sizeof squeue, sacct, sizeof sacct);
+    printf("squeue   %s\n", squeue);
+    printf("sacct    %s\n", sacct);
 }
 
 int cli_sweep_status(int argc, char **argv)
@@ -368,32 +254,23 @@ int cli_sweep_status(int argc, char **argv)
     sweep_files f;
     if ((rc = resolve("sweep status", arg, db, &f)))
         return rc;
-    char **tasks = NULL;
     int n = 0;
     ft_status st;
     ft_sweep_tally t;
-    if (cli_slurm_task_dbs(&f.l, &tasks, &n)) {
-        cli_error("sweep status: %s: cannot read: %s", f.l.dir, strerror(errno));
-        files_free(&f);
-        return EXIT_USAGE;
-    }
-    if (ft_sweep_tally_dbs(f.sw, f.l.db, (const char *const *)tasks, n, 0, NULL, &t, &st) != FT_OK) {
+    if (ft_slurm_tally(f.sw, &f.l, 0, NULL, &t, &n, &st) != FT_OK) {
         cli_error("sweep status: %s", st.msg);
-        cli_slurm_free_list(tasks, n);
         files_free(&f);
         return EXIT_USAGE;
     }
-    cli_slurm_free_list(tasks, n);
     printf("sweep    %s: %d runs\n", f.sweep_abs, t.total);
     printf("results  %s%s and %d task database%s in %s\n", f.l.db, access(f.l.db, F_OK) == 0 ? "" : " (not yet)", n,
            n == 1 ? "" : "s", f.l.dir);
     printf("runs     %d total, %d ok, %d failed, %d pending\n", t.total, t.ok, t.failed, t.pending);
     if (t.foreign)
         printf("foreign  %d keys not in the sweep (first: %s)\n", t.foreign, t.foreign_key);
-    cli_slurm_job j;
-    if (cli_slurm_last_job(&f.l, &j)) {
+    ft_slurm_job j;
+    if (ft_slurm_last_job(&f.l, &j)) {
         printf("job      %s: array %s of %d, submitted %s\n", j.id, j.array, j.array_size, j.when);
-        fflush(stdout);
         job_state(&j);
     } else {
         printf("job      none submitted\n");
@@ -474,242 +351,48 @@ static int parse_submit(int argc, char **argv, submit_opts *s)
     return CLI_NEXT;
 }
 
-/* The sbatch argument vector (NULL-terminated, pointers into the strings
- * given and into `array_arg`, `out_arg`; the caller frees the vector). */
-static char **sbatch_argv(const submit_opts *s, char *array_arg, char *out_arg, char *script)
-{
-    char **v = calloc((size_t)s->nsbatch + 8, sizeof *v);
-    if (!v)
-        return NULL;
-    int n = 0;
-    v[n++] = "sbatch";
-    v[n++] = "--parsable";
-    v[n++] = array_arg;
-    v[n++] = "--job-name=fusetile-sweep";
-    v[n++] = out_arg;
-    for (int i = 0; i < s->nsbatch; i++)
-        v[n++] = (char *)s->sbatch[i];
-    v[n++] = script;
-    v[n] = NULL;
-    return v;
-}
-
-/* argv as one line of single-quoted words where needed (malloc'd). */
-static char *command_line(char *const *argv)
-{
-    size_t n = 1;
-    for (int i = 0; argv[i]; i++)
-        n += 4 * strlen(argv[i]) + 3;
-    char *s = malloc(n), *q = s;
-    if (!s)
-        return NULL;
-    for (int i = 0; argv[i]; i++) {
-        const char *a = argv[i];
-        if (i)
-            *q++ = ' ';
-        int plain = *a != '\0';
-        for (const char *p = a; *p; p++)
-            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:%+@", *p))
-                plain = 0;
-        if (plain) {
-            q += sprintf(q, "%s", a);
-            continue;
-        }
-        *q++ = '\'';
-        for (const char *p = a; *p; p++) {
-            if (*p == '\'') {
-                memcpy(q, "'\\''", 4);
-                q += 4;
-            } else {
-                *q++ = *p;
-            }
-        }
-        *q++ = '\'';
-    }
-    *q = '\0';
-    return s;
-}
-
-/* Write the batch script text to path atomically (the library's
- * ft_write_atomic), then make it executable: FT_OK, or an error with the
- * message in *st. */
-static int write_script(const char *path, const char *text, ft_status *st)
-{
-    int rc = ft_write_atomic(text, path, st);
-    if (rc == FT_OK && chmod(path, 0755) != 0) {
-        st->code = rc = FT_EINPUT;
-        snprintf(st->msg, sizeof st->msg, "%s: cannot make it executable: %s", path, strerror(errno));
-    }
-    return rc;
-}
-
-/* Whether job `id` still has tasks in squeue: 1 yes, 0 no or unknown. */
-static int still_queued(const char *id)
-{
-    char idbuf[40];
-    snprintf(idbuf, sizeof idbuf, "%s", id);
-    char *sq[] = {"squeue", "-h", "-j", idbuf, "-o", "%i", NULL};
-    cli_run_result r;
-    if (cli_run(sq, CLI_SLURM_TIMEOUT, &r) != 0) {
-        cli_warn("sweep submit: cannot run squeue to check job %s: %s", id, strerror(errno));
-        return 0;
-    }
-    int queued = r.status == 0 && r.out[strspn(r.out, " \n")] != '\0';
-    cli_run_free(&r);
-    return queued;
-}
-
-/* Prepare and submit (or print, with --dry-run).  f is resolved. */
-static int submit(const submit_opts *s, sweep_files *f)
+/* Plan and submit (or print, with --dry-run).  f is resolved. */
+static int submit(const submit_opts *o, sweep_files *f)
 {
     const char *cmd = "sweep submit";
-    char *sbatch = NULL, *self = NULL, *script = NULL, *line = NULL, **argv = NULL, *script_path = NULL;
-    int *pending = NULL, rc = EXIT_USAGE;
-    char array_arg[300], out_arg[4200], spec[256], cwd[4096];
-    cli_slurm_job last;
-    int have_last = cli_slurm_last_job(&f->l, &last);
+    ft_slurm_submit_opts so = {o->array_size, o->sbatch, o->nsbatch, o->dry_run, cli_argv0};
+    ft_slurm_submission s;
     ft_status st;
-    ft_sweep_tally t;
-
-    if (!s->dry_run && !(sbatch = cli_slurm_which("sbatch"))) {
-        cli_error("%s: sbatch not found on PATH (not a Slurm login node? install slurm-client)", cmd);
-        return EXIT_USAGE;
-    }
-    if (!getcwd(cwd, sizeof cwd)) {
-        cli_error("%s: cannot get the working directory: %s", cmd, strerror(errno));
-        goto out;
-    }
-    if (strpbrk(f->sweep_abs, "\t\n") || strpbrk(f->l.db, "\t\n")) {
-        cli_error("%s: %s: a tab or newline in the sweep or database path cannot be recorded in jobs.tsv", cmd,
-                  f->sweep_abs);
-        goto out;
-    }
-    if (!(self = cli_self_path())) {
-        cli_error("%s: cannot find the fusetile program's own path", cmd);
-        goto out;
-    }
-    if (have_last && !s->dry_run && still_queued(last.id)) {
-        cli_error("%s: job %s of this sweep is still in squeue; wait for it or scancel %s, then submit again", cmd,
-                  last.id, last.id);
-        rc = EXIT_INVALID;
-        goto out;
-    }
-    int m = s->array_size ? s->array_size : have_last ? last.array_size : DEFAULT_ARRAY_SIZE;
-    if (m > f->sw->nruns)
-        m = f->sw->nruns;
-    if (m < 1) {
-        cli_error("%s: %s has no runs", cmd, f->sweep_abs);
-        goto out;
-    }
-    if (!(pending = calloc((size_t)m, sizeof *pending))) {
-        cli_error("%s: out of memory", cmd);
-        goto out;
-    }
-    char **tasks = NULL;
-    int ntask = 0;
-    if (!s->dry_run) {
-        if (mkdir(f->l.dir, 0777) != 0 && errno != EEXIST) {
-            cli_error("%s: %s: cannot create: %s", cmd, f->l.dir, strerror(errno));
-            goto out;
-        }
-        if ((rc = do_gather(cmd, f, &t, &ntask)))
-            goto out;
-        rc = EXIT_USAGE;
-        report_foreign(cmd, f, &t);
-    }
-    if (cli_slurm_task_dbs(&f->l, &tasks, &ntask)) {
-        cli_error("%s: %s: cannot read: %s", cmd, f->l.dir, strerror(errno));
-        goto out;
-    }
-    int trc = ft_sweep_tally_dbs(f->sw, f->l.db, (const char *const *)tasks, ntask, m, pending, &t, &st);
-    cli_slurm_free_list(tasks, ntask);
-    if (trc != FT_OK) {
+    memset(&s, 0, sizeof s);
+    int rc = ft_slurm_plan(f->sw, f->sweep_abs, &f->l, &so, &s, &st);
+    if (s.queue_warning[0])
+        cli_warn("%s: %s", cmd, s.queue_warning);
+    if (s.gathered)
+        report_foreign(cmd, f, &s.gather);
+    if (rc != FT_OK) {
         cli_error("%s: %s", cmd, st.msg);
+        rc = s.refused ? EXIT_INVALID : EXIT_USAGE;
         goto out;
     }
-    int ntasks = cli_slurm_array_spec(pending, m, spec, sizeof spec);
-    if (ntasks < 0) {
-        /* too many ranges to list: submit every task, the done ones exit at once */
-        snprintf(spec, sizeof spec, "0-%d", m - 1);
-        ntasks = m;
-    }
-    if (ntasks == 0) {
-        printf("nothing to submit: all %d runs of %s are ok in %s\n", t.total, f->sweep_abs, f->l.db);
-        rc = EXIT_OK;
-        goto out;
-    }
-    if (!(script_path = malloc(strlen(f->l.dir) + 8))) {
-        cli_error("%s: out of memory", cmd);
-        goto out;
-    }
-    sprintf(script_path, "%s/job.sh", f->l.dir);
-    snprintf(array_arg, sizeof array_arg, "--array=%s", spec);
-    snprintf(out_arg, sizeof out_arg, "--output=%s/job%%A-task%%a.out", f->l.dir);
-    if (!(argv = sbatch_argv(s, array_arg, out_arg, script_path)) || !(line = command_line(argv)) ||
-        !(script = cli_slurm_script(&f->l, self, f->sweep_abs, cwd, m, line))) {
-        cli_error("%s: out of memory", cmd);
-        goto out;
-    }
-    if (s->dry_run) {
-        printf("# %s\n# %d runs: %d ok, %d failed, %d pending; %d of %d tasks to run\n%s", line, t.total, t.ok, t.failed,
-               t.pending, ntasks, m, script);
-        rc = EXIT_OK;
-        goto out;
-    }
-    /* each task's database holds the runs of its slice already ok anywhere */
-    for (int k = 0; k < m; k++) {
-        if (!pending[k])
-            continue;
-        char *tdb = cli_slurm_task_db(&f->l, k);
-        int copied = 0;
-        if (!tdb || ft_sweep_seed_task(f->sw, f->l.db, tdb, k, m, &copied, &st) != FT_OK) {
-            cli_error("%s: %s", cmd, tdb ? st.msg : "out of memory");
-            free(tdb);
-            goto out;
-        }
-        free(tdb);
-    }
-    if (write_script(script_path, script, &st) != FT_OK) {
-        cli_error("%s: %s", cmd, st.msg);
-        goto out;
-    }
-    cli_run_result r;
-    argv[0] = sbatch;
-    if (cli_run(argv, CLI_SLURM_TIMEOUT, &r) != 0) {
-        cli_error("%s: cannot run %s: %s", cmd, sbatch, strerror(errno));
-        goto out;
-    }
-    char msg[512];
-    size_t idlen = strspn(r.out, "0123456789");
-    if (r.status != 0 || idlen == 0 || idlen >= sizeof last.id) {
-        cli_error("%s: sbatch %s: %s", cmd,
-                  r.timed_out ? "timed out" : r.status != 0 ? "failed" : "printed no job id",
-                  cli_last_line(r.status != 0 ? r.err : r.out, msg, sizeof msg));
-        cli_run_free(&r);
-        rc = EXIT_INVALID;
-        goto out;
-    }
-    cli_slurm_job j;
-    memset(&j, 0, sizeof j);
-    memcpy(j.id, r.out, idlen);
-    cli_run_free(&r);
-    j.array_size = m;
-    snprintf(j.array, sizeof j.array, "%s", spec);
-    snprintf(j.sweep, sizeof j.sweep, "%s", f->sweep_abs);
-    utc_now(j.when, sizeof j.when);
-    if (cli_slurm_record(&f->l, &j))
-        cli_warn("%s: %s/jobs.tsv: cannot record job %s: %s", cmd, f->l.dir, j.id, strerror(errno));
-    printf("submitted job %s: array %s (%d of %d tasks), %d runs pending of %d (%d ok, %d failed); results in %s\n", j.id,
-           spec, ntasks, m, t.total - t.ok, t.total, t.ok, t.failed, f->l.dir);
     rc = EXIT_OK;
+    const ft_sweep_tally *t = &s.tally;
+    if (s.ntasks == 0) {
+        printf("nothing to submit: all %d runs of %s are ok in %s\n", t->total, f->sweep_abs, f->l.db);
+        goto out;
+    }
+    if (o->dry_run) {
+        printf("# %s\n# %d runs: %d ok, %d failed, %d pending; %d of %d tasks to run\n%s", s.command, t->total, t->ok,
+               t->failed, t->pending, s.ntasks, s.m, s.script);
+        goto out;
+    }
+    rc = ft_slurm_submit(f->sw, &f->l, &s, &st);
+    if (s.record_warning[0])
+        cli_warn("%s: %s", cmd, s.record_warning);
+    if (rc != FT_OK) {
+        cli_error("%s: %s", cmd, st.msg);
+        rc = s.refused ? EXIT_INVALID : EXIT_USAGE;
+        goto out;
+    }
+    rc = EXIT_OK;
+    printf("submitted job %s: array %s (%d of %d tasks), %d runs pending of %d (%d ok, %d failed); results in %s\n",
+           s.job.id, s.spec, s.ntasks, s.m, t->total - t->ok, t->total, t->ok, t->failed, f->l.dir);
 out:
-    free(sbatch);
-    free(self);
-    free(script);
-    free(script_path);
-    free(line);
-    free(argv);
-    free(pending);
+    ft_slurm_submission_free(&s);
     return rc;
 }
 
@@ -719,7 +402,7 @@ int cli_sweep_submit(int argc, char **argv)
     int rc = parse_submit(argc, argv, &s);
     if (rc != CLI_NEXT)
         return rc;
-    if (is_database(s.sweep)) {
+    if (ft_slurm_is_database(s.sweep)) {
         cli_error("sweep submit: %s is a database; name the sweep file", s.sweep);
         return EXIT_USAGE;
     }

@@ -1,7 +1,7 @@
 /* cmd_validate.c - `fusetile validate`: a target's predicted times beside measured ones (targets/measured/), with the error figures, JSON and an SVG plot. */
 #include "cli.h"
 #include "fusetile/measured.h"
-#include "svgplot.h"
+#include "fusetile/plot.h"
 
 #include <math.h>
 #include <stdlib.h>

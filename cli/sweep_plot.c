@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svgplot.h"
+#include "fusetile/plot.h"
 
 /* Most lines (group values) one plot draws. */
 #define SWEEP_PLOT_MAX_GROUPS 64

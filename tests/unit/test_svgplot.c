@@ -1,30 +1,70 @@
-/* test_svgplot.c - unit tests of the SVG plotter (cli/svgplot.c): well-formed XML, tick placement on log and linear axes, escaping, skipped points, edge cases, determinism, atomic writes.
+/* test_svgplot.c - unit tests of the SVG plotter (libfusetile_plot, fusetile/plot.h): well-formed XML, tick placement on log and linear axes, escaping, skipped points, edge cases, determinism, atomic writes.
  *
- * The plotter is compiled into this test (#include of cli/svgplot.c and
- * cli/svgplot_text.c), as
- * test_trace.c does with the trace writers, so that the test can check
- * the axis code directly and needs no part of the command-line program.
+ * The test links libfusetile_plot.a and calls only its public functions.
+ * The axis rules (which ticks, which labels, how far the range is padded)
+ * are checked on the SVG drawn for a plot whose x values span the range
+ * under test: the labelled x ticks' texts, the tick marks (long for a
+ * power of ten or a step, short for a 2..9 tick) and, from the labelled
+ * ticks' pixel positions, the range the frame spans.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "../../cli/svgplot.c" /* first: before cmocka's macros */
-#include "../../cli/svgplot_text.c"
-
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "fusetile/plot.h"
 #include "ft_testutil.h"
 
+/* What plot/plot.c draws, as the checks below need it: pixels between
+ * stacked point labels and between legend rows, the characters of a
+ * legend entry before its ellipsis, the points of y = x sampled between a
+ * log and a linear axis, and the first two colours of its palette. */
+#define LABEL_LINE 12
+#define LEGEND_ROW 20
+#define LEGEND_CHARS 40
+#define DIAG_SAMPLES 64
+static const char *const palette[] = {"#0072B2", "#D55E00"};
+
 /* ------------------------------------------------------------ helpers */
+
+/* Length of the UTF-8 sequence at s if it encodes a character XML allows
+ * (tab, newline, carriage return, U+0020 and up, not a surrogate, U+FFFE
+ * or U+FFFF), else 0. */
+static size_t xml_char_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') ? 1 : 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80)
+            return 0;
+        return c == 0xEF && s[1] == 0xBF && s[2] >= 0xBE ? 0 : 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
 
 /* Whether s is well-formed XML as far as the plotter's output needs: the
  * XML declaration, then one root element; tags balanced, attribute values
@@ -187,16 +227,100 @@ static int count(const char *s, const char *what)
     return n;
 }
 
-/* The labels of a's labelled ticks, joined by '|'. */
-static const char *axis_labels(const axis *a, char *out, size_t len)
+/* The x axis of a plot as drawn: the frame, every tick mark and the
+ * labelled ticks, read back from the SVG. */
+#define AXIS_MAX 256
+typedef struct drawn_axis {
+    int log;
+    double left, top, width, height; /* the frame */
+    int n;                           /* tick marks, in the order drawn */
+    double px[AXIS_MAX], len[AXIS_MAX];
+    int nlab;                        /* labelled ticks */
+    double lab_px[AXIS_MAX];
+    char labels[1024];               /* their texts, joined by '|' */
+    double t0, t1;                   /* the range the frame spans, on the
+                                        axis' scale (the value or its
+                                        log10), from the first and last
+                                        labelled ticks' positions */
+} drawn_axis;
+
+/* Draw a plot whose x values are lo and hi (have = 0: no points at all)
+ * on a log or linear x axis, `width` pixels wide (0: the default), and
+ * read its x axis into *a.  0, or -1 when ft_plot_svg refuses the plot. */
+static int x_axis(int log, double lo, double hi, int have, int width, drawn_axis *a)
 {
+    const double x[] = {lo, hi}, y[] = {1, 1};
+    ft_plot_series s = {"s", x, y, NULL, have ? (lo == hi ? 1 : 2) : 0, 0};
+    ft_plot pl = {NULL, NULL, NULL, log, 0, 0, &s, 1, width, 0};
+    char err[256];
+    memset(a, 0, sizeof *a);
+    a->log = log;
+    char *svg = ft_plot_svg(&pl, err, sizeof err);
+    if (!svg)
+        return -1;
+    const char *fr = strstr(svg, "<rect class=\"frame\"");
+    assert_non_null(fr);
+    assert_int_equal(sscanf(fr, "<rect class=\"frame\" x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &a->left,
+                            &a->top, &a->width, &a->height),
+                     4);
+    /* tick marks: <line x1 y1 x2 y2/> in the ticks group; an x tick's
+     * x1 equals its x2 */
+    const char *g = strstr(svg, "<g class=\"ticks\"");
+    assert_non_null(g);
+    const char *end = strstr(g, "</g>");
+    for (const char *p = strstr(g, "<line "); p && p < end; p = strstr(p + 1, "<line ")) {
+        char x1[32], x2[32];
+        double y1, y2;
+        assert_int_equal(sscanf(p, "<line x1=\"%31[^\"]\" y1=\"%lf\" x2=\"%31[^\"]\" y2=\"%lf\"", x1, &y1, x2, &y2), 4);
+        if (strcmp(x1, x2) != 0)
+            continue; /* a y tick */
+        assert_true(a->n < AXIS_MAX);
+        a->px[a->n] = strtod(x1, NULL);
+        a->len[a->n++] = y2 - y1;
+    }
+    /* labelled ticks: <text class="xtick" x="..." ...>LABEL</text> */
     size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < a->n; i++)
-        if (a->ticks[i].labelled)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "|" : "", a->ticks[i].label);
-    return out;
+    for (const char *p = strstr(svg, "<text class=\"xtick\""); p; p = strstr(p + 1, "<text class=\"xtick\"")) {
+        assert_true(a->nlab < AXIS_MAX);
+        assert_int_equal(sscanf(p, "<text class=\"xtick\" x=\"%lf\"", &a->lab_px[a->nlab]), 1);
+        const char *start = strchr(p, '>') + 1, *stop = strstr(start, "</text>");
+        used += (size_t)snprintf(a->labels + used, sizeof a->labels - used, "%s%.*s", used ? "|" : "",
+                                 (int)(stop - start), start);
+        assert_true(used < sizeof a->labels);
+        a->nlab++;
+    }
+    if (a->nlab >= 2) {
+        const char *first = a->labels, *last = strrchr(a->labels, '|') + 1;
+        double ta = strtod(first, NULL), tb = strtod(last, NULL);
+        if (log) {
+            ta = log10(ta);
+            tb = log10(tb);
+        }
+        double per_px = (tb - ta) / (a->lab_px[a->nlab - 1] - a->lab_px[0]);
+        a->t0 = ta + (a->left - a->lab_px[0]) * per_px;
+        a->t1 = ta + (a->left + a->width - a->lab_px[0]) * per_px;
+    }
+    free(svg);
+    return 0;
 }
+
+/* Tick i's position on the axis' scale. */
+static double tick_t(const drawn_axis *a, int i)
+{
+    return a->t0 + (a->px[i] - a->left) / a->width * (a->t1 - a->t0);
+}
+
+/* Whether a has a short (2..9) tick at value v. */
+static int has_minor_at(const drawn_axis *a, double v)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->len[i] < 4.5 && fabs(tick_t(a, i) - log10(v)) < 1e-4)
+            return 1;
+    return 0;
+}
+
+/* Wide enough that no label is dropped for lack of room. */
+#define WIDE 4000
 
 /* Every data marker (a circle with a tooltip) lies inside the frame. */
 static void assert_points_inside(const char *svg)
@@ -336,48 +460,48 @@ static void test_svgplot_labels_apart(void **state)
 static void test_svgplot_log_ticks(void **state)
 {
     (void)state;
-    axis a;
-    char buf[512];
-    assert_int_equal(axis_setup(&a, 1, 3, 2000, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "10|100|1000");
+    drawn_axis a;
+    assert_int_equal(x_axis(1, 3, 2000, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "10|100|1000");
     assert_true(a.t0 < log10(3) && a.t0 > 0);   /* 1 is outside */
     assert_true(a.t1 > log10(2000) && a.t1 < log10(3000));
-    int minors = 0, has3 = 0, has2000 = 0;
+    int minors = 0;
     for (int i = 0; i < a.n; i++) {
-        minors += a.ticks[i].mant != 0;
-        has3 |= a.ticks[i].mant == 3 && fabs(a.ticks[i].v - 3) < 1e-9;
-        has2000 |= a.ticks[i].mant == 2 && fabs(a.ticks[i].v - 2000) < 1e-6;
-        assert_true(a.ticks[i].t >= a.t0 && a.ticks[i].t <= a.t1);
+        minors += a.len[i] < 4.5;
+        assert_true(a.px[i] >= a.left - 0.01 && a.px[i] <= a.left + a.width + 0.01);
         if (i)
-            assert_true(a.ticks[i].t > a.ticks[i - 1].t);
+            assert_true(a.px[i] > a.px[i - 1]);
     }
-    assert_true(has3 && has2000);
+    assert_true(has_minor_at(&a, 3) && has_minor_at(&a, 2000));
     assert_int_equal(minors, 7 + 8 + 8 + 1); /* 3..9, 20..90, 200..900, 2000 */
 
     /* 1e-3 .. 1e9: 13 decades, every second one labelled, no minors */
-    assert_int_equal(axis_setup(&a, 1, 1e-3, 1e9, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "0.01|1|100|10000|1e6|1e8");
-    for (int i = 0; i < a.n; i++)
-        assert_int_equal(a.ticks[i].mant, 0);
+    assert_int_equal(x_axis(1, 1e-3, 1e9, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "0.01|1|100|10000|1e6|1e8");
+    assert_int_equal(a.n, 13);
+    for (int i = 0; i < a.n; i++) {
+        assert_true(a.len[i] > 4.5);
+        assert_true(fabs(tick_t(&a, i) - round(tick_t(&a, i))) < 1e-4);
+    }
     /* two powers of ten: the 2s and 5s too */
-    assert_int_equal(axis_setup(&a, 1, 16, 1024, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "20|50|100|200|500|1000");
-    thin_labels(&a, 100, 30); /* no room: back to the powers of ten */
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "100|1000");
+    assert_int_equal(x_axis(1, 16, 1024, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "20|50|100|200|500|1000");
+    assert_int_equal(x_axis(1, 16, 1024, 1, 1, &a), 0); /* no room: back to the powers of ten */
+    assert_string_equal(a.labels, "100|1000");
     /* less than a decade: the 2s and 5s */
-    assert_int_equal(axis_setup(&a, 1, 200, 600, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "200|500");
+    assert_int_equal(x_axis(1, 200, 600, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "200|500");
     /* no 2..9 tick inside: 1-2-5 steps of the values */
-    assert_int_equal(axis_setup(&a, 1, 120, 180, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "120|140|160|180");
-    /* one value: half a decade each side */
-    assert_int_equal(axis_setup(&a, 1, 100, 100, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "50|100|200");
-    assert_true(fabs(a.t0 - 1.5) < 1e-12);
-    assert_true(fabs(a.t1 - 2.5) < 1e-12);
+    assert_int_equal(x_axis(1, 120, 180, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "120|140|160|180");
+    /* one value: half a decade each side (to the pixel positions' precision) */
+    assert_int_equal(x_axis(1, 100, 100, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "50|100|200");
+    assert_true(fabs(a.t0 - 1.5) < 1e-4);
+    assert_true(fabs(a.t1 - 2.5) < 1e-4);
     /* tiny values: exponents without '+' or leading zeros */
-    assert_int_equal(axis_setup(&a, 1, 2e-9, 3e-6, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "1e-8|1e-7|1e-6");
+    assert_int_equal(x_axis(1, 2e-9, 3e-6, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "1e-8|1e-7|1e-6");
 }
 
 /* Linear axes: 1-2-5 steps covering the data, labels free of binary
@@ -385,27 +509,26 @@ static void test_svgplot_log_ticks(void **state)
 static void test_svgplot_linear_ticks(void **state)
 {
     (void)state;
-    axis a;
-    char buf[512];
-    assert_int_equal(axis_setup(&a, 0, 0.13, 0.87, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "0.1|0.2|0.3|0.4|0.5|0.6|0.7|0.8|0.9");
-    assert_int_equal(axis_setup(&a, 0, -3, 5, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "-4|-2|0|2|4|6");
-    assert_int_equal(axis_setup(&a, 0, 0, 7, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "0|1|2|3|4|5|6|7");
-    assert_int_equal(axis_setup(&a, 0, 7, 7, 1), 0); /* 6.3 .. 7.7 */
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "6.2|6.4|6.6|6.8|7|7.2|7.4|7.6|7.8");
-    assert_int_equal(axis_setup(&a, 0, 0, 0, 1), 0); /* -1 .. 1 */
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "-1|-0.5|0|0.5|1");
-    assert_int_equal(axis_setup(&a, 0, 0, 0, 0), 0); /* no data: 0 .. 1 */
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "0|0.2|0.4|0.6|0.8|1");
+    drawn_axis a;
+    assert_int_equal(x_axis(0, 0.13, 0.87, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "0.1|0.2|0.3|0.4|0.5|0.6|0.7|0.8|0.9");
+    assert_int_equal(x_axis(0, -3, 5, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "-4|-2|0|2|4|6");
+    assert_int_equal(x_axis(0, 0, 7, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "0|1|2|3|4|5|6|7");
+    assert_int_equal(x_axis(0, 7, 7, 1, WIDE, &a), 0); /* 6.3 .. 7.7 */
+    assert_string_equal(a.labels, "6.2|6.4|6.6|6.8|7|7.2|7.4|7.6|7.8");
+    assert_int_equal(x_axis(0, 0, 0, 1, WIDE, &a), 0); /* -1 .. 1 */
+    assert_string_equal(a.labels, "-1|-0.5|0|0.5|1");
+    assert_int_equal(x_axis(0, 0, 0, 0, WIDE, &a), 0); /* no data: 0 .. 1 */
+    assert_string_equal(a.labels, "0|0.2|0.4|0.6|0.8|1");
     /* large offset, small span: enough digits to tell ticks apart */
-    assert_int_equal(axis_setup(&a, 0, 1000000.1, 1000000.5, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "1000000.1|1000000.2|1000000.3|1000000.4|1000000.5");
-    assert_int_equal(axis_setup(&a, 0, 2e6, 9e6, 1), 0);
-    assert_string_equal(axis_labels(&a, buf, sizeof buf), "2e6|3e6|4e6|5e6|6e6|7e6|8e6|9e6");
+    assert_int_equal(x_axis(0, 1000000.1, 1000000.5, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "1000000.1|1000000.2|1000000.3|1000000.4|1000000.5");
+    assert_int_equal(x_axis(0, 2e6, 9e6, 1, WIDE, &a), 0);
+    assert_string_equal(a.labels, "2e6|3e6|4e6|5e6|6e6|7e6|8e6|9e6");
     /* a range doubles cannot hold */
-    assert_int_equal(axis_setup(&a, 0, -1e308, 1e308, 1), -1);
+    assert_int_equal(x_axis(0, -1e308, 1e308, 1, WIDE, &a), -1);
 }
 
 /* Every text is escaped; bytes that are not XML characters become '?';

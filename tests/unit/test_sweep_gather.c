@@ -14,7 +14,7 @@ typedef struct fixture {
     char main_db[128], a[128], b[128];
     ft_sweep sw;
     ft_sweep_run runs[NKEYS];
-    char keys[NKEYS][8];
+    char keys[NKEYS][16];
 } fixture;
 
 static int setup(void **state)

@@ -1,8 +1,22 @@
-/* svgplot.h - a small SVG plotter for the command-line program (scatter and line plots on linear or log axes), written with no library. */
-#ifndef FT_SVGPLOT_H
-#define FT_SVGPLOT_H
+/* plot.h - public API of libfusetile_plot (plot/, installed as <fusetile/plot.h>): scatter and line plots on linear or log axes written as SVG text, with no library beyond libc (plot/README.md says why).
+ *
+ * `fusetile validate --svg` (predicted against measured) and `fusetile
+ * sweep plot` (a metric against a sweep axis) draw with it; other programs
+ * may too.  The plot is a plain struct the caller fills; nothing is
+ * printed.  Writing a file uses ft_write_atomic, so a program links
+ * libfusetile_plot.a before libfusetile (pkg-config fusetile-plot).
+ */
+#ifndef FT_PLOT_H
+#define FT_PLOT_H
+
+#include "fusetile/api.h"
+FT_API_BEGIN
 
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* One series: n points (x[i], y[i]), drawn as small circles in the
  * series' colour, with one legend entry.  Nothing is copied: the arrays
@@ -59,4 +73,10 @@ int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t err
  * or invalid. */
 int ft_plot_count_skipped(const ft_plot *pl);
 
-#endif /* FT_SVGPLOT_H */
+#ifdef __cplusplus
+}
+#endif
+
+FT_API_END
+
+#endif /* FT_PLOT_H */

@@ -1,6 +1,6 @@
-/* slurm.c - the files of a sweep submitted to Slurm (layout, batch script, job record) and running Slurm's commands with a time limit. */
+/* slurm.c - the Slurm driver's files and programs (fusetile/slurm.h): the layout of a submitted sweep's files, the batch script, the job record, sh quoting, and running Slurm's commands with a time limit; planning and submitting are in slurm_submit.c. */
 #define _XOPEN_SOURCE 700
-#include "slurm.h"
+#include "fusetile/slurm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-
-/* Most bytes of a command's stdout or stderr that cli_run keeps. */
+/* Most bytes of a command's stdout or stderr that ft_slurm_run keeps. */
 #define RUN_KEEP (1 << 20)
 
 static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -54,25 +52,28 @@ static char *absolute(const char *path)
     return dup_printf("%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
 }
 
-int cli_slurm_layout_init(cli_slurm_layout *l, const char *db)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_layout_init(ft_slurm_layout *l, const char *db)
 {
     l->db = absolute(db);
     l->dir = l->db ? dup_printf("%s.slurm", l->db) : NULL;
     if (!l->dir) {
-        cli_slurm_layout_free(l);
+        ft_slurm_layout_free(l);
         return -1;
     }
     return 0;
 }
 
-void cli_slurm_layout_free(cli_slurm_layout *l)
+/* Contract: fusetile/slurm.h. */
+void ft_slurm_layout_free(ft_slurm_layout *l)
 {
     free(l->db);
     free(l->dir);
     l->db = l->dir = NULL;
 }
 
-char *cli_slurm_task_db(const cli_slurm_layout *l, int k)
+/* Contract: fusetile/slurm.h. */
+char *ft_slurm_task_db(const ft_slurm_layout *l, int k)
 {
     return dup_printf("%s/task-%d.db", l->dir, k);
 }
@@ -102,14 +103,16 @@ static int by_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void cli_slurm_free_list(char **list, int n)
+/* Contract: fusetile/slurm.h. */
+void ft_slurm_free_list(char **list, int n)
 {
     for (int i = 0; i < n; i++)
         free(list[i]);
     free(list);
 }
 
-int cli_slurm_task_dbs(const cli_slurm_layout *l, char ***out, int *n)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_task_dbs(const ft_slurm_layout *l, char ***out, int *n)
 {
     *out = NULL;
     *n = 0;
@@ -161,7 +164,8 @@ int cli_slurm_task_dbs(const cli_slurm_layout *l, char ***out, int *n)
     return 0;
 }
 
-int cli_slurm_record(const cli_slurm_layout *l, const cli_slurm_job *j)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_record(const ft_slurm_layout *l, const ft_slurm_job *j)
 {
     char *path = dup_printf("%s/jobs.tsv", l->dir);
     if (!path) {
@@ -177,7 +181,7 @@ int cli_slurm_record(const cli_slurm_layout *l, const cli_slurm_job *j)
 }
 
 /* Parse one jobs.tsv line (without its newline) into *j: 1, or 0. */
-static int parse_job(char *line, cli_slurm_job *j)
+static int parse_job(char *line, ft_slurm_job *j)
 {
     char *f[5];
     int n = 0;
@@ -206,7 +210,8 @@ static int parse_job(char *line, cli_slurm_job *j)
     return 1;
 }
 
-int cli_slurm_last_job(const cli_slurm_layout *l, cli_slurm_job *j)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_last_job(const ft_slurm_layout *l, ft_slurm_job *j)
 {
     char *path = dup_printf("%s/jobs.tsv", l->dir);
     FILE *f = path ? fopen(path, "r") : NULL;
@@ -217,7 +222,7 @@ int cli_slurm_last_job(const cli_slurm_layout *l, cli_slurm_job *j)
     int found = 0;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        cli_slurm_job tmp;
+        ft_slurm_job tmp;
         if (parse_job(line, &tmp)) {
             *j = tmp;
             found = 1;
@@ -266,7 +271,8 @@ static char *append(char *buf, const char *s)
     return b;
 }
 
-char *cli_slurm_script(const cli_slurm_layout *l, const char *fusetile, const char *sweep, const char *workdir,
+/* Contract: fusetile/slurm.h. */
+char *ft_slurm_script(const ft_slurm_layout *l, const char *fusetile, const char *sweep, const char *workdir,
                        int array_size, const char *sbatch_line)
 {
     char m[32];
@@ -297,7 +303,8 @@ char *cli_slurm_script(const cli_slurm_layout *l, const char *fusetile, const ch
     return s;
 }
 
-int cli_slurm_array_spec(const int *pending, int m, char *buf, size_t n)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_array_spec(const int *pending, int m, char *buf, size_t n)
 {
     size_t len = 0;
     int tasks = 0;
@@ -321,13 +328,62 @@ int cli_slurm_array_spec(const int *pending, int m, char *buf, size_t n)
     return tasks;
 }
 
+/* Contract: fusetile/slurm.h. */
+char *ft_slurm_command_line(char *const *argv)
+{
+    size_t n = 1;
+    for (int i = 0; argv[i]; i++)
+        n += 4 * strlen(argv[i]) + 3;
+    char *s = malloc(n), *q = s;
+    if (!s)
+        return NULL;
+    for (int i = 0; argv[i]; i++) {
+        const char *a = argv[i];
+        if (i)
+            *q++ = ' ';
+        int plain = *a != '\0';
+        for (const char *p = a; *p; p++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:%+@", *p))
+                plain = 0;
+        if (plain) {
+            q += sprintf(q, "%s", a);
+            continue;
+        }
+        *q++ = '\'';
+        for (const char *p = a; *p; p++) {
+            if (*p == '\'') {
+                memcpy(q, "'\\''", 4);
+                q += 4;
+            } else {
+                *q++ = *p;
+            }
+        }
+        *q++ = '\'';
+    }
+    *q = '\0';
+    return s;
+}
+
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_is_database(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char h[16];
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    return n == sizeof h && memcmp(h, "SQLite format 3", 16) == 0;
+}
+
 static int executable(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
-char *cli_slurm_which(const char *prog)
+/* Contract: fusetile/slurm.h. */
+char *ft_slurm_which(const char *prog)
 {
     if (strchr(prog, '/'))
         return executable(prog) ? absolute(prog) : NULL;
@@ -347,7 +403,8 @@ char *cli_slurm_which(const char *prog)
     return NULL;
 }
 
-char *cli_self_path(void)
+/* Contract: fusetile/slurm.h. */
+char *ft_slurm_self_path(const char *argv0)
 {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -356,9 +413,9 @@ char *cli_self_path(void)
         if (executable(buf))
             return strdup(buf);
     }
-    if (!cli_argv0)
+    if (!argv0)
         return NULL;
-    char *p = cli_slurm_which(cli_argv0);
+    char *p = ft_slurm_which(argv0);
     if (!p)
         return NULL;
     char *r = realpath(p, NULL);
@@ -403,10 +460,11 @@ static double now_s(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int cli_run(char *const argv[], double timeout_s, cli_run_result *r)
+/* Contract: fusetile/slurm.h. */
+int ft_slurm_run(char *const argv[], double timeout_s, ft_slurm_run_result *r)
 {
     memset(r, 0, sizeof *r);
-    char *prog = cli_slurm_which(argv[0]);
+    char *prog = ft_slurm_which(argv[0]);
     if (!prog) {
         errno = ENOENT;
         return -1;
@@ -489,14 +547,16 @@ int cli_run(char *const argv[], double timeout_s, cli_run_result *r)
     return 0;
 }
 
-void cli_run_free(cli_run_result *r)
+/* Contract: fusetile/slurm.h. */
+void ft_slurm_run_free(ft_slurm_run_result *r)
 {
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
 }
 
-const char *cli_last_line(const char *s, char *buf, size_t n)
+/* Contract: fusetile/slurm.h. */
+const char *ft_slurm_last_line(const char *s, char *buf, size_t n)
 {
     buf[0] = '\0';
     if (!s || n == 0)

@@ -1,5 +1,5 @@
-/* svgplot_text.c - the SVG plotter's text: a growing string, XML escaping of UTF-8, locale-free number formatting, the emit and error helpers (svgplot_int.h). */
-#include "svgplot_int.h"
+/* text.c - libfusetile_plot's text: a growing string, XML escaping of UTF-8, locale-free number formatting, the emit and error helpers (plot_int.h). */
+#include "plot_int.h"
 
 #include <locale.h>
 #include <math.h>
@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void svg_put(svg_buf *b, const char *s, size_t n)
+/* Contract: plot_int.h. */
+void ft__plot_put(svg_buf *b, const char *s, size_t n)
 {
     if (b->bad)
         return;
@@ -29,9 +30,10 @@ void svg_put(svg_buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-void svg_puts(svg_buf *b, const char *s)
+/* Contract: plot_int.h. */
+void ft__plot_puts(svg_buf *b, const char *s)
 {
-    svg_put(b, s, strlen(s));
+    ft__plot_put(b, s, strlen(s));
 }
 
 /* Length of the UTF-8 sequence at s if it encodes a character XML allows
@@ -63,36 +65,36 @@ static size_t xml_char_len(const unsigned char *s)
 
 /* Append s XML-escaped; bytes that are not an allowed character become
  * '?'.  maxchars > 0: at most that many characters, then an ellipsis. */
-void svg_xml(svg_buf *b, const char *s, int maxchars)
+void ft__plot_xml(svg_buf *b, const char *s, int maxchars)
 {
     const unsigned char *p = (const unsigned char *)s;
     int nchars = 0;
     while (*p) {
         if (maxchars > 0 && nchars == maxchars) {
-            svg_puts(b, "\xE2\x80\xA6"); /* U+2026 */
+            ft__plot_puts(b, "\xE2\x80\xA6"); /* U+2026 */
             return;
         }
         size_t n = xml_char_len(p);
         nchars++;
         if (n == 0) {
-            svg_put(b, "?", 1);
+            ft__plot_put(b, "?", 1);
             p++;
             continue;
         }
         switch (*p) {
-        case '&': svg_puts(b, "&amp;"); break;
-        case '<': svg_puts(b, "&lt;"); break;
-        case '>': svg_puts(b, "&gt;"); break;
-        case '"': svg_puts(b, "&quot;"); break;
-        case '\'': svg_puts(b, "&#39;"); break;
-        default: svg_put(b, (const char *)p, n); break;
+        case '&': ft__plot_puts(b, "&amp;"); break;
+        case '<': ft__plot_puts(b, "&lt;"); break;
+        case '>': ft__plot_puts(b, "&gt;"); break;
+        case '"': ft__plot_puts(b, "&quot;"); break;
+        case '\'': ft__plot_puts(b, "&#39;"); break;
+        default: ft__plot_put(b, (const char *)p, n); break;
         }
         p += n;
     }
 }
 
-/* Characters svg_xml(s, maxchars) shows (the ellipsis counts as one). */
-int svg_text_chars(const char *s, int maxchars)
+/* Characters ft__plot_xml(s, maxchars) shows (the ellipsis counts as one). */
+int ft__plot_text_chars(const char *s, int maxchars)
 {
     const unsigned char *p = (const unsigned char *)s;
     int nchars = 0;
@@ -122,7 +124,7 @@ static void c_point(char *buf)
 
 /* v with prec significant digits (%g), the exponent without '+' or
  * leading zeros ("1e6", "2.5e-7"), "-0" as "0".  Returns buf. */
-const char *svg_fmt_value(char *buf, size_t len, double v, int prec)
+const char *ft__plot_fmt_value(char *buf, size_t len, double v, int prec)
 {
     snprintf(buf, len, "%.*g", prec, v);
     c_point(buf);
@@ -142,7 +144,7 @@ const char *svg_fmt_value(char *buf, size_t len, double v, int prec)
 }
 
 /* A pixel coordinate: two decimals at most, trailing zeros dropped. */
-const char *svg_fmt_px(char *buf, size_t len, double v)
+const char *ft__plot_fmt_px(char *buf, size_t len, double v)
 {
     snprintf(buf, len, "%.2f", v);
     c_point(buf);
@@ -162,7 +164,7 @@ const char *svg_fmt_px(char *buf, size_t len, double v)
 /* Append fmt to b, with these conversions only: %s a string as is, %x a
  * string XML-escaped, %p a pixel coordinate (double), %v a value (double,
  * 6 significant digits), %d an int, %% a '%'. */
-void svg_emit(svg_buf *b, const char *fmt, ...)
+void ft__plot_emit(svg_buf *b, const char *fmt, ...)
 {
     char num[64];
     va_list ap;
@@ -170,20 +172,20 @@ void svg_emit(svg_buf *b, const char *fmt, ...)
     while (*fmt) {
         const char *pc = strchr(fmt, '%');
         if (!pc) {
-            svg_puts(b, fmt);
+            ft__plot_puts(b, fmt);
             break;
         }
-        svg_put(b, fmt, (size_t)(pc - fmt));
+        ft__plot_put(b, fmt, (size_t)(pc - fmt));
         switch (pc[1]) {
-        case 's': svg_puts(b, va_arg(ap, const char *)); break;
-        case 'x': svg_xml(b, va_arg(ap, const char *), 0); break;
-        case 'p': svg_puts(b, svg_fmt_px(num, sizeof num, va_arg(ap, double))); break;
-        case 'v': svg_puts(b, svg_fmt_value(num, sizeof num, va_arg(ap, double), 6)); break;
+        case 's': ft__plot_puts(b, va_arg(ap, const char *)); break;
+        case 'x': ft__plot_xml(b, va_arg(ap, const char *), 0); break;
+        case 'p': ft__plot_puts(b, ft__plot_fmt_px(num, sizeof num, va_arg(ap, double))); break;
+        case 'v': ft__plot_puts(b, ft__plot_fmt_value(num, sizeof num, va_arg(ap, double), 6)); break;
         case 'd':
             snprintf(num, sizeof num, "%d", va_arg(ap, int));
-            svg_puts(b, num);
+            ft__plot_puts(b, num);
             break;
-        default: svg_put(b, "%", 1); break; /* "%%" */
+        default: ft__plot_put(b, "%", 1); break; /* "%%" */
         }
         if (!pc[1])
             break;
@@ -192,7 +194,8 @@ void svg_emit(svg_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-void svg_err(char *err, size_t errlen, const char *fmt, ...)
+/* Contract: plot_int.h. */
+void ft__plot_err(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     if (!err || errlen == 0)

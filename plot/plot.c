@@ -1,5 +1,5 @@
-/* svgplot.c - SVG scatter and line plots on linear or log axes for the command-line program (validate --svg, sweep plot): axes and ticks, grid, series, legend, atomic write; the text helpers are in svgplot_text.c. */
-#include "svgplot_int.h"
+/* plot.c - libfusetile_plot's drawing (fusetile/plot.h): SVG scatter and line plots on linear or log axes, their axes and ticks, grid, series, legend, and the atomic write; the text helpers are in text.c. */
+#include "plot_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -228,7 +228,7 @@ static int axis_setup(axis *a, int log, double lo, double hi, int have)
     for (int i = 0; i < a->n; i++) {
         tick *k = &a->ticks[i];
         if (k->labelled)
-            svg_fmt_value(k->label, sizeof k->label, k->v, a->prec);
+            ft__plot_fmt_value(k->label, sizeof k->label, k->v, a->prec);
     }
     return 0;
 }
@@ -262,7 +262,7 @@ static double widest_label(const axis *a)
     int w = 0;
     for (int i = 0; i < a->n; i++)
         if (a->ticks[i].labelled) {
-            int c = svg_text_chars(a->ticks[i].label, 0);
+            int c = ft__plot_text_chars(a->ticks[i].label, 0);
             w = c > w ? c : w;
         }
     return w * CHAR_W;
@@ -301,18 +301,18 @@ static int check_plot(const ft_plot *pl, char *err, size_t errlen)
 {
     char nb[32];
     if (!pl || !pl->series || pl->nseries <= 0) {
-        svg_err(err, errlen, "plot: no series to draw");
+        ft__plot_err(err, errlen, "plot: no series to draw");
         return -1;
     }
     for (int i = 0; i < pl->nseries; i++) {
         const ft_plot_series *s = &pl->series[i];
         if (s->n < 0) {
-            svg_err(err, errlen, "plot: series '%s' has a negative number of points (%d)",
+            ft__plot_err(err, errlen, "plot: series '%s' has a negative number of points (%d)",
                     series_name(s, i, nb, sizeof nb), s->n);
             return -1;
         }
         if (s->n > 0 && (!s->x || !s->y)) {
-            svg_err(err, errlen, "plot: series '%s' has %d points but no %s values",
+            ft__plot_err(err, errlen, "plot: series '%s' has %d points but no %s values",
                     series_name(s, i, nb, sizeof nb), s->n, !s->x ? "x" : "y");
             return -1;
         }
@@ -320,7 +320,7 @@ static int check_plot(const ft_plot *pl, char *err, size_t errlen)
     return 0;
 }
 
-/* Contract: svgplot.h. */
+/* Contract: fusetile/plot.h. */
 int ft_plot_count_skipped(const ft_plot *pl)
 {
     int skipped = 0;
@@ -368,23 +368,23 @@ static double py(const frame *f, double t)
 
 static void draw_grid(svg_buf *b, const frame *f)
 {
-    svg_puts(b, "<g class=\"grid\" fill=\"none\" stroke-width=\"1\">\n");
+    ft__plot_puts(b, "<g class=\"grid\" fill=\"none\" stroke-width=\"1\">\n");
     for (int pass = 0; pass < 2; pass++) { /* minor lines first, under the major ones */
         const char *colour = pass ? "#d0d0d0" : "#ececec";
         for (int i = 0; i < f->ax->n; i++)
             if (tick_major(&f->ax->ticks[i]) == pass) {
                 double x = px(f, f->ax->ticks[i].t);
-                svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", x, f->top, x,
+                ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", x, f->top, x,
                      f->top + f->ph, colour);
             }
         for (int i = 0; i < f->ay->n; i++)
             if (tick_major(&f->ay->ticks[i]) == pass) {
                 double y = py(f, f->ay->ticks[i].t);
-                svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", f->left, y,
+                ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\"/>\n", f->left, y,
                      f->left + f->pw, y, colour);
             }
     }
-    svg_puts(b, "</g>\n");
+    ft__plot_puts(b, "</g>\n");
 }
 
 /* y = x across the range both axes cover: a straight line when the axes
@@ -396,7 +396,7 @@ static void draw_diagonal(svg_buf *b, const frame *f)
         double t0 = fmax(ax->t0, ay->t0), t1 = fmin(ax->t1, ay->t1);
         if (!(t1 > t0))
             return;
-        svg_emit(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
+        ft__plot_emit(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
                 "stroke-dasharray=\"6 4\" points=\"%p,%p %p,%p\"/>\n",
              px(f, t0), py(f, t0), px(f, t1), py(f, t1));
         return;
@@ -406,51 +406,51 @@ static void draw_diagonal(svg_buf *b, const frame *f)
     if (!(v1 > v0) || v0 <= 0) /* the log axis needs positive values */
         return;
     double t0 = to_scale(ax->log, v0), t1 = to_scale(ax->log, v1);
-    svg_puts(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
+    ft__plot_puts(b, "<polyline class=\"diagonal\" fill=\"none\" stroke=\"#666666\" stroke-width=\"1\" "
                "stroke-dasharray=\"6 4\" points=\"");
     for (int i = 0; i <= DIAG_SAMPLES; i++) {
         double t = t0 + (t1 - t0) * i / DIAG_SAMPLES;
         double v = from_scale(ax->log, t);
-        svg_emit(b, "%s%p,%p", i ? " " : "", px(f, t), py(f, to_scale(ay->log, v)));
+        ft__plot_emit(b, "%s%p,%p", i ? " " : "", px(f, t), py(f, to_scale(ay->log, v)));
     }
-    svg_puts(b, "\"/>\n");
+    ft__plot_puts(b, "\"/>\n");
 }
 
 static void draw_axes(svg_buf *b, const frame *f, const ft_plot *pl, double width)
 {
     double bottom = f->top + f->ph;
-    svg_emit(b, "<rect class=\"frame\" x=\"%p\" y=\"%p\" width=\"%p\" height=\"%p\" fill=\"none\" "
+    ft__plot_emit(b, "<rect class=\"frame\" x=\"%p\" y=\"%p\" width=\"%p\" height=\"%p\" fill=\"none\" "
             "stroke=\"#333333\" stroke-width=\"1\"/>\n",
          f->left, f->top, f->pw, f->ph);
-    svg_puts(b, "<g class=\"ticks\" stroke=\"#333333\" stroke-width=\"1\">\n");
+    ft__plot_puts(b, "<g class=\"ticks\" stroke=\"#333333\" stroke-width=\"1\">\n");
     for (int i = 0; i < f->ax->n; i++) {
         double x = px(f, f->ax->ticks[i].t), len = tick_major(&f->ax->ticks[i]) ? 6 : 3;
-        svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", x, bottom, x, bottom + len);
+        ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", x, bottom, x, bottom + len);
     }
     for (int i = 0; i < f->ay->n; i++) {
         double y = py(f, f->ay->ticks[i].t), len = tick_major(&f->ay->ticks[i]) ? 6 : 3;
-        svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", f->left - len, y, f->left, y);
+        ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\"/>\n", f->left - len, y, f->left, y);
     }
-    svg_puts(b, "</g>\n<g class=\"ticklabels\" fill=\"#222222\">\n");
+    ft__plot_puts(b, "</g>\n<g class=\"ticklabels\" fill=\"#222222\">\n");
     for (int i = 0; i < f->ax->n; i++)
         if (f->ax->ticks[i].labelled)
-            svg_emit(b, "<text class=\"xtick\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
+            ft__plot_emit(b, "<text class=\"xtick\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
                  px(f, f->ax->ticks[i].t), bottom + 20, f->ax->ticks[i].label);
     for (int i = 0; i < f->ay->n; i++)
         if (f->ay->ticks[i].labelled)
-            svg_emit(b, "<text class=\"ytick\" x=\"%p\" y=\"%p\" text-anchor=\"end\">%x</text>\n", f->left - 9,
+            ft__plot_emit(b, "<text class=\"ytick\" x=\"%p\" y=\"%p\" text-anchor=\"end\">%x</text>\n", f->left - 9,
                  py(f, f->ay->ticks[i].t) + 4, f->ay->ticks[i].label);
-    svg_puts(b, "</g>\n");
+    ft__plot_puts(b, "</g>\n");
     if (svg_nonempty(pl->title))
-        svg_emit(b, "<text class=\"title\" x=\"%p\" y=\"26\" text-anchor=\"middle\" font-size=\"16\" "
+        ft__plot_emit(b, "<text class=\"title\" x=\"%p\" y=\"26\" text-anchor=\"middle\" font-size=\"16\" "
                 "font-weight=\"bold\">%x</text>\n",
              width / 2, pl->title);
     if (svg_nonempty(pl->xlabel))
-        svg_emit(b, "<text class=\"xlabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
+        ft__plot_emit(b, "<text class=\"xlabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\">%x</text>\n",
              f->left + f->pw / 2, bottom + 42, pl->xlabel);
     if (svg_nonempty(pl->ylabel)) {
         double x = 20, y = f->top + f->ph / 2;
-        svg_emit(b, "<text class=\"ylabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\" "
+        ft__plot_emit(b, "<text class=\"ylabel\" x=\"%p\" y=\"%p\" text-anchor=\"middle\" "
                 "transform=\"rotate(-90 %p %p)\">%x</text>\n",
              x, y, x, y, pl->ylabel);
     }
@@ -463,9 +463,9 @@ static int series_hollow(int i) { return (i / NCOLOURS) % 2 == 1; }
 static void marker_style(svg_buf *b, int i)
 {
     if (series_hollow(i))
-        svg_emit(b, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", series_colour(i));
+        ft__plot_emit(b, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", series_colour(i));
     else
-        svg_emit(b, "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.75\"", series_colour(i));
+        ft__plot_emit(b, "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.75\"", series_colour(i));
 }
 
 /* A point label's box: left edge x, baseline y, width w (one line of
@@ -508,7 +508,7 @@ static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
     const char *yname = svg_nonempty(pl->ylabel) ? pl->ylabel : "y";
     char nb[32];
     const char *name = series_name(s, i, nb, sizeof nb);
-    svg_emit(b, "<g class=\"series\">\n");
+    ft__plot_emit(b, "<g class=\"series\">\n");
     if (s->lines && s->n > 1) {
         xorder *o = malloc((size_t)s->n * sizeof *o);
         int n = 0;
@@ -519,49 +519,49 @@ static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
                 o[n++] = (xorder){s->x[j], j};
         qsort(o, (size_t)n, sizeof *o, xorder_cmp);
         if (n > 1) {
-            svg_emit(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", series_colour(i));
+            ft__plot_emit(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", series_colour(i));
             for (int j = 0; j < n; j++)
-                svg_emit(b, "%s%p,%p", j ? " " : "", px(f, to_scale(f->ax->log, o[j].x)),
+                ft__plot_emit(b, "%s%p,%p", j ? " " : "", px(f, to_scale(f->ax->log, o[j].x)),
                      py(f, to_scale(f->ay->log, s->y[o[j].i])));
-            svg_puts(b, "\"/>\n");
+            ft__plot_puts(b, "\"/>\n");
         }
         free(o);
     }
-    svg_puts(b, "<g ");
+    ft__plot_puts(b, "<g ");
     marker_style(b, i);
-    svg_puts(b, ">\n");
+    ft__plot_puts(b, ">\n");
     for (int j = 0; j < s->n; j++) {
         if (point_kind(pl, s->x[j], s->y[j]) != PT_OK)
             continue;
         const char *label = s->labels && svg_nonempty(s->labels[j]) ? s->labels[j] : NULL;
-        svg_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\"><title>%x%s%x: %x = %v, %x = %v</title></circle>\n",
+        ft__plot_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\"><title>%x%s%x: %x = %v, %x = %v</title></circle>\n",
              px(f, to_scale(f->ax->log, s->x[j])), py(f, to_scale(f->ay->log, s->y[j])), MARK_R, name,
              label ? " " : "", label ? label : "", xname, s->x[j], yname, s->y[j]);
     }
-    svg_puts(b, "</g>\n");
+    ft__plot_puts(b, "</g>\n");
     if (s->labels) {
-        svg_puts(b, "<g class=\"pointlabels\" font-size=\"10\" fill=\"#222222\">\n");
+        ft__plot_puts(b, "<g class=\"pointlabels\" font-size=\"10\" fill=\"#222222\">\n");
         lbox placed[LABEL_AVOID_MAX];
         int np = 0;
         for (int j = 0; j < s->n; j++) {
             if (!svg_nonempty(s->labels[j]) || point_kind(pl, s->x[j], s->y[j]) != PT_OK)
                 continue;
             double x = px(f, to_scale(f->ax->log, s->x[j])), y = py(f, to_scale(f->ay->log, s->y[j]));
-            double w = svg_text_chars(s->labels[j], LABEL_CHARS) * CHAR_W * 10 / 12;
+            double w = ft__plot_text_chars(s->labels[j], LABEL_CHARS) * CHAR_W * 10 / 12;
             int left = x + 5 + w > f->left + f->pw;
             lbox at = {left ? x - 5 - w : x + 5, y - 5 < f->top + 10 ? y + 14 : y - 5, w};
             if (np < LABEL_AVOID_MAX) {
                 at = label_place(placed, np, at, f);
                 placed[np++] = at;
             }
-            svg_emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? at.x + w : at.x, at.y,
+            ft__plot_emit(b, "<text class=\"pointlabel\" x=\"%p\" y=\"%p\"%s>", left ? at.x + w : at.x, at.y,
                  left ? " text-anchor=\"end\"" : "");
-            svg_xml(b, s->labels[j], LABEL_CHARS);
-            svg_puts(b, "</text>\n");
+            ft__plot_xml(b, s->labels[j], LABEL_CHARS);
+            ft__plot_puts(b, "</text>\n");
         }
-        svg_puts(b, "</g>\n");
+        ft__plot_puts(b, "</g>\n");
     }
-    svg_puts(b, "</g>\n");
+    ft__plot_puts(b, "</g>\n");
     return 0;
 }
 
@@ -579,24 +579,24 @@ static int shown_points(const ft_plot *pl, const ft_plot_series *s)
 static void draw_legend(svg_buf *b, const ft_plot *pl, double x, double y)
 {
     char nb[32];
-    svg_puts(b, "<g class=\"legend\">\n");
+    ft__plot_puts(b, "<g class=\"legend\">\n");
     for (int i = 0; i < pl->nseries; i++, y += LEGEND_ROW) {
         const ft_plot_series *s = &pl->series[i];
         if (s->lines)
-            svg_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\" stroke-width=\"1.5\"/>\n", x, y,
-                 x + 20, y, series_colour(i));
-        svg_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
+            ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+                          x, y, x + 20, y, series_colour(i));
+        ft__plot_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
         marker_style(b, i);
-        svg_emit(b, "/>\n<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
-        svg_xml(b, series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
+        ft__plot_emit(b, "/>\n<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
+        ft__plot_xml(b, series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
         if (shown_points(pl, s) == 0)
-            svg_puts(b, NO_POINTS);
-        svg_puts(b, "</text>\n");
+            ft__plot_puts(b, NO_POINTS);
+        ft__plot_puts(b, "</text>\n");
     }
-    svg_puts(b, "</g>\n");
+    ft__plot_puts(b, "</g>\n");
 }
 
-/* Contract: svgplot.h. */
+/* Contract: fusetile/plot.h. */
 char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
 {
     char nb[32];
@@ -631,13 +631,13 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
 
     axis *axes = malloc(2 * sizeof *axes);
     if (!axes) {
-        svg_err(err, errlen, "plot: out of memory");
+        ft__plot_err(err, errlen, "plot: out of memory");
         return NULL;
     }
     axis *ax = &axes[0], *ay = &axes[1];
     int bad_x = axis_setup(ax, !!pl->xlog, xlo, xhi, have) != 0;
     if (bad_x || axis_setup(ay, !!pl->ylog, ylo, yhi, have) != 0) {
-        svg_err(err, errlen, "plot: the %s values span too wide a range to plot (%.6g to %.6g)",
+        ft__plot_err(err, errlen, "plot: the %s values span too wide a range to plot (%.6g to %.6g)",
                 bad_x ? "x" : "y", bad_x ? xlo : ylo, bad_x ? xhi : yhi);
         free(axes);
         return NULL;
@@ -659,7 +659,7 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
     int legend_chars = 0;
     for (int i = 0; i < pl->nseries; i++) {
         const ft_plot_series *s = &pl->series[i];
-        int c = svg_text_chars(series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
+        int c = ft__plot_text_chars(series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
         if (shown_points(pl, s) == 0)
             c += (int)strlen(NO_POINTS);
         legend_chars = c > legend_chars ? c : legend_chars;
@@ -679,13 +679,13 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
     frame f = {left, top, pw, ph, ax, ay};
 
     svg_buf b = {0};
-    svg_emit(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    ft__plot_emit(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%p\" height=\"%p\" viewBox=\"0 0 %p %p\" "
              "font-family=\"sans-serif\" font-size=\"12\">\n",
          width, height, width, height);
     if (svg_nonempty(pl->title))
-        svg_emit(&b, "<title>%x</title>\n", pl->title);
-    svg_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+        ft__plot_emit(&b, "<title>%x</title>\n", pl->title);
+    ft__plot_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     draw_grid(&b, &f);
     if (pl->diagonal)
         draw_diagonal(&b, &f);
@@ -695,24 +695,24 @@ char *ft_plot_svg(const ft_plot *pl, char *err, size_t errlen)
         rc = draw_series(&b, &f, pl, i);
     draw_legend(&b, pl, left + pw + 20, top + 8);
     for (int i = 0; i < ncap; i++)
-        svg_emit(&b, "<text class=\"caption\" x=\"%p\" y=\"%p\" fill=\"#555555\">%x</text>\n", left,
+        ft__plot_emit(&b, "<text class=\"caption\" x=\"%p\" y=\"%p\" fill=\"#555555\">%x</text>\n", left,
              top + ph + 26 + (svg_nonempty(pl->xlabel) ? 24 : 0) + 16 * (i + 1), caption[i]);
-    svg_puts(&b, "</svg>\n");
+    ft__plot_puts(&b, "</svg>\n");
     free(axes);
     if (rc != 0 || b.bad) {
         free(b.p);
-        svg_err(err, errlen, "plot: out of memory");
+        ft__plot_err(err, errlen, "plot: out of memory");
         return NULL;
     }
     return b.p;
 }
 
-/* Contract: svgplot.h. */
+/* Contract: fusetile/plot.h. */
 int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t errlen)
 {
     ft_status st;
     if (!svg_nonempty(path)) {
-        svg_err(err, errlen, "plot: no output file named");
+        ft__plot_err(err, errlen, "plot: no output file named");
         return -1;
     }
     char *text = ft_plot_svg(pl, err, errlen);
@@ -721,7 +721,7 @@ int ft_plot_write_svg(const ft_plot *pl, const char *path, char *err, size_t err
     int rc = ft_write_atomic(text, path, &st);
     free(text);
     if (rc != FT_OK) {
-        svg_err(err, errlen, "%s", st.msg);
+        ft__plot_err(err, errlen, "%s", st.msg);
         return -1;
     }
     return 0;
