@@ -1,5 +1,6 @@
 /* test_sweep_gather.c - results over a main and per-task databases (sweep/gather.c): counts across them, the merge (ok never replaced by failed, idempotent, keys outside the sweep left out), seeding a task's database, empty and foreign files. */
 #include "ft_testutil.h"
+#include "sweep_runs.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -14,7 +15,7 @@ typedef struct fixture {
     char main_db[128], a[128], b[128];
     ft_sweep sw;
     ft_sweep_run runs[NKEYS];
-    char keys[NKEYS][16];
+    char keys[NKEYS][FTT_SWEEP_KEY];
 } fixture;
 
 static int setup(void **state)
@@ -27,16 +28,7 @@ static int setup(void **state)
     snprintf(f->main_db, sizeof f->main_db, "%s/main.db", f->dir);
     snprintf(f->a, sizeof f->a, "%s/task-0.db", f->dir);
     snprintf(f->b, sizeof f->b, "%s/task-1.db", f->dir);
-    for (int i = 0; i < NKEYS; i++) {
-        snprintf(f->keys[i], sizeof f->keys[i], "k%d", i);
-        f->runs[i].idx = i;
-        f->runs[i].key = f->keys[i];
-        f->runs[i].problem = f->runs[i].problem_path = "p.json";
-        f->runs[i].seed = 1;
-    }
-    f->sw.path = "s.cfg";
-    f->sw.nruns = NKEYS;
-    f->sw.runs = f->runs;
+    ftt_sweep_runs(&f->sw, f->runs, f->keys, NKEYS);
     *state = f;
     return 0;
 }

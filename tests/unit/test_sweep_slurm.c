@@ -1,5 +1,6 @@
 /* test_sweep_slurm.c - the Slurm driver of libfusetile_sweep (fusetile/slurm.h) without Slurm: array specifications, sh quoting, the file layout and jobs.tsv, the batch script, running a program with a time limit, and a dry-run plan; whole submissions through stand-in programs are tests/cli/test_sweep_slurm.sh's. */
 #include "ft_testutil.h"
+#include "sweep_runs.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -13,7 +14,7 @@ typedef struct fixture {
     char db[128];
     ft_sweep sw;
     ft_sweep_run runs[NRUNS];
-    char keys[NRUNS][16];
+    char keys[NRUNS][FTT_SWEEP_KEY];
 } fixture;
 
 static int setup(void **state)
@@ -24,16 +25,7 @@ static int setup(void **state)
         return -1;
     }
     snprintf(f->db, sizeof f->db, "%s/out.db", f->dir);
-    for (int i = 0; i < NRUNS; i++) {
-        snprintf(f->keys[i], sizeof f->keys[i], "k%d", i);
-        f->runs[i].idx = i;
-        f->runs[i].key = f->keys[i];
-        f->runs[i].problem = f->runs[i].problem_path = "p.json";
-        f->runs[i].seed = 1;
-    }
-    f->sw.path = "s.cfg";
-    f->sw.nruns = NRUNS;
-    f->sw.runs = f->runs;
+    ftt_sweep_runs(&f->sw, f->runs, f->keys, NRUNS);
     *state = f;
     return 0;
 }
