@@ -92,6 +92,28 @@ def read_tsv(path):
     return lines[0], [line.split("\t") for line in lines[1:-1]]
 
 
+def check_table(test, out, name, header_want, text_filled):
+    """Check out/name in the CPU test mode's form: its header is header_want,
+    every row has a cell per column, a measured column holds "-" where the CPU
+    measures nothing (CPU_MISSING) and a number >= 0 elsewhere; with
+    text_filled, a text column is non-empty with no outer blanks.  Returns the
+    rows as dicts by column."""
+    header, rows = read_tsv(os.path.join(out, name))
+    test.assertEqual(header, header_want)
+    cols = header.split("\t")
+    for i, row in enumerate(rows, 2):
+        test.assertEqual(len(row), len(cols), f"{name}:{i}: {row}")
+        for col, cell in zip(cols, row):
+            if col in TEXT_COLUMNS:
+                if text_filled:
+                    test.assertTrue(cell and cell.strip() == cell, f"{name}:{i}: {col}")
+            elif col in CPU_MISSING:
+                test.assertEqual(cell, "-", f"{name}:{i}: {col}")
+            else:
+                test.assertGreaterEqual(float(cell), 0.0, f"{name}:{i}: {col}")
+    return [dict(zip(cols, row)) for row in rows]
+
+
 class NoGpu(unittest.TestCase):
     """Without CUDA (hidden with CUDA_VISIBLE_DEVICES, or no torch at all): one line, exit status 2, no files."""
 
@@ -296,19 +318,7 @@ class CpuQuick(unittest.TestCase):
         cls.tmp.cleanup()
 
     def table(self, name):
-        header, rows = read_tsv(os.path.join(self.out, name))
-        self.assertEqual(header, HEADERS[name])
-        cols = header.split("\t")
-        for i, row in enumerate(rows, 2):
-            self.assertEqual(len(row), len(cols), f"{name}:{i}: {row}")
-            for col, cell in zip(cols, row):
-                if col in TEXT_COLUMNS:
-                    continue
-                if col in CPU_MISSING:
-                    self.assertEqual(cell, "-", f"{name}:{i}: {col}")
-                else:
-                    self.assertGreaterEqual(float(cell), 0.0, f"{name}:{i}: {col}")
-        return [dict(zip(cols, row)) for row in rows]
+        return check_table(self, self.out, name, HEADERS[name], text_filled=False)
 
     def test_ran(self):
         self.assertEqual(self.rc, 0, self.stderr)
@@ -457,19 +467,7 @@ class CpuExtra(unittest.TestCase):
         cls.tmp.cleanup()
 
     def table(self, name):
-        header, rows = read_tsv(os.path.join(self.out, name))
-        self.assertEqual(header, EXTRA_HEADERS[name])
-        cols = header.split("\t")
-        for i, row in enumerate(rows, 2):
-            self.assertEqual(len(row), len(cols), f"{name}:{i}: {row}")
-            for col, cell in zip(cols, row):
-                if col in TEXT_COLUMNS:
-                    self.assertTrue(cell and cell.strip() == cell, f"{name}:{i}: {col}")
-                elif col in CPU_MISSING:
-                    self.assertEqual(cell, "-", f"{name}:{i}: {col}")
-                else:
-                    self.assertGreaterEqual(float(cell), 0.0, f"{name}:{i}: {col}")
-        return [dict(zip(cols, row)) for row in rows]
+        return check_table(self, self.out, name, EXTRA_HEADERS[name], text_filled=True)
 
     def test_ran(self):
         self.assertEqual(self.rc, 0, self.stderr)
