@@ -1,4 +1,4 @@
-/* sweep_pool.c - run a sweep's pending runs on forked worker processes fed through pipes; replace dead workers; stop on SIGINT/SIGTERM. */
+/* sweep_pool.c - run a sweep's pending runs on forked worker processes fed through pipes; replace dead workers; stop on SIGINT/SIGTERM; workers die with the parent. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE   /* gethostname */
 #include "fusetile/sweep.h"
@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -147,12 +150,25 @@ static int spawn(pool *P, int i)
         return -1;
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(to[0]), close(to[1]), close(from[0]), close(from[1]);
         return -1;
     }
     if (pid == 0) {
+#ifdef __linux__
+        /* A parent killed outright (SIGKILL) would leave this worker to
+         * finish its run and write the database after the parent's caller
+         * believes the sweep gone: die with it instead (SQLite rolls the
+         * unfinished transaction back).  Elsewhere the worker finishes its
+         * run and exits on the pipe's EOF. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)   /* the parent died before prctl */
+            _exit(1);
+#else
+        (void)parent;
+#endif
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);

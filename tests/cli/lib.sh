@@ -87,3 +87,16 @@ finish() {
     [ "$fail" -eq 0 ]
     exit
 }
+
+# group_alive PGID: whether a process of group PGID lives (a zombie, dead
+# but not yet reaped, does not count)
+group_alive() {
+    local g=$1 f st rest state pgrp
+    for f in /proc/[0-9]*/stat; do
+        read -r st <"$f" 2>/dev/null || continue
+        rest=${st##*) }   # state ppid pgrp ...
+        read -r state _ pgrp _ <<<"$rest"
+        [ "$pgrp" = "$g" ] && [ "$state" != Z ] && return 0
+    done
+    return 1
+}

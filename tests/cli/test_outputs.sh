@@ -231,8 +231,9 @@ fi
 # ---------------------------------------------------------------- SIGKILL
 # killloop NAME MAXMS OUT... -- COMMAND...: $kills times, give each OUT its
 # previous version (OUT.prev; a database loses its write-ahead log), start
-# COMMAND, kill it with SIGKILL after a random 0..MAXMS ms (times $scale
-# under FT_SLOW), then sort each OUT into previous (byte-identical), new
+# COMMAND in a session of its own, kill it (not its children) with SIGKILL
+# after a random 0..MAXMS ms (times $scale under FT_SLOW), count the kills
+# that a child of it outlived by 5 s (then killed), then sort each OUT into previous (byte-identical), new
 # (kept in $tmp/new-NAME for the checks below) or missing.  The stale
 # temporary files a kill leaves beside OUT (NAME.fusetile-tmp.PID.N) are
 # counted and removed.  The tally goes to $tmp/tally-NAME.  The writers'
@@ -242,7 +243,7 @@ killloop() {
     shift 2
     while [ "$1" != "--" ]; do outs+=("$1"); shift; done
     shift
-    local prev=0 new=0 missing=0 temps=0 t0=$SECONDS dir
+    local prev=0 new=0 missing=0 temps=0 orphans=0 t0=$SECONDS dir w
     dir=$(dirname "${outs[0]}")
     mkdir -p "$tmp/new-$name"
     for ((i = 0; i < kills; i++)); do
@@ -250,12 +251,23 @@ killloop() {
             rm -f "$o-wal" "$o-shm"
             cp "$o.prev" "$o"
         done
-        "$@" >/dev/null 2>&1 </dev/null &
+        setsid "$@" >/dev/null 2>&1 </dev/null &
         pid=$!
         ms=$(((RANDOM * 32768 + RANDOM) % (maxms + 1)))
         sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
         kill -9 "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
+        # only the command is killed: the processes it started (a sweep's
+        # workers) must die with it; count the kills they outlive by 5 s
+        for ((w = 0; w < 500; w++)); do
+            group_alive "$pid" || break
+            sleep 0.01
+        done
+        if group_alive "$pid"; then
+            orphans=$((orphans + 1))
+            kill -9 -- "-$pid" 2>/dev/null
+            while group_alive "$pid"; do sleep 0.01; done
+        fi
         for o in "${outs[@]}"; do
             if [ ! -e "$o" ]; then
                 missing=$((missing + 1))
@@ -270,16 +282,17 @@ killloop() {
         temps=$((temps + $(ls "$dir" | grep -c 'fusetile-tmp')))
         rm -f "$dir"/*fusetile-tmp*
     done
-    echo "$prev $new $missing $temps $((SECONDS - t0))" >"$tmp/tally-$name"
+    echo "$prev $new $missing $temps $orphans $((SECONDS - t0))" >"$tmp/tally-$name"
 }
 
 # report NAME CORRUPT: the tally line, and a case that passes when no
 # output was corrupt or missing
 report() {
-    local name=$1 corrupt=$2 p n m t s
-    read -r p n m t s <"$tmp/tally-$name"
-    echo "test_outputs: $name killed $kills times: $p previous, $((n - corrupt)) new, $((corrupt + m)) corrupt or missing ($t stale temporary files removed; $s s)"
-    expect "kill-$name" "$corrupt corrupt, $m missing" eval "[ $corrupt -eq 0 ] && [ $m -eq 0 ] && [ $((p + n)) -gt 0 ]"
+    local name=$1 corrupt=$2 p n m t o s
+    read -r p n m t o s <"$tmp/tally-$name"
+    echo "test_outputs: $name killed $kills times: $p previous, $((n - corrupt)) new, $((corrupt + m)) corrupt or missing ($t stale temporary files removed; $o outlived by a child; $s s)"
+    expect "kill-$name" "$corrupt corrupt, $m missing, $o outlived by a child" \
+        eval "[ $corrupt -eq 0 ] && [ $m -eq 0 ] && [ $o -eq 0 ] && [ $((p + n)) -gt 0 ]"
 }
 
 # corrupt_json DIR: how many files in DIR are not a complete schedule

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_sweep.sh - `fusetile sweep run|list|plot`: every kind of bad sweep file (one line naming file, line and setting, exit 2, no database), --help, a sweep run twice (the second skips all), --jobs 1 against 2, a worker pool killed with SIGKILL and rerun (every run once, finished rows kept), slices, the plot and its errors.
+# test_sweep.sh - `fusetile sweep run|list|plot`: every kind of bad sweep file (one line naming file, line and setting, exit 2, no database), --help, a sweep run twice (the second skips all), --jobs 1 against 2, a worker pool killed with SIGKILL and rerun (every run once, finished rows kept), its parent alone killed (the workers die with it), slices, the plot and its errors.
 # usage: test_sweep.sh FUSETILE VECTORS_DIR
 set -u
 bin=${1:?usage: test_sweep.sh FUSETILE VECTORS_DIR}
@@ -208,6 +208,26 @@ EOF
     expect kill-once "rows after the rerun" test "$(q "$tmp/k/kill.db" 'SELECT count(*), count(DISTINCT key) FROM runs')" = "$n|$n"
     q "$tmp/k/kill.db" 'SELECT key, finished_at FROM runs ORDER BY key' | grep -Fxf "$tmp/k/before.txt" >"$tmp/k/kept.txt"
     expect kill-kept "finished rows were redone" test "$(wc -l <"$tmp/k/kept.txt")" -eq "$before"
+
+    # kill -9 the parent alone while its 2 workers are mid-run (2 s each):
+    # the workers die with it (none finishes its run and writes afterwards)
+    cat >"$tmp/k/orphan.cfg" <<EOF
+problems = [ "$root/benchmarks/mlsys-2026-1.json" ];
+seed = { from = 1; to = 2; step = 1; };
+time_limit = 2.0;
+EOF
+    setsid "$bin" sweep run "$tmp/k/orphan.cfg" --jobs 2 --quiet >/dev/null 2>&1 &
+    pid=$!
+    sleep 1
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    for _ in $(seq 1 50); do group_alive "$pid" || break; sleep 0.02; done
+    left=no
+    group_alive "$pid" && left=yes
+    kill -9 -- "-$pid" 2>/dev/null
+    expect orphan-workers "a worker outlived its parent by 1 s" test "$left" = no
+    expect orphan-no-rows "a worker wrote after its parent died" \
+        test "$(q "$tmp/k/orphan.db" 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" = 0
 fi
 
 finish sweep
