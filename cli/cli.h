@@ -239,6 +239,10 @@ double cli_contest_margin(double limit);
  * space): 0 with *out set, or -1. */
 int cli_parse_u64(const char *v, uint64_t *out);
 
+/* Parse a positive, finite number of seconds (strtod's syntax, nothing
+ * after it): 0 with *out set, or -1. */
+int cli_parse_seconds(const char *v, double *out);
+
 /* Monotonic clock in seconds (arbitrary origin). */
 double cli_now(void);
 
@@ -251,6 +255,8 @@ int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+/* `fusetile report`: a schedule's HTML report (cmd_report.c). */
+int cmd_report(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
 /* `fusetile generate`: a generated problem file (cmd_generate.c). */
 int cmd_generate(int argc, char **argv);

@@ -385,18 +385,6 @@ int cli_schedule_run(const cli_sched_job *job)
     return rc;
 }
 
-/* Parse a positive, finite number of seconds; 0 or -1. */
-static int parse_seconds(const char *v, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x) || x <= 0)
-        return -1;
-    *out = x;
-    return 0;
-}
-
 /* The strategy options (--strategy, --start-from, --patterns, --partition,
  * --parts) of
  * `fusetile schedule`: 1 taken, 0 not one of them, -1 after a message. */
@@ -490,7 +478,7 @@ int cmd_schedule(int argc, char **argv)
             const char *v = cli_opt_value(&o, "--time-limit");
             if (!v)
                 return EXIT_USAGE;
-            if (parse_seconds(v, &job.time_limit)) {
+            if (cli_parse_seconds(v, &job.time_limit)) {
                 cli_error("schedule: --time-limit is '%s', must be a positive number of seconds", v);
                 return EXIT_USAGE;
             }

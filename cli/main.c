@@ -7,6 +7,7 @@ static const cli_command commands[] = {
     {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--quiet] [--target T.cfg [--keep-costs]]"},
     {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--target T.cfg [--keep-costs]]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--trace OUT.json] [--vcd OUT.vcd] [--json]"},
+    {"report", cmd_report, "report PROBLEM.json [SCHEDULE.json] -o REPORT.html [--target T.cfg [--keep-costs]] [--time-limit S] [--strategies LIST]"},
     {"validate", cmd_validate, "validate --target T.cfg --measured FILE.tsv [--problems DIR] [--part all|fit|held-out] [--json] [--svg OUT.svg]"},
     {"calibrate", cmd_calibrate, "calibrate --target T.cfg --measured FILE.tsv... [--problems DIR] [--free LIST] [--reset] [-o FITTED.cfg]"},
     {"generate", cmd_generate, "generate [--ops N] [--seed S] [--family contest|small|scale] [-o PROBLEM.json]"},

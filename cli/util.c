@@ -259,3 +259,14 @@ int cli_progress(void *ctx, int64_t done, int64_t total)
     }
     return 0;
 }
+
+int cli_parse_seconds(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x <= 0)
+        return -1;
+    *out = x;
+    return 0;
+}
