@@ -53,44 +53,6 @@ static void on_message(void *ctx, const char *line)
     fprintf(stderr, "%s: report: %s\n", cli_progname, line);
 }
 
-/* The --strategies mask of v: every strategy the list names ("all",
- * "none", or names joined by commas, "search" among them).  0, or -1
- * after a message. */
-static int parse_strategies(const char *v, unsigned *mask)
-{
-    ft_status st;
-    if (strcmp(v, "all") == 0) {
-        *mask = FT_REPORT_ALL_STRATEGIES;
-        return 0;
-    }
-    if (strcmp(v, "none") == 0) {
-        *mask = 0;
-        return 0;
-    }
-    *mask = 0;
-    const char *q = v;
-    while (1) {
-        size_t n = strcspn(q, ",");
-        char name[32];
-        ft_strategy s;
-        if (n == 0 || n >= sizeof name) {
-            cli_error("report: --strategies '%s': an empty or overlong name (names: search, patterns, rules, "
-                      "partition, supertile; or all, none)", v);
-            return -1;
-        }
-        memcpy(name, q, n);
-        name[n] = '\0';
-        if (ft_strategy_parse(name, &s, &st) != FT_OK) {
-            cli_error("report: --strategies: %s", st.msg);
-            return -1;
-        }
-        *mask |= 1u << s;
-        if (!q[n])
-            return 0;
-        q += n + 1;
-    }
-}
-
 int cmd_report(int argc, char **argv)
 {
     cli_opts o;
@@ -127,8 +89,13 @@ int cmd_report(int argc, char **argv)
             }
         } else if (cli_opt_is(&o, arg, "--strategies")) {
             const char *v = cli_opt_value(&o, "--strategies");
-            if (!v || parse_strategies(v, &ro.strategies))
+            ft_status st;
+            if (!v)
                 return EXIT_USAGE;
+            if (ft_report_parse_strategies(v, &ro.strategies, &st) != FT_OK) {
+                cli_error("report: --strategies: %s", st.msg);
+                return EXIT_USAGE;
+            }
         } else if (cli_opt_is(&o, arg, "--threads")) {
             const char *v = cli_opt_value(&o, "--threads");
             uint64_t n;

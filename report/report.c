@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fusetile/io.h" /* ft_write_atomic */
 
@@ -15,6 +16,36 @@ void ft_report_opts_init(ft_report_opts *o)
     o->time_limit = FT_REPORT_TIME_LIMIT;
     o->strategies = FT_REPORT_ALL_STRATEGIES;
     o->seed = 1;
+}
+
+/* Contract: fusetile/report.h. */
+int ft_report_parse_strategies(const char *list, unsigned *mask, ft_status *st)
+{
+    ft_status_clear(st);
+    *mask = 0;
+    if (strcmp(list, "all") == 0 || strcmp(list, "none") == 0) {
+        *mask = list[0] == 'a' ? FT_REPORT_ALL_STRATEGIES : 0;
+        return FT_OK;
+    }
+    for (const char *q = list;; q++) {
+        size_t n = strcspn(q, ",");
+        char name[32];
+        ft_strategy s;
+        if (n == 0 || n >= sizeof name) {
+            st->code = FT_EINPUT;
+            snprintf(st->msg, sizeof st->msg, "strategies '%s': an empty or overlong name (names: search, patterns, "
+                     "rules, partition, supertile, joined by commas; or all, none)", list);
+            return FT_EINPUT;
+        }
+        memcpy(name, q, n);
+        name[n] = '\0';
+        if (ft_strategy_parse(name, &s, st) != FT_OK)
+            return st->code = FT_EINPUT;
+        *mask |= 1u << s;
+        q += n;
+        if (!*q)
+            return FT_OK;
+    }
 }
 
 /* Contract: fusetile/report.h. */

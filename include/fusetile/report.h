@@ -69,6 +69,11 @@ typedef struct ft_report_opts {
 /* Fill *o with the defaults above. */
 void ft_report_opts_init(ft_report_opts *o);
 
+/* The strategies mask (ft_report_opts.strategies) of `list`: "all",
+ * "none", or strategy names joined by commas ("search,rules").  FT_OK, or
+ * FT_EINPUT with st naming the entry that is not a strategy. */
+int ft_report_parse_strategies(const char *list, unsigned *mask, ft_status *st);
+
 /* The page of schedule s of problem p (p with o->target applied already;
  * s NULL: the schedule ft_search finds in o->time_limit), into *html: a
  * NUL-terminated string the caller frees with free().  It evaluates the

@@ -98,6 +98,7 @@ __all__ = [
     "load_schedule", "schedule_from_dict", "schedule_from_json",
     "load_target", "apply_target",
     "schedule", "evaluate", "simulate", "contest_time_limit", "import_model",
+    "report",
 ]
 
 
@@ -291,6 +292,30 @@ def simulate(problem, schedule, compute_model="native", target=None, keep_costs=
     """
     p = _on_target(problem, target, keep_costs)
     return _fusetile.simulate(p, _schedule(schedule), compute_model, trace, vcd)
+
+
+def report(problem, schedule=None, target=None, path=None, keep_costs=False, compute_model="native",
+           time_limit=10, strategies="all", threads=0, seed=1):
+    """The HTML report of a schedule (``fusetile report``, ``ft_report_html``) -> str.
+
+    One self-contained page: the subgraphs' table, a roofline chart, the
+    simulator's timeline, the schedule beside the search and the classic
+    strategies, and headings kept for later analyses; its data is JSON in
+    ``<script type="application/json" id="report-data">`` and its script
+    checks the page against it (``<body data-checks="pass">``).  schedule
+    None: the search's schedule, found in time_limit seconds (also each
+    strategy's limit).  strategies: "all", "none" or names joined by
+    commas.  path: also write the page there atomically.  Returns the
+    page's text.  The GIL is released while it runs, and the process's
+    simulator is held (one replay at a time).
+    """
+    p = _on_target(problem, target, keep_costs)
+    s = None if schedule is None else _schedule(schedule)
+    t = _target(target)
+    name = lambda x: _os.fsdecode(x) if _is_path(x) else None  # noqa: E731
+    return _fusetile.report(p, s, t, path, keep_costs=bool(keep_costs), compute_model=compute_model,
+                            time_limit=float(time_limit), strategies=strategies, threads=threads, seed=seed,
+                            problem_name=name(problem), schedule_name=name(schedule))
 
 
 # ------------------------------------------------------------------ importer

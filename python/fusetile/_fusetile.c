@@ -266,6 +266,10 @@ static PyMethodDef module_methods[] = {
     {"simulate", FN(ftpy_simulate), METH_VARARGS | METH_KEYWORDS,
      "simulate(problem, schedule, compute_model='native', trace=None, vcd=None) -> dict\n\n"
      "Replay in the SystemC simulator, with the analytic figures beside (one replay at a time per process)."},
+    {"report", FN(ftpy_report), METH_VARARGS | METH_KEYWORDS,
+     "report(problem, schedule=None, target=None, path=None, keep_costs=False, compute_model='native',\n"
+     "       time_limit=10, strategies='all', threads=0, seed=1) -> str\n\n"
+     "The HTML report (ft_report_html); written to path when given.  The GIL is released while it runs."},
     {NULL, NULL, 0, NULL}};
 
 static void module_free(void *m)

@@ -18,6 +18,7 @@
 #include <Python.h>
 
 #include "fusetile/fusetile.h"
+#include "fusetile/report.h"
 #include "fusetile/sim.h"
 #include "fusetile/target.h"
 
@@ -89,6 +90,20 @@ PyObject *ftpy_json_loads(const char *text);
 PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw);
+
+/* report(problem, schedule, target, path, ...) -> str (ft_report.c). */
+PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw);
+
+/* The process's simulator handle (ft_run.c), made on first use, for one
+ * replay at a time: call with the GIL released; FT_OK with *out set and
+ * the lock held (ftpy_sim_release gives it back), or the code with a
+ * message in msg (n bytes) and the lock not held. */
+int ftpy_sim_acquire(ft_sim **out, char *msg, size_t n);
+void ftpy_sim_release(void);
+
+/* PyArg converter: None, or a path (os.fsencode) into a new bytes
+ * object in *(PyObject **)out (NULL for None). */
+int ftpy_path_or_none(PyObject *o, void *out);
 
 /* Set up and release what ft_run.c keeps for the process (the simulator's
  * lock and handle).  0 or -1. */

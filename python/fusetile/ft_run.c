@@ -35,6 +35,26 @@ void ftpy_run_free(void)
     sim_lock = NULL;
 }
 
+int ftpy_sim_acquire(ft_sim **out, char *msg, size_t n)
+{
+    const char *err = NULL;
+    PyThread_acquire_lock(sim_lock, WAIT_LOCK);
+    int rc = sim_handle ? FT_OK : ft_sim_new(&sim_handle, &err);
+    if (rc != FT_OK) {
+        snprintf(msg, n, "simulator: %s", err ? err : "cannot start");
+        PyThread_release_lock(sim_lock);
+        *out = NULL;
+        return rc;
+    }
+    *out = sim_handle;
+    return FT_OK;
+}
+
+void ftpy_sim_release(void)
+{
+    PyThread_release_lock(sim_lock);
+}
+
 /* ------------------------------------------------------------ results */
 
 /* Per-subgraph members shared by evaluate and simulate: index, ops, label,
@@ -366,7 +386,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 
 /* PyArg converter: a path (str, bytes, os.PathLike) into bytes, or None
  * into NULL (with PyUnicode_FSConverter's cleanup). */
-static int path_or_none(PyObject *o, void *out)
+int ftpy_path_or_none(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -384,7 +404,7 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
-                                     &sobj, ftpy_model_converter, &so.model, path_or_none, &trace, path_or_none, &vcd))
+                                     &sobj, ftpy_model_converter, &so.model, ftpy_path_or_none, &trace, ftpy_path_or_none, &vcd))
         return NULL;
     so.trace_json = trace ? PyBytes_AS_STRING(trace) : NULL;
     so.trace_vcd = vcd ? PyBytes_AS_STRING(vcd) : NULL;
@@ -392,20 +412,17 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
     ft_sim_result r;
     char msg[512] = "";
-    const char *err = NULL;
+    ft_sim *sim;
     int rc;
     memset(&r, 0, sizeof r);
     Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(sim_lock, WAIT_LOCK);
-    rc = sim_handle ? FT_OK : ft_sim_new(&sim_handle, &err);
-    if (rc != FT_OK)
-        snprintf(msg, sizeof msg, "simulator: %s", err ? err : "cannot start");
-    else {
-        rc = ft_sim_run(sim_handle, p, s, &so, &r);
+    rc = ftpy_sim_acquire(&sim, msg, sizeof msg);
+    if (rc == FT_OK) {
+        rc = ft_sim_run(sim, p, s, &so, &r);
         if (rc != FT_OK)
-            snprintf(msg, sizeof msg, "%s", ft_sim_errmsg(sim_handle));
+            snprintf(msg, sizeof msg, "%s", ft_sim_errmsg(sim));
+        ftpy_sim_release();
     }
-    PyThread_release_lock(sim_lock);
     Py_END_ALLOW_THREADS
     Py_XDECREF(trace);
     Py_XDECREF(vcd);
