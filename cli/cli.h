@@ -177,6 +177,12 @@ const char *cli_opt_file(cli_opts *o, const char *opt);
  * print the error and return -1); otherwise return 0. */
 int cli_opt_target(cli_opts *o, const char *arg, const char **target, int *keep_costs);
 
+/* The search's options --time-limit S, --threads N and --seed N of command
+ * cmd ("schedule", "report"), with cli_opt_target's contract: the value
+ * into *time_limit (a positive number of seconds), *threads (1 to
+ * FT_SEARCH_MAX_THREADS) or *seed. */
+int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_limit, int *threads, uint64_t *seed);
+
 /* The --compute-model native|op option, with cli_opt_target's contract. */
 int cli_opt_model(cli_opts *o, const char *arg, ft_compute_model *model);
 

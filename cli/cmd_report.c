@@ -79,14 +79,9 @@ int cmd_report(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
             if (!(output = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
-        } else if (cli_opt_is(&o, arg, "--time-limit")) {
-            const char *v = cli_opt_value(&o, "--time-limit");
-            if (!v)
+        } else if ((r = cli_opt_search(&o, arg, "report", &ro.time_limit, &ro.threads, &ro.seed)) != 0) {
+            if (r < 0)
                 return EXIT_USAGE;
-            if (cli_parse_seconds(v, &ro.time_limit)) {
-                cli_error("report: --time-limit is '%s', must be a positive number of seconds", v);
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--strategies")) {
             const char *v = cli_opt_value(&o, "--strategies");
             ft_status st;
@@ -94,24 +89,6 @@ int cmd_report(int argc, char **argv)
                 return EXIT_USAGE;
             if (ft_report_parse_strategies(v, &ro.strategies, &st) != FT_OK) {
                 cli_error("report: --strategies: %s", st.msg);
-                return EXIT_USAGE;
-            }
-        } else if (cli_opt_is(&o, arg, "--threads")) {
-            const char *v = cli_opt_value(&o, "--threads");
-            uint64_t n;
-            if (!v)
-                return EXIT_USAGE;
-            if (cli_parse_u64(v, &n) || n < 1 || n > FT_SEARCH_MAX_THREADS) {
-                cli_error("report: --threads is '%s', must be an integer from 1 to %d", v, FT_SEARCH_MAX_THREADS);
-                return EXIT_USAGE;
-            }
-            ro.threads = (int)n;
-        } else if (cli_opt_is(&o, arg, "--seed")) {
-            const char *v = cli_opt_value(&o, "--seed");
-            if (!v)
-                return EXIT_USAGE;
-            if (cli_parse_u64(v, &ro.seed)) {
-                cli_error("report: --seed is '%s', must be an integer from 0 to 18446744073709551615", v);
                 return EXIT_USAGE;
             }
         } else {

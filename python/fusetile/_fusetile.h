@@ -101,6 +101,11 @@ PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw);
 int ftpy_sim_acquire(ft_sim **out, char *msg, size_t n);
 void ftpy_sim_release(void);
 
+/* $FT_PATTERNS_DIR (os.environ) copied into buf (n bytes) while the GIL
+ * is held, for ft_search_opts.patterns_dir (the library reads no
+ * environment): buf, or NULL when unset, empty or too long. */
+const char *ftpy_patterns_dir(char *buf, size_t n);
+
 /* PyArg converter: None, or a path (os.fsencode) into a new bytes
  * object in *(PyObject **)out (NULL for None). */
 int ftpy_path_or_none(PyObject *o, void *out);

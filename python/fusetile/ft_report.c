@@ -55,14 +55,8 @@ PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw)
     o.seed = (uint64_t)seed;
     o.problem_path = pname;
     o.schedule_path = sname;
-    /* $FT_PATTERNS_DIR, copied while the GIL is held: the library reads no
-     * environment */
     char pdir[4096];
-    const char *env = getenv("FT_PATTERNS_DIR");
-    if (env && *env && strlen(env) < sizeof pdir) {
-        memcpy(pdir, env, strlen(env) + 1);
-        o.patterns_dir = pdir;
-    }
+    o.patterns_dir = ftpy_patterns_dir(pdir, sizeof pdir);
     char *html = NULL, msg[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS

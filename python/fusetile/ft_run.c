@@ -55,6 +55,15 @@ void ftpy_sim_release(void)
     PyThread_release_lock(sim_lock);
 }
 
+const char *ftpy_patterns_dir(char *buf, size_t n)
+{
+    const char *env = getenv("FT_PATTERNS_DIR");
+    if (!env || !*env || strlen(env) >= n)
+        return NULL;
+    memcpy(buf, env, strlen(env) + 1);
+    return buf;
+}
+
 /* ------------------------------------------------------------ results */
 
 /* Per-subgraph members shared by evaluate and simulate: index, ops, label,
@@ -317,14 +326,8 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     o.seed = (uint64_t)seed;
     o.threads = threads;
     o.max_restarts = restarts;
-    /* $FT_PATTERNS_DIR (os.environ), copied while the GIL is held: the
-     * library reads no environment */
     char pdir[4096];
-    const char *env = getenv("FT_PATTERNS_DIR");
-    if (env && *env && strlen(env) < sizeof pdir) {
-        memcpy(pdir, env, strlen(env) + 1);
-        o.patterns_dir = pdir;
-    }
+    o.patterns_dir = ftpy_patterns_dir(pdir, sizeof pdir);
     ft_schedule *s = NULL;
     ft_eval ev;
     ft_status st;
