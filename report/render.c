@@ -573,7 +573,19 @@ char *ft__rep_render(const json_t *doc, ft_status *st)
     /* the data: '/' escaped, so that no "</script>" can end the block early */
     char *json = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(17));
     ft__rep_puts(&b, "<script type=\"application/json\" id=\"report-data\">");
-    ft__rep_puts(&b, json ? json : "");
+    /* '<' only stands inside JSON strings: as \u003c no "</script" or
+     * "<!--" there can change how the HTML parser reads the block */
+    for (const char *q = json ? json : ""; *q; q++) {
+        size_t n = strcspn(q, "<");
+        char *run = strndup(q, n);
+        ft__rep_puts(&b, run ? run : "");
+        b.bad |= !run;
+        free(run);
+        q += n;
+        if (!*q)
+            break;
+        ft__rep_puts(&b, "\\u003c");
+    }
     ft__rep_puts(&b, "</script>\n<script>\n");
     ft__rep_puts(&b, ft__rep_js);
     ft__rep_puts(&b, "</script>\n</body>\n</html>\n");

@@ -61,6 +61,18 @@ class TestReport(unittest.TestCase):
             if g["intensity"] and g["throughput"]:
                 self.assertLessEqual(g["throughput"], min(rf["compute_roof"], rf["data_roof"] * g["intensity"]) * (1 + 1e-9))
 
+    def test_names_escaped(self):
+        """Layer names with markup stay text: escaped in the page, whole in its JSON."""
+        with open(PROB) as f:
+            d = json.load(f)
+        evil = '</script><b class="x">&amp;\'</b>'
+        d["op_names"] = [evil + str(i) for i in range(len(d["op_names"]))]
+        page = fusetile.report(fusetile.problem_from_dict(d), SOL, strategies="none", **QUICK)
+        self.assertNotIn("<b class=", page)
+        self.assertEqual(page.count("</script>"), 2)  # the data's and the script's own
+        got = data(page)
+        self.assertEqual([n for g in got["subgraphs"] for n in g["layers"]], d["op_names"])
+
     def test_writes_path(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.html")
