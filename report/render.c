@@ -1,4 +1,4 @@
-/* render.c - the report's page from its JSON document: header and summary, the subgraphs' table, the roofline (drawn by libfusetile_plot), the replay's timeline, the strategies side by side, the sections kept for later analyses, then the data and the script that checks the page against it. */
+/* render.c - the report's page from its JSON document: header and summary, the replay's timeline, the roofline (drawn by libfusetile_plot), the strategies side by side, the subgraphs' table, the sections kept for later analyses, then the data and the script that checks the page against it. */
 #include "report_int.h"
 
 #include <math.h>
@@ -561,14 +561,16 @@ char *ft__rep_render(const json_t *doc, ft_status *st)
     ft__rep_puts(&b, ft__rep_css);
     ft__rep_puts(&b, "</style>\n</head>\n<body data-checks=\"pending\">\n");
     header(&b, doc, unit);
+    /* the pictures first, then the table of every subgraph (long for a
+     * whole model) */
     summary(&b, doc, unit);
-    sg_table(&b, doc, unit);
+    timeline(&b, doc, unit);
     if (roofline(&b, doc, unit, st)) {
         free(b.p);
         return NULL;
     }
-    timeline(&b, doc, unit);
     strategies(&b, doc, unit);
+    sg_table(&b, doc, unit);
     later(&b, doc);
     /* the data: '/' escaped, so that no "</script>" can end the block early */
     char *json = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(17));
