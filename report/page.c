@@ -31,7 +31,7 @@ const char ft__rep_css[] =
     "th[aria-sort=descending]::after { content: ' \\25BC'; }\n"
     ".unit { font-weight: normal; color: #666666; font-size: 11px; }\n"
     "td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }\n"
-    "td.layers { min-width: 14em; max-width: 30em; overflow-wrap: break-word; }\n"
+    "td.layers { min-width: 11em; max-width: 24em; overflow-wrap: break-word; }\n"
     "td.layers .group { color: #777777; font-size: 11px; }\n"
     "td.bound.compute { color: #b54700; }\n"
     "td.bound.memory { color: #005a8c; }\n"

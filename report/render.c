@@ -213,7 +213,7 @@ static void sg_table(rep_buf *b, const json_t *doc, const char *unit)
         json_t *name;
         json_array_foreach(json_object_get(g, "layers"), j, name) {
             ft__rep_puts(b, j ? ", " : "");
-            ft__rep_html(b, json_string_value(name));
+            ft__rep_html_wrap(b, json_string_value(name), 1);
         }
         if (jstr(g, "group")) {
             ft__rep_puts(b, "<div class=\"group\">");

@@ -28,6 +28,11 @@ void ft__rep_printf(rep_buf *b, const char *fmt, ...) __attribute__((format(prin
 /* Append s escaped for HTML text and attribute values (& < > " '). */
 void ft__rep_html(rep_buf *b, const char *s);
 
+/* ft__rep_html, and with wrap a line-break opportunity (<wbr>, no text)
+ * before each '/', '.' and '_' after the first character: long layer
+ * names then wrap at their parts, whole. */
+void ft__rep_html_wrap(rep_buf *b, const char *s, int wrap);
+
 /* Append x as the shortest text that reads back as exactly x
  * (ft_format_double); "NaN" for a non-finite x. */
 void ft__rep_num(rep_buf *b, double x);

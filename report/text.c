@@ -66,7 +66,14 @@ void ft__rep_printf(rep_buf *b, const char *fmt, ...)
 
 void ft__rep_html(rep_buf *b, const char *s)
 {
+    ft__rep_html_wrap(b, s, 0);
+}
+
+void ft__rep_html_wrap(rep_buf *b, const char *s, int wrap)
+{
     for (const char *q = s ? s : ""; *q; q++) {
+        if (wrap && q != s && (*q == '/' || *q == '.' || *q == '_'))
+            ft__rep_puts(b, "<wbr>");
         switch (*q) {
         case '&': ft__rep_puts(b, "&amp;"); break;
         case '<': ft__rep_puts(b, "&lt;"); break;
