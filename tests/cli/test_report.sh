@@ -113,13 +113,26 @@ if command -v chromium >/dev/null 2>&1; then
         grep -q '<body data-checks="pass"' "$tmp/dom.html"
     expect checks-line "no 'checks: N of N passed' line" \
         sh -c "grep -o 'checks: [0-9]* of [0-9]* passed' '$tmp/dom.html' | awk '{ exit !(\$2 == \$4 && \$2 > 0) }'"
+    # The checks can fail: the same page with its JSON total changed.
+    python3 - "$tmp/r.html" "$tmp/bad.html" <<'EOF2'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'(<script type="application/json" id="report-data">)(.*?)(</script>)', page, re.S)
+d = json.loads(m.group(2))
+d["total"] += 1
+open(sys.argv[2], "w", encoding="utf-8").write(page[:m.start(2)] + json.dumps(d).replace("<", "\\u003c") + page[m.end(2):])
+EOF2
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" --dump-dom \
+        "file://$tmp/bad.html" >"$tmp/bad-dom.html" 2>>"$tmp/chromium.err"
+    expect checks-can-fail "a page whose JSON total was changed still passes its checks" \
+        grep -q '<body data-checks="fail"' "$tmp/bad-dom.html"
     rm -f "$tmp/shot.png"
     expect screenshot "chromium --screenshot failed: $(tail -2 "$tmp/chromium.err")" \
         render "$tmp/shot.log" --screenshot="$tmp/shot.png" --window-size=1400,2400
     expect screenshot-png "the screenshot is not a non-empty PNG" \
         sh -c "test -s '$tmp/shot.png' && head -c 8 '$tmp/shot.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
 else
-    skip 5 "chromium is not installed (Debian: apt-get install chromium): the page is not rendered"
+    skip 6 "chromium is not installed (Debian: apt-get install chromium): the page is not rendered"
 fi
 
 finish report
