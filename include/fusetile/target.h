@@ -122,7 +122,9 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st);
  *     its own), then the configured $(datadir)/fusetile/targets.
  * Returns FT_OK, or FT_EINPUT with one line in st->msg:
  * "NAME: no such file or shipped target (looked in DIR, DIR); shipped
- * targets: contest, example, ...; give a path or a name", or "NAME: the
+ * targets: contest, example, ...; give a path or a name" (for a NAME with
+ * a '/', a path: "NAME: cannot open: No such file or directory; shipped
+ * targets: ..."), or "NAME: the
  * path of the target is longer than N bytes" when out is too small. */
 int ft_target_find(const char *name_or_path, const char *search_path, char *out, size_t n, ft_status *st);
 

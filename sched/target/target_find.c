@@ -156,7 +156,7 @@ int ft_target_find(const char *name, const char *search_path, char *out, size_t 
     char names[256];
     ft_target_names(names, sizeof names);
     if (strchr(name, '/'))
-        return ft__fail(st, FT_EINPUT, 0, "%s: no such file; shipped targets: %s; give a path or a name", name,
+        return ft__fail(st, FT_EINPUT, 0, "%s: cannot open: No such file or directory; shipped targets: %s; give a path or a name", name,
                         names[0] ? names : "none found");
     return ft__fail(st, FT_EINPUT, 0,
                     "%s: no such file or shipped target (looked in ./, %s); shipped targets: %s; give a path or a name",

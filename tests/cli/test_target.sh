@@ -80,7 +80,7 @@ for f in "$targets"/*.cfg; do
 done
 
 # Bad targets and usage: exit 2, one line, FILE:LINE.
-check missing-target 2 err "^fusetile: --target $tmp/nope.cfg: no such file; shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
+check missing-target 2 err "^fusetile: --target $tmp/nope.cfg: cannot open: No such file or directory; shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
 
 # Targets by name (ft_target_find): a shipped target from any directory,
 # with or without .cfg; $FUSETILE_TARGETS is searched first; an unknown
