@@ -111,7 +111,9 @@ int ft_target_find(const char *name, const char *search_path, char *out, size_t 
         return ft__fail(st, FT_EINPUT, 0, "target: the name is empty; give a path or a name");
     int toolong = 0, found = 0;
     struct stat sb;
-    if (stat(name, &sb) == 0) { /* as given, whatever it is: ft_target_load says what is wrong with it */
+    /* as given, whatever it is (ft_target_load says what is wrong with it),
+     * but for a directory with a bare name: that may be a shipped name */
+    if (stat(name, &sb) == 0 && (!S_ISDIR(sb.st_mode) || strchr(name, '/'))) {
         found = 1;
         if (strlen(name) >= n)
             toolong = 1;

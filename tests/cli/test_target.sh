@@ -104,6 +104,10 @@ check name-unknown-calibrate 2 err '^fusetile: --target kpu2: no such file or sh
 cp "$tmp/mine/gpu-h100-sm.cfg" "$tmp/gpu-h100-sm"
 check name-cwd-first 0 out '^target +gpu-h100-sm \(mine\): ' -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
 rm -f "$tmp/gpu-h100-sm"
+# a directory of that name there does not hide the shipped target
+mkdir "$tmp/gpu-h100-sm"
+check name-cwd-dir 0 out "^target +$targets/gpu-h100-sm.cfg \(gpu-h100-sm\): " -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
+rmdir "$tmp/gpu-h100-sm"
 check dir-target 2 err "^fusetile: $tmp: cannot read: Is a directory$" -- "$bin" evaluate "$P" "$S" --target "$tmp"
 check target-no-value 2 err 'option --target needs a value' -- "$bin" evaluate "$P" "$S" --target
 check target-empty 2 err 'evaluate: --target needs a file name' -- "$bin" evaluate "$P" "$S" --target=
