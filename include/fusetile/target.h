@@ -111,7 +111,8 @@ int ft_target_load(const char *path, ft_target **out, ft_status *st);
 
 /* Where the target NAME_OR_PATH is, as a path for ft_target_load, into out
  * (n bytes).  In this order, the first file that exists:
- *   - name_or_path as given (a path, relative to the working directory);
+ *   - name_or_path as given (a path, relative to the working directory;
+ *     but a bare name that is a directory there is looked up as a name);
  *   - when it has no '/': NAME and NAME.cfg in each directory of
  *     search_path (colon-separated, empty entries skipped; NULL or "":
  *     none; the command line, Tcl and Python pass $FUSETILE_TARGETS), then
