@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_install.sh - `make install DESTDIR=...` works alone: the installed fusetile schedules an installed example on a shipped target by name (found in the install tree, not the source tree, from a directory outside both), every installed library's pkg-config file compiles, links and runs a small C program, the installed Tcl package and Python package find the shipped targets too, and `make uninstall` removes every file.
+# test_install.sh - `make install DESTDIR=...` works alone: the installed fusetile schedules an installed example on a shipped target by name (found in the install tree, not the source tree, from a directory outside both), every installed library's pkg-config file compiles, links and runs a small C program, the installed Tcl package and Python package find the shipped targets too, the tree moved whole still finds them, and `make uninstall` removes every file.
 # usage: test_install.sh FUSETILE VECTORS_DIR
 # Environment (make check sets it): FT_MAKE, FT_BUILDDIR; FT_TCLSH and
 # FT_HAVE_TCL; FT_PYTHON (empty: the Python cases skip, FT_PYTHON_SKIP says
@@ -188,6 +188,20 @@ print('py', fusetile.__file__, t.path, ev['total'])"
 else
     skip 1 "the installed Python package: ${FT_PYTHON_SKIP:-FT_PYTHON is not set (run through make check)}"
 fi
+
+# --- a tree moved whole still finds its own targets (they are found from
+# where the program lies, not from the configured prefix)
+prefix=$(dir prefix)
+case $bindir:$datadir in
+"$prefix"/*:"$prefix"/*)
+    mv "$D$prefix" "$tmp/moved"
+    check moved-tree 0 err "^fusetile: schedule: target $tmp/moved${datadir#"$prefix"}/fusetile/targets/tpu-v5e.cfg \(tpu-v5e\): " -- \
+        env -C "$away" LD_LIBRARY_PATH="$tmp/moved${libdir#"$prefix"}" "$tmp/moved${bindir#"$prefix"}/fusetile" schedule \
+        "$tmp/moved${datadir#"$prefix"}/fusetile/examples/bert_layer.problem.json" --target tpu-v5e --time-limit 1 -o /dev/null
+    mv "$tmp/moved" "$D$prefix"
+    ;;
+*) skip 1 "a moved install tree: bindir or datadir is not under the prefix ($bindir, $datadir)" ;;
+esac
 
 # --- uninstall leaves no file behind
 check uninstall 0 - '' -- bmake uninstall DESTDIR="$D"
