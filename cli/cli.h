@@ -158,13 +158,21 @@ typedef struct cli_sched_job {
  * memory); every failure has one line on stderr. */
 int cli_schedule_run(const cli_sched_job *job);
 
-/* Load the problem file and, when target_path is not NULL, the target file,
- * and apply the target to the problem (ft_target_apply; keep_costs keeps the
+/* The path of the target `name` (--target's value: a path, or the name of
+ * a shipped target, ft_target_find with $FUSETILE_TARGETS as the search
+ * path) into out (n bytes): EXIT_OK, or EXIT_USAGE after one line
+ * "PROGNAME: --target NAME: no such file or shipped target (looked in ...);
+ * shipped targets: ...; give a path or a name". */
+int cli_target_find(const char *name, char *out, size_t n);
+
+/* Load the problem file and, when target_name is not NULL, the target
+ * (cli_target_find: a file or a shipped target's name), and apply the
+ * target to the problem (ft_target_apply; keep_costs keeps the
  * problem's base costs).  On success returns EXIT_OK with the problem in *p
  * and the target (or NULL) in *t, both the caller's to free.  On failure
  * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
  * loaded, leaves both NULL and returns EXIT_USAGE. */
-int cli_load_problem(const char *problem_path, const char *target_path,
+int cli_load_problem(const char *problem_path, const char *target_name,
                      int keep_costs, ft_problem **p, ft_target **t);
 
 /* The value of option `opt` (just matched) as a file name: NULL after an
@@ -209,11 +217,11 @@ int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c);
  * all three NULL. */
 int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t, ft_schedule **s);
 
-/* What target t changed in problem p, as one line without a newline:
- * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest
- * target, that everything comes from the problem file. */
-void cli_target_summary(char *buf, size_t n, const ft_target *t,
-                        const ft_problem *p, int keep_costs);
+/* What target t changed in problem p, as one line without a newline, as
+ * long as it takes: "FILE (NAME): capacity ... elements ..., base costs
+ * ..." or, for a contest target, that everything comes from the problem
+ * file.  A malloc'd string the caller frees; NULL when out of memory. */
+char *cli_target_summary(const ft_target *t, const ft_problem *p, int keep_costs);
 
 /* The first lines of a report table on stdout: "problem ..." (sizes and
  * machine), "target ..." (cli_target_summary, when t is not NULL) and

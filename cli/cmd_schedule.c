@@ -38,7 +38,8 @@ static const char schedule_help[] =
     "                        ops, or a search that reaches the lower bound);\n"
     "                        larger ones search until the time limit\n"
     "  --threads N           search threads (default: one per core)\n"
-    "  --target FILE         schedule for the machine of FILE (targets/*.cfg):\n"
+    "  --target FILE         schedule for the machine of FILE, a target file or a\n"
+    "                        shipped target's name (kpu, gpu-h100; docs/TARGETS.md):\n"
     "                        its capacity, bandwidth and native granularity\n"
     "                        replace the problem's, base costs are derived from\n"
     "                        its throughput, candidates are scored with its\n"
@@ -296,9 +297,9 @@ int cli_schedule_run(const cli_sched_job *job)
         return EXIT_USAGE;
     }
     if (t && !job->quiet) {
-        char line[2048];
-        cli_target_summary(line, sizeof line, t, p, job->keep_costs);
-        fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line);
+        char *line = cli_target_summary(t, p, job->keep_costs);
+        fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line ? line : "(out of memory)");
+        free(line);
         if (job->no_timing)
             fprintf(stderr, "%s: %sthe target's timing terms are ignored while scoring (--no-target-timing)\n", cli_progname,
                     pfx(job->cmd));

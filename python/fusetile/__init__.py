@@ -197,8 +197,11 @@ def _schedule(x):
 # ------------------------------------------------------------------ targets
 
 def load_target(path):
-    """Load and check a target file (targets/*.cfg) -> Target.  InputError
-    says ``FILE:LINE: SETTING: message``."""
+    """Load and check a target file (targets/*.cfg), or a shipped target by
+    name (``"kpu"``, ``"gpu-h100"``; $FUSETILE_TARGETS is searched first,
+    docs/TARGETS.md) -> Target.  InputError says ``FILE:LINE: SETTING:
+    message``, or for an unknown name where it looked and the shipped
+    names."""
     _need()
     return _fusetile.load_target(path)
 

@@ -1,8 +1,10 @@
 /* _fusetile.c - the Python extension module fusetile._fusetile: its exceptions, loaders and shared helpers (the objects are in ft_objects.c, the computations in ft_run.c). */
 #include "_fusetile.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 PyObject *FtError;
 PyObject *FtInputError;
@@ -214,7 +216,8 @@ static PyObject *py_parse_schedule(PyObject *self, PyObject *args, PyObject *kw)
     return ftpy_schedule_new(s);
 }
 
-/* load_target(path) */
+/* load_target(path): a target file, or a shipped target's name
+ * (ft_target_find, with $FUSETILE_TARGETS as the search path) */
 static PyObject *py_load_target(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -223,7 +226,10 @@ static PyObject *py_load_target(PyObject *self, PyObject *args)
         return NULL;
     ft_target *t = NULL;
     ft_status st;
-    int rc = ft_target_load(PyBytes_AS_STRING(path), &t, &st);
+    char found[PATH_MAX];
+    int rc = ft_target_find(PyBytes_AS_STRING(path), getenv("FUSETILE_TARGETS"), found, sizeof found, &st);
+    if (rc == FT_OK)
+        rc = ft_target_load(found, &t, &st);
     Py_DECREF(path);
     if (rc != FT_OK)
         return ftpy_raise_status(&st);
