@@ -37,7 +37,8 @@ static const char schedule_help[] =
     "                        limit does not cut the search (problems of up to 7\n"
     "                        ops, or a search that reaches the lower bound);\n"
     "                        larger ones search until the time limit\n"
-    "  --threads N           search threads (default: one per core)\n"
+    "  --threads N           search threads, 0 to 256 (default 0: one per core, as\n"
+    "                        Python's threads=0)\n"
     "  --target FILE         schedule for the machine of FILE (targets/*.cfg):\n"
     "                        its capacity, bandwidth and native granularity\n"
     "                        replace the problem's, base costs are derived from\n"
@@ -499,8 +500,9 @@ int cmd_schedule(int argc, char **argv)
             uint64_t n;
             if (!v)
                 return EXIT_USAGE;
-            if (cli_parse_u64(v, &n) || n < 1 || n > FT_SEARCH_MAX_THREADS) {
-                cli_error("schedule: --threads is '%s', must be an integer from 1 to %d", v, FT_SEARCH_MAX_THREADS);
+            if (cli_parse_u64(v, &n) || n > FT_SEARCH_MAX_THREADS) {
+                cli_error("schedule: --threads is '%s', must be an integer from 0 (one per core) to %d", v,
+                          FT_SEARCH_MAX_THREADS);
                 return EXIT_USAGE;
             }
             job.threads = (int)n;
