@@ -736,8 +736,7 @@ static PyObject *target_info(PyObject *self, PyObject *noargs)
     PyObject *d = PyDict_New();
     if (!d || ftpy_put(d, "path", ftpy_str_or_none(t->path)) < 0 || ftpy_put(d, "name", ftpy_str_or_none(t->name)) < 0 ||
         ftpy_put(d, "description", ftpy_str_or_none(t->description)) < 0 ||
-        ftpy_put(d, "contest", PyBool_FromLong(t->contest)) < 0 ||
-        ftpy_put(d, "overrides", tune_dict(&((FtTarget *)self)->tune)) < 0)
+        ftpy_put(d, "contest", PyBool_FromLong(t->contest)) < 0)
         goto fail;
     if (t->contest)
         return d;
@@ -814,6 +813,12 @@ static PyObject *target_get_contest(PyObject *self, void *c)
     return PyBool_FromLong(((FtTarget *)self)->t->contest);
 }
 
+static PyObject *target_get_overrides(PyObject *self, void *c)
+{
+    (void)c;
+    return tune_dict(&((FtTarget *)self)->tune);
+}
+
 static PyMethodDef target_methods[] = {
     {"info", FN(target_info), METH_NOARGS,
      "info() -> dict of every setting: path name description contest and, for a real machine, clock_hz "
@@ -821,7 +826,7 @@ static PyMethodDef target_methods[] = {
      "native_h native_k allow_larger_granularity pointwise_unpadded matmul_macs_per_cycle pointwise_elements_per_cycle "
      "launch_overhead double_buffering units slow_memory_efficiency matmul_efficiency pointwise_efficiency "
      "step_overhead tile_overhead matmul_tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth (0 for no shared cache) "
-     "run_overhead replay_interval kind_cost (a dict: op kind -> factor); overrides: what with_() changed."},
+     "run_overhead replay_interval kind_cost (a dict: op kind -> factor)."},
     {"describe", FN(target_describe), METH_NOARGS, "describe() -> str: the one-line summary."},
     {"from_dict", FN(target_from_dict), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "Target.from_dict(d, name='<dict>') -> Target: a target from a dict of the target file's settings (groups as "
@@ -832,13 +837,14 @@ static PyMethodDef target_methods[] = {
      "overlap='step'|'none'|'pipeline', duplex=) -> Target: this target with the problem settings Tcl's `p configure` "
      "changes set after it is applied (capacity in elements, bandwidths in elements per cost unit, latency and launch in "
      "cost units: the problem's units; capacity, bandwidth, native and units through ft_problem_override, as a sweep's "
-     "overrides).  info()['overrides'] lists them."},
+     "overrides).  .overrides lists them."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef target_getset[] = {
     {"name", target_get_name, NULL, "the target's short name", NULL},
     {"path", target_get_path, NULL, "the file it was loaded from", NULL},
     {"contest", target_get_contest, NULL, "True for the contest's abstract machine", NULL},
+    {"overrides", target_get_overrides, NULL, "the settings with_() changed (a dict, empty for none)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject FtTarget_Type = {
