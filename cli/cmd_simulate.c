@@ -68,6 +68,11 @@ static const char simulate_help[] =
     "                     real target (not the contest's) it has total_seconds,\n"
     "                     the simulated total in cycles divided by the target's\n"
     "                     clock_hz\n"
+    "  --csv FILE         also write the per-subgraph table as CSV to FILE ('-':\n"
+    "                     standard output, instead of the table): the columns of\n"
+    "                     Python's to_rows(), units in the header (simulated\n"
+    "                     [cost units], simulated [s] on a target with a clock),\n"
+    "                     whole labels, exact numbers\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid and simulated = analytic (relative difference at\n"
@@ -98,6 +103,11 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
     printf("%4s  %-*s %-16s %10s %16s %16s %12s %10s %10s %8s %8s", "sg", width, "ops", "w x h x k", "steps", "simulated",
            "analytic", "difference", "relative", "peak-occ", "channel", "compute");
     printf(rep->nvar ? "  %s\n" : "\n", "accounted for by");
+    /* the units row: times in cycles on a machine target (cost units on
+     * the contest's), occupancy in elements, busy as % of the subgraph */
+    const char *tu = cli_clock_hz(t) > 0 ? "[cycles]" : "[cost units]";
+    printf("%4s  %-*s %-16s %10s %16s %16s %12s %10s %10s %8s %8s\n", "", width, "", "[elements]", "", tu, tu, tu, "",
+           "[elements]", "[% busy]", "[% busy]");
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sim_sg *q = &r->sg[i];
@@ -409,11 +419,14 @@ int cmd_simulate(int argc, char **argv)
         rc = EXIT_USAGE;
     } else if ((rc = run_variants(sim, p, s, so.model, &rep)) == EXIT_OK) {
         int ok = check_agreement(&r, &rep);
+        int csv_only = c.csv && !strcmp(c.csv, "-");
         if (json)
             print_json(p, s, &r, so.model, t, keep_costs, &rep, ok);
-        else
+        else if (!csv_only)
             print_table(p, s, &r, so.model, t, keep_costs, &rep, ok);
         rc = ok ? EXIT_OK : EXIT_INVALID;
+        if (c.csv && cli_csv_sim("simulate", c.csv, p, s, &r, &rep, cli_clock_hz(t)) != EXIT_OK)
+            rc = EXIT_USAGE;
     }
     ft_sim_effects_free(&rep);
     ft_sim_result_free(&r);
