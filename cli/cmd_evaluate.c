@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char evaluate_help[] =
-    "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
+    "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
     "\n"
     "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"

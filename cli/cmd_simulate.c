@@ -14,7 +14,7 @@ static const char simulate_help[] =
     "usage: fusetile simulate PROBLEM.json SCHEDULE.json [--compute-model native|op]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
     "                         [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT]\n"
-    "                         [--json]\n"
+    "                         [--json] [--csv FILE]\n"
     "\n"
     "Replay SCHEDULE for PROBLEM step by step in the SystemC simulator (a\n"
     "slow-memory channel, a fast memory, a compute engine and a controller)\n"
