@@ -162,17 +162,32 @@ static PyObject *py_load_problem(PyObject *self, PyObject *args)
     return ftpy_problem_new(p);
 }
 
+/* The arguments (text, name='<text>') of parse_WHAT into *text and *name:
+ * 0, or -1 with an exception (InputError for a text with a NUL). */
+static int text_args(PyObject *args, PyObject *kw, const char *what, const char **text, const char **name)
+{
+    static char *kwlist[] = {"text", "name", NULL};
+    char fmt[64], nul[64];
+    Py_ssize_t len;
+    snprintf(fmt, sizeof fmt, "s#|s:parse_%s", what);
+    *name = "<text>";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, text, &len, name))
+        return -1;
+    if ((size_t)len != strlen(*text)) {
+        snprintf(nul, sizeof nul, "%s text contains a NUL character", what);
+        ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, nul);
+        return -1;
+    }
+    return 0;
+}
+
 /* parse_problem(text, name='<text>') */
 static PyObject *py_parse_problem(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"text", "name", NULL};
-    const char *text, *name = "<text>";
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse_problem", kwlist, &text, &len, &name))
+    const char *text, *name;
+    if (text_args(args, kw, "problem", &text, &name))
         return NULL;
-    if ((size_t)len != strlen(text))
-        return ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, "problem text contains a NUL character");
     ft_problem *p = NULL;
     ft_status st;
     if (ft_problem_parse(text, name, &p, &st) != FT_OK)
@@ -200,13 +215,9 @@ static PyObject *py_load_schedule(PyObject *self, PyObject *args)
 static PyObject *py_parse_schedule(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"text", "name", NULL};
-    const char *text, *name = "<text>";
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse_schedule", kwlist, &text, &len, &name))
+    const char *text, *name;
+    if (text_args(args, kw, "schedule", &text, &name))
         return NULL;
-    if ((size_t)len != strlen(text))
-        return ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, "schedule text contains a NUL character");
     ft_schedule *s = NULL;
     ft_status st;
     if (ft_schedule_parse(text, name, &s, &st) != FT_OK)
@@ -234,13 +245,9 @@ static PyObject *py_load_target(PyObject *self, PyObject *args)
 static PyObject *py_parse_target(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"text", "name", NULL};
-    const char *text, *name = "<text>";
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse_target", kwlist, &text, &len, &name))
+    const char *text, *name;
+    if (text_args(args, kw, "target", &text, &name))
         return NULL;
-    if ((size_t)len != strlen(text))
-        return ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, "target text contains a NUL character");
     ft_target *t = NULL;
     ft_status st;
     if (ft_target_parse(text, name, &t, &st) != FT_OK)

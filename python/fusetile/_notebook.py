@@ -227,28 +227,26 @@ class Simulation(Result):
     _seconds = (("simulated [s]", lambda g, r: g["simulated_seconds"]),)
 
 
-def evaluation(d, target):
-    """d (a dict from the C extension) as an Evaluation, with seconds when target has a clock."""
-    r = Evaluation(d)
+def _with_seconds(r, target, total, each):
+    """r with clock_hz, total_seconds (of r[total]) and each subgraph's
+    EACH_seconds (of its r[each]) when target has a clock."""
     hz = _clock(target)
     if hz:
         r["clock_hz"] = hz
-        r["total_seconds"] = r["total"] / hz
+        r["total_seconds"] = r[total] / hz
         for g in r["subgraphs"]:
-            g["latency_seconds"] = g["latency"] / hz
+            g[each + "_seconds"] = g[each] / hz
     return r
+
+
+def evaluation(d, target):
+    """d (a dict from the C extension) as an Evaluation, with seconds when target has a clock."""
+    return _with_seconds(Evaluation(d), target, "total", "latency")
 
 
 def simulation(d, target):
-    """d as a Simulation, with seconds when target has a clock."""
-    r = Simulation(d)
-    hz = _clock(target)
-    if hz:
-        r["clock_hz"] = hz
-        r["total_seconds"] = r["total_simulated"] / hz
-        for g in r["subgraphs"]:
-            g["simulated_seconds"] = g["simulated"] / hz
-    return r
+    """d as a Simulation, with seconds (of the simulated figures) when target has a clock."""
+    return _with_seconds(Simulation(d), target, "total_simulated", "simulated")
 
 
 # ------------------------------------------------------------------ libconfig text
