@@ -298,6 +298,20 @@ class TestSweep(unittest.TestCase):
             self.assertEqual(len(rows), 2)
             self.assertTrue(os.path.exists(os.path.join(tmp, "s.db")))
 
+    def test_sweep_ctrl_c(self):
+        # SIGINT stops the workers (the pool's own handler) and raises
+        # KeyboardInterrupt with the rows finished so far
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.monotonic()
+            kill_in(2.5)
+            with self.assertRaises(KeyboardInterrupt) as cm:
+                fusetile.sweep({"problems": [E, B5], "time_limit": [0.2, 30.0]}, db=os.path.join(tmp, "i.db"), jobs=2,
+                               progress=False)
+            self.assertLess(time.monotonic() - t0, 5.0)
+            rows = cm.exception.rows
+            self.assertTrue(rows and all(r["status"] == "ok" for r in rows), rows)
+            self.assertLess(len(rows), 4)
+
     def test_sweep_errors(self):
         with self.assertRaises(fusetile.InputError) as cm:
             fusetile.sweep({"problems": ["/nonexistent.json"]}, db=os.devnull + ".x", progress=False)
