@@ -83,6 +83,26 @@ class TestInterrupt(unittest.TestCase):
         self.assertEqual(proc.returncode, 3, err.decode())
         self.assertRegex(out.decode(), r"^interrupted [0-9.e+]+ [0-9]+$")
 
+    def test_ctrl_c_simulate(self):
+        # a replay of 4M steps (several seconds, then its analytic side):
+        # SIGINT at 1 s ends it within a second, through the simulator's
+        # progress callback
+        d = {"widths": [8192, 8192], "heights": [8192, 8192], "inputs": [[0]], "outputs": [[1]], "base_costs": [10],
+             "op_types": ["Pointwise"], "fast_memory_capacity": 1000, "slow_memory_bandwidth": 2,
+             "native_granularity": [4, 4]}
+        s = {"subgraphs": [[0]], "granularities": [[4, 4, 1]], "tensors_to_retain": [[]], "traversal_orders": [None]}
+        seen = []
+        t0 = time.monotonic()
+        kill_in(1.0)
+        with self.assertRaises(KeyboardInterrupt):
+            fusetile.simulate(d, s, progress=seen.append, effects=False)
+        self.assertLess(time.monotonic() - t0, 2.5)
+        self.assertTrue(seen and seen[-1]["what"] == "simulate" and seen[-1]["total"] == 2 * 4194304, seen[-1:])
+        # the simulator is usable afterwards
+        r = fusetile.simulate(os.path.join(VEC, "ex1A.problem.json"), os.path.join(VEC, "ex1A.solution.json"),
+                              progress=False)
+        self.assertTrue(r["agree"])
+
     def test_progress_exception_stops_search(self):
         class Enough(Exception):
             pass
