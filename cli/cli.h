@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fusetile/fusetile.h"
+#include "fusetile/sim.h"
 #include "fusetile/target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
@@ -147,6 +148,7 @@ typedef struct cli_sched_job {
     int npatterns;
     int parts;                /* --parts (0: the strategy's choice) */
     ft_partition_method partition; /* --partition (default FT_PARTITION_AUTO) */
+    const char *csv;          /* --csv: the evaluation's table as CSV ("-": stdout); NULL: none */
 } cli_sched_job;
 
 /* Load job->problem, run ft_search with an on_improve callback that writes
@@ -164,6 +166,21 @@ int cli_schedule_run(const cli_sched_job *job);
  * "PROGNAME: --target NAME: no such file or shipped target (looked in ...);
  * shipped targets: ...; give a path or a name". */
 int cli_target_find(const char *name, char *out, size_t n);
+
+/* t's clock in Hz when it is a machine target with one (one cost unit is
+ * one cycle), else 0 (no target, the contest's). */
+double cli_clock_hz(const ft_target *t);
+
+/* --csv of schedule, evaluate and simulate (report_csv.c): the
+ * per-subgraph table of evaluation e / replay r (with rep's accounting) to
+ * path, "-" for standard output, under the output rules; the columns of
+ * the Python binding's to_rows(), units in the header ("latency [cost
+ * units]"), labels whole, and with clock_hz > 0 a column in seconds.
+ * EXIT_OK, or EXIT_USAGE after one line naming cmd and the file. */
+int cli_csv_eval(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_eval *e,
+                 double clock_hz);
+int cli_csv_sim(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_sim_result *r,
+                const ft_sim_effects *rep, double clock_hz);
 
 /* Load the problem file and, when target_name is not NULL, the target
  * (cli_target_find: a file or a shipped target's name), and apply the
@@ -195,6 +212,7 @@ typedef struct cli_pair {
     const char *paths[2];       /* PROBLEM, SCHEDULE */
     int npos;
     int json;
+    const char *csv;            /* --csv FILE ("-": standard output), NULL: none */
     const char *target;
     int keep_costs;
     ft_compute_model model;

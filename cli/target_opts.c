@@ -104,6 +104,11 @@ int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c)
         c->json = 1;
         return CLI_NEXT;
     }
+    if (cli_opt_is(o, arg, "--csv")) {
+        if (!(c->csv = cli_opt_file(o, "--csv")))
+            return EXIT_USAGE;
+        return CLI_NEXT;
+    }
     if ((r = cli_opt_target(o, arg, &c->target, &c->keep_costs)) != 0 || (r = cli_opt_model(o, arg, &c->model)) != 0)
         return r > 0 ? CLI_NEXT : EXIT_USAGE;
     return CLI_OTHER;
@@ -123,7 +128,13 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
         cli_error("%s: --keep-costs needs --target", o->cmd);
         return EXIT_USAGE;
     }
+    if (c->csv && !strcmp(c->csv, "-") && c->json) {
+        cli_error("%s: --csv - and --json both write to standard output: give --csv a file", o->cmd);
+        return EXIT_USAGE;
+    }
     if (cli_input(c->paths[1], "schedule") != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->csv && strcmp(c->csv, "-") && cli_check_output(o->cmd, c->csv, 0) != EXIT_OK)
         return EXIT_USAGE;
     if (cli_load_problem(c->paths[0], c->target, c->keep_costs, p, t))
         return EXIT_USAGE;
