@@ -220,6 +220,11 @@ class _Call:
         return v
 
 
+def param(path, name):
+    """The weight buffer of a module's parameter: "PATH.NAME", or NAME for the model itself (path "")."""
+    return f"{path}.{name}" if path else name
+
+
 def _pair(v):
     if isinstance(v, (list, tuple)):
         return [int(x) for x in v] if len(v) == 2 else [int(v[0])] * 2
@@ -246,9 +251,9 @@ def _conv2d(c):
             pad = _same_padding(k, list(m.dilation)) if pad == "same" else [0, 0, 0, 0]
         else:
             pad = [pad[0], pad[1], pad[0], pad[1]]
-        inputs = [x, f"{c.node.source['module']}.weight"]
+        inputs = [x, param(c.node.source['module'], "weight")]
         if m.bias is not None:
-            inputs.append(f"{c.node.source['module']}.bias")
+            inputs.append(param(c.node.source['module'], "bias"))
         return inputs, {"kernel": k, "stride": list(m.stride), "padding": pad, "dilation": list(m.dilation),
                         "groups": m.groups, "in_channels": m.in_channels, "out_channels": m.out_channels}
     if c.onnx:
@@ -291,7 +296,7 @@ def _same_padding(k, dil):
 def _linear(c):
     if c.m is not None:
         p = c.node.source["module"]
-        inputs = [c.node.inputs[0], f"{p}.weight"] + ([f"{p}.bias"] if c.m.bias is not None else [])
+        inputs = [c.node.inputs[0], param(p, "weight")] + ([param(p, "bias")] if c.m.bias is not None else [])
         return inputs, {"in_features": c.m.in_features, "out_features": c.m.out_features, "weight_layout": "out_in"}
     if c.onnx:  # Gemm: Y = alpha A B' + beta C
         if int(c.attr("transA", 0)):
@@ -323,7 +328,7 @@ def _matmul(c):
 def _batch_norm(c):
     if c.m is not None:
         p = c.node.source["module"]
-        names = [f"{p}.{s}" for s in ("running_mean", "running_var", "weight", "bias")]
+        names = [param(p, s) for s in ("running_mean", "running_var", "weight", "bias")]
         inputs = [c.node.inputs[0]] + [n for n in names if n in c.node.inputs]
         return inputs, {"eps": c.m.eps, "num_features": c.m.num_features}
     if c.onnx:
@@ -338,7 +343,7 @@ def _batch_norm(c):
 def _layer_norm(c):
     if c.m is not None:
         p = c.node.source["module"]
-        extra = [f"{p}.{s}" for s in ("weight", "bias") if f"{p}.{s}" in c.node.inputs]
+        extra = [param(p, s) for s in ("weight", "bias") if param(p, s) in c.node.inputs]
         return [c.node.inputs[0]] + extra, {"normalized_shape": list(c.m.normalized_shape), "eps": c.m.eps}
     if c.onnx:
         x = c.tensor(c.args[0], "X")

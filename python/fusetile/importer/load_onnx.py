@@ -430,10 +430,11 @@ _EVAL = {
 }
 
 
-def export_module(model, input_shapes, input_names):
+def export_module(model, inputs, input_names):
     """Export `model` (real-valued, eval mode) to ONNX (opset OPSET) in memory; returns the bytes.
 
-    The model runs once on zero inputs of input_shapes (torch.onnx.export
+    inputs: one entry per model input, a tensor or a shape (zeros of that
+    shape).  The model runs once on them (torch.onnx.export
     traces by running every op; on a meta-device model the meta kernels'
     own shape arithmetic would be recorded instead).  Parameters are not
     exported: they become graph inputs other than input_names.
@@ -441,7 +442,7 @@ def export_module(model, input_shapes, input_names):
     """
     import torch
     import warnings
-    xs = tuple(torch.zeros(tuple(s)) for s in input_shapes)
+    xs = tuple(s if isinstance(s, torch.Tensor) else torch.zeros(tuple(s)) for s in inputs)
     try:
         with warnings.catch_warnings():   # not under no_grad: nn.TransformerEncoderLayer's fast path would run
             warnings.simplefilter("ignore")
