@@ -558,13 +558,13 @@ def _flatten(c):
     shape = c.graph.buffers[x].shape
     rank = len(shape)
     s, e = _dim(start, rank), _dim(end, rank)
-    mid = 1
-    for d in shape[s:e + 1]:
-        mid *= d
-    return [x], {"start_dim": s, "end_dim": e, "shape": list(shape[:s]) + [mid] + list(shape[e + 1:])}
+    return [x], {"start_dim": s, "end_dim": e,
+                 "shape": _on_meta(c, shape, lambda t: t.flatten(s, e), f"flatten dimensions {s} to {e}")}
 
 
 def _reshape(c):
+    """Every reshaping form as one "reshape" to its result's shape, which torch computes (the form's own
+    call on a meta tensor of the operand's shape: -1 resolved, squeeze and unsqueeze dims applied)."""
     form = c.node.form
     if c.onnx:
         x = c.tensor(c.args[0], "data")
@@ -579,7 +579,8 @@ def _reshape(c):
             sizes = [c.kwargs["size"]]
         if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
             sizes = list(sizes[0])
-        shape = _resolve(c, in_shape, [int(s) for s in sizes])
+        sizes = [int(s) for s in sizes]
+        shape = _on_meta(c, in_shape, lambda t: t.reshape(sizes), f"cannot view {list(in_shape)} as {sizes}")
     elif form in ("Tensor.view_as", "Tensor.reshape_as"):
         shape = list(c.shape(c.get(1, "other")))
     elif form in ("Tensor.unflatten", "nn.Unflatten"):
@@ -587,18 +588,23 @@ def _reshape(c):
             dim, sizes = c.m.dim, list(c.m.unflattened_size)
         else:
             dim, sizes = c.get(1, "dim"), list(c.get(2, "sizes"))
-        dim = _dim(dim, len(in_shape))
-        inner = _resolve(c, (in_shape[dim],), [int(s) for s in sizes])
-        shape = list(in_shape[:dim]) + inner + list(in_shape[dim + 1:])
+        sizes = [int(s) for s in sizes]
+        shape = _on_meta(c, in_shape, lambda t: t.unflatten(int(dim), sizes),
+                         f"cannot unflatten dimension {dim} of {list(in_shape)} into {sizes}")
     elif form in ("Tensor.squeeze", "torch.squeeze", "onnx.Squeeze"):
         dims = c.const(1) if c.onnx else c.get(1, "dim")
         if c.onnx and dims is None:
             dims = c.attr("axes")
         if dims is None:
-            shape = [d for d in in_shape if d != 1]
+            shape = _on_meta(c, in_shape, lambda t: t.squeeze(), "squeeze")
         else:
-            dims = {_dim(d, len(in_shape)) for d in (dims if isinstance(dims, (list, tuple)) else [dims])}
-            shape = [d for i, d in enumerate(in_shape) if not (i in dims and d == 1)]
+            dims = sorted({_dim(d, len(in_shape)) for d in (dims if isinstance(dims, (list, tuple)) else [dims])})
+
+            def squeeze(t):
+                for d in reversed(dims):   # one at a time: torch 1.13 takes one dim
+                    t = t.squeeze(d)
+                return t
+            shape = _on_meta(c, in_shape, squeeze, f"squeeze {dims}")
     elif form in ("Tensor.unsqueeze", "torch.unsqueeze", "onnx.Unsqueeze"):
         dims = c.const(1) if c.onnx else c.get(1, "dim")
         if c.onnx and dims is None:
@@ -606,36 +612,32 @@ def _reshape(c):
         dims = dims if isinstance(dims, (list, tuple)) else [dims]
         rank = len(in_shape) + len(dims)
         dims = sorted(_dim(d, rank) for d in dims)
-        shape = list(in_shape)
-        for d in dims:
-            shape.insert(d, 1)
+
+        def unsqueeze(t):
+            for d in dims:
+                t = t.unsqueeze(d)
+            return t
+        shape = _on_meta(c, in_shape, unsqueeze, f"unsqueeze {dims}")
     elif form == "onnx.Reshape":
         target = [int(v) for v in c.const(1)]
         allow_zero = int(c.attr("allowzero", 0))
         if not allow_zero:
             target = [in_shape[i] if v == 0 else v for i, v in enumerate(target)]
-        shape = _resolve(c, in_shape, target)
+        shape = _on_meta(c, in_shape, lambda t: t.reshape(target), f"cannot view {list(in_shape)} as {target}")
     else:
         raise c.fail("unknown reshape form")
     return [x], {"shape": [int(d) for d in shape]}
 
 
-def _resolve(c, in_shape, sizes):
-    total = 1
-    for d in in_shape:
-        total *= d
-    known = 1
-    free = [i for i, s in enumerate(sizes) if s == -1]
-    for s in sizes:
-        if s != -1:
-            known *= s
-    if len(free) > 1 or (free and (known == 0 or total % known)) or (not free and known != total):
-        raise c.fail(f"shape mismatch: cannot view {list(in_shape)} as {sizes}",
-                     "the sizes must multiply to the input's element count")
-    out = list(sizes)
-    if free:
-        out[free[0]] = total // known
-    return out
+def _on_meta(c, in_shape, fn, what):
+    """The shape of fn(a meta tensor of in_shape): torch's own rules; ImportFailure "shape mismatch" when torch refuses."""
+    import torch
+    try:
+        return list(fn(torch.empty(tuple(in_shape), device="meta")).shape)
+    except (RuntimeError, IndexError, ValueError, TypeError) as e:
+        text = str(e).strip().splitlines()
+        raise c.fail(f"shape mismatch: {what}: {text[0] if text else type(e).__name__}",
+                     "the sizes must multiply to the input's element count") from None
 
 
 def _permute(c):
