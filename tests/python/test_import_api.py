@@ -83,14 +83,14 @@ class TestImportModel(unittest.TestCase):
     def imported(self, module, *inputs, **kw):
         """Import module; check it still computes the same output with the same weights, device and mode."""
         torch.manual_seed(0)
-        training = module.training
+        training = [m.training for m in module.modules()]
         with torch.no_grad():
             before = module(*inputs)
         state = _state(module)
         device = next(module.parameters()).device
         p = fusetile.import_model(module, inputs, **kw)
         self.assertIsInstance(p, fusetile.Problem)
-        self.assertEqual(module.training, training)
+        self.assertEqual([m.training for m in module.modules()], training)
         self.assertEqual(next(module.parameters()).device, device)
         after_state = module.state_dict()
         self.assertEqual(list(after_state), list(state))
@@ -142,6 +142,13 @@ class TestImportModel(unittest.TestCase):
         self.assertIn("softmax", kinds)
         self.assertIn("layer_norm", kinds)
 
+    @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
+    def test_cuda_module_stays_on_its_device(self):
+        self.imported(MLP().eval().cuda(), torch.randn(8, 64, device="cuda"))
+        with self.assertWarns(fusetile.FallbackWarning):   # the ONNX export runs on the module's device
+            self.imported(DataDependent().eval().cuda(), torch.ones(4, 16, device="cuda"))
+        fusetile.import_model(DataDependent().eval().cuda(), ((4, 16),))
+
     def test_shapes_instead_of_tensors(self):
         a = fusetile.import_model(MLP().eval(), ((8, 64),)).to_dict()
         b = fusetile.import_model(MLP().eval(), (torch.randn(8, 64),)).to_dict()
@@ -157,7 +164,8 @@ class TestImportModel(unittest.TestCase):
         self.assertEqual(p.info()["capacity"], fusetile.load_target(KPU).info()["capacity_bytes"] // 2)
 
     def test_fallback_warns(self):
-        m = DataDependent().eval()
+        m = DataDependent().train()
+        m.fc.eval()   # mixed modes, kept as they are (the ONNX export runs the module itself in eval mode)
         with self.assertWarns(fusetile.FallbackWarning) as cm:
             p = self.imported(m, torch.ones(4, 16))
         self.assertIn("data-dependent control flow", str(cm.warning))

@@ -2,7 +2,7 @@
 
 Stages, one module each, in reading order: trace_fx / load_onnx (1: trace
 or load), buffers (2: one buffer per value), canonical (3: the canonical
-op table), shapes (4: shape propagation), validate (5: checks); pipeline
+op table), shapes (4: output shapes from torch on meta tensors, checked), validate (5: checks); pipeline
 runs them.  Then lower (with views, problem, machine) writes the problem.
 cli is the command line.  Only a target (--target, machine.load_target)
 needs the fusetile C extension: the C library reads and applies it;

@@ -71,8 +71,9 @@ def import_module(factory, input_shapes, frontend="auto", name="module", log=Non
     import torch
     import warnings
     log = log or (lambda text: None)
-    examples = [_example(s, name) for s in input_shapes]
     module = _nn_module(factory(), name)
+    first = next(iter(module.parameters()), None)
+    examples = [_example(s, name, first.device if first is not None else None) for s in input_shapes]
     if frontend == "onnx":
         return _via_onnx(name, module, examples)
     try:
@@ -133,8 +134,9 @@ def _nn_module(m, name):
     return m
 
 
-def _example(x, name):
-    """One model input: a tensor as it is, a shape (a tuple or torch.Size of positive ints) as zeros of that shape."""
+def _example(x, name, device=None):
+    """One model input: a tensor as it is, a shape (a tuple or torch.Size of positive ints) as zeros of that shape
+    (on device, the module's)."""
     import torch
     if isinstance(x, torch.Tensor):
         return x
@@ -146,7 +148,7 @@ def _example(x, name):
     if not ok:
         raise ImportFailure(name, f"example input {x!r} is neither a tensor nor a shape",
                             "give one tensor (or shape tuple) per model input")
-    return torch.zeros(shape)
+    return torch.zeros(shape, device=device)
 
 
 def _need_torch():
@@ -165,16 +167,17 @@ def _via_fx(name, module, examples):
 
 
 def _via_onnx(name, module, examples):
-    """Export module (in eval mode for the export, its training flag put back) on the example tensors; its Graph."""
+    """Export module (in eval mode for the export, every submodule's training flag put back) on the example tensors; its Graph."""
     from . import load_onnx, trace_fx
     import inspect
-    training = module.training
+    modes = [(m, m.training) for m in module.modules()]
     try:
         root = trace_fx._wrap_root(module.eval(), len(examples))
         names = list(inspect.signature(root.forward).parameters)[:len(examples)]
         data = load_onnx.export_module(root, examples, names)
     finally:
-        module.train(training)
+        for m, training in modes:   # each submodule's own flag (a frozen BatchNorm in a training model)
+            m.training = training
     model = load_onnx.read_model(data=data)
     om = load_onnx.prepare(model, [tuple(x.shape) for x in examples], input_names=names, where=name)
     g = buffers.graph_from_onnx(om, name)
