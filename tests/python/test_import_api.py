@@ -1,6 +1,5 @@
 """test_import_api.py - fusetile.import_model from Python: in-memory modules (never changed), the Problem it returns, FallbackWarning, its errors (fusetile.Error), imported_for."""
 
-import copy
 import json
 import os
 import unittest
@@ -173,6 +172,14 @@ class TestImportModel(unittest.TestCase):
         self.assertTrue(issubclass(fusetile.FallbackWarning, UserWarning))
         self.assertTrue(issubclass(fusetile.FallbackWarning, fusetile.FusetileWarning))
         self.assertEqual(len(p.info()["op_kinds"]), 2)
+
+    def test_onnx_frontend_warns_of_one_branch(self):
+        with self.assertWarns(fusetile.FallbackWarning) as cm:
+            self.imported(DataDependent().eval(), torch.ones(4, 16), frontend="onnx")
+        self.assertIn("kept one branch of data-dependent control flow", str(cm.warning))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", fusetile.FallbackWarning)
+            fusetile.import_model(MLP().eval(), (torch.randn(8, 64),), frontend="onnx")
 
     def test_no_warning_without_fallback(self):
         with warnings.catch_warnings():

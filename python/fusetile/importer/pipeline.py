@@ -75,7 +75,15 @@ def import_module(factory, input_shapes, frontend="auto", name="module", log=Non
     first = next(iter(module.parameters()), None)
     examples = [_example(s, name, first.device if first is not None else None) for s in input_shapes]
     if frontend == "onnx":
-        return _via_onnx(name, module, examples)
+        branches = []
+        g = _via_onnx(name, module, examples, branches)
+        if branches:
+            text = (f"{name}: the ONNX export kept one branch of data-dependent control flow, the one the "
+                    f"example inputs take ({branches[0]})")
+            log(f"note: {text}")
+            g.notes.append(text)
+            warnings.warn(text, FallbackWarning, stacklevel=3)
+        return g
     try:
         module = meta_copy(module)
         metas = [torch.empty(tuple(x.shape), dtype=x.dtype, device="meta") for x in examples]
@@ -166,7 +174,7 @@ def _via_fx(name, module, examples):
     return _finish(buffers.graph_from_fx(fxgraph, root, name))
 
 
-def _via_onnx(name, module, examples):
+def _via_onnx(name, module, examples, branches=None):
     """Export module (in eval mode for the export, every submodule's training flag put back) on the example tensors; its Graph."""
     from . import load_onnx, trace_fx
     import inspect
@@ -174,7 +182,7 @@ def _via_onnx(name, module, examples):
     try:
         root = trace_fx._wrap_root(module.eval(), len(examples))
         names = list(inspect.signature(root.forward).parameters)[:len(examples)]
-        data = load_onnx.export_module(root, examples, names)
+        data = load_onnx.export_module(root, examples, names, branches)
     finally:
         for m, training in modes:   # each submodule's own flag (a frozen BatchNorm in a training model)
             m.training = training
