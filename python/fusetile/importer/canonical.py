@@ -629,11 +629,13 @@ def _reshape(c):
     return [x], {"shape": [int(d) for d in shape]}
 
 
-def _on_meta(c, in_shape, fn, what):
-    """The shape of fn(a meta tensor of in_shape): torch's own rules; ImportFailure "shape mismatch" when torch refuses."""
+def _on_meta(c, in_shape, fn, what, parts=False):
+    """The shape of fn(a meta tensor of in_shape) (parts: the list of shapes of the tensors it returns):
+    torch's own rules; ImportFailure "shape mismatch" when torch refuses."""
     import torch
     try:
-        return list(fn(torch.empty(tuple(in_shape), device="meta")).shape)
+        out = fn(torch.empty(tuple(in_shape), device="meta"))
+        return [list(t.shape) for t in out] if parts else list(out.shape)
     except (RuntimeError, IndexError, ValueError, TypeError) as e:
         text = str(e).strip().splitlines()
         raise c.fail(f"shape mismatch: {what}: {text[0] if text else type(e).__name__}",
@@ -773,23 +775,17 @@ def _split(c):
     if form in ("Tensor.unbind", "torch.unbind"):
         dim = _dim(c.get(1, "dim", 0), len(shape))
         return [x], {"dim": dim, "sizes": [1] * shape[dim], "squeeze": True}
+    dim = _dim(c.get(2, "dim", 0), len(shape))
     if form in ("Tensor.chunk", "torch.chunk"):
-        dim = _dim(c.get(2, "dim", 0), len(shape))
         chunks = int(c.get(1, "chunks"))
-        each = -(-shape[dim] // chunks)
+        parts = _on_meta(c, shape, lambda t: t.chunk(chunks, dim), f"chunk into {chunks} along {dim}", parts=True)
     else:
-        dim = _dim(c.get(2, "dim", 0), len(shape))
         s = c.get(1, "split_size_or_sections")
         if s is None:
             s = c.get(1, "split_size")
-        if isinstance(s, (list, tuple)):
-            return [x], {"dim": dim, "sizes": [int(v) for v in s], "squeeze": False}
-        each = int(s)
-    sizes, left = [], shape[dim]
-    while left > 0:
-        sizes.append(min(each, left))
-        left -= each
-    return [x], {"dim": dim, "sizes": sizes, "squeeze": False}
+        s = [int(v) for v in s] if isinstance(s, (list, tuple)) else int(s)
+        parts = _on_meta(c, shape, lambda t: t.split(s, dim), f"split into {s} along {dim}", parts=True)
+    return [x], {"dim": dim, "sizes": [p[dim] for p in parts], "squeeze": False}
 
 
 def _cat(c):
