@@ -169,6 +169,7 @@ class TestImportModel(unittest.TestCase):
             p = self.imported(m, torch.ones(4, 16))
         self.assertIn("data-dependent control flow", str(cm.warning))
         self.assertIn("only the branch those inputs take is kept", str(cm.warning))
+        self.assertEqual(cm.filename, __file__)   # the caller's line, not the importer's
         self.assertTrue(issubclass(fusetile.FallbackWarning, UserWarning))
         self.assertTrue(issubclass(fusetile.FallbackWarning, fusetile.FusetileWarning))
         self.assertEqual(len(p.info()["op_kinds"]), 2)

@@ -35,3 +35,15 @@ class ImportFailure(_Error):
 def node_where(name, op):
     """The `where` of an error about a graph node: "NAME (OP)", or NAME alone when op is empty."""
     return f"{name} ({op})" if op else name
+
+
+def warn_fallback(text):
+    """warnings.warn(text, FallbackWarning), attributed to the first caller outside the fusetile package (the user's line)."""
+    import os
+    import sys
+    import warnings
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(text, FallbackWarning, stacklevel=level)

@@ -4,7 +4,7 @@ import os
 import sys
 
 from . import buffers, canonical, shapes, source, validate
-from .errors import FallbackWarning, ImportFailure
+from .errors import ImportFailure, warn_fallback
 
 FRONTENDS = ("auto", "fx", "onnx")
 
@@ -69,7 +69,6 @@ def import_module(factory, input_shapes, frontend="auto", name="module", log=Non
     warns FallbackWarning (and logs a note).  Raises ImportFailure.
     """
     import torch
-    import warnings
     log = log or (lambda text: None)
     module = _nn_module(factory(), name)
     first = next(iter(module.parameters()), None)
@@ -82,7 +81,7 @@ def import_module(factory, input_shapes, frontend="auto", name="module", log=Non
                     f"example inputs take ({branches[0]})")
             log(f"note: {text}")
             g.notes.append(text)
-            warnings.warn(text, FallbackWarning, stacklevel=3)
+            warn_fallback(text)
         return g
     try:
         module = meta_copy(module)
@@ -107,7 +106,7 @@ def import_module(factory, input_shapes, frontend="auto", name="module", log=Non
     g.notes.append(f"ONNX fallback: {first.line()}")
     kept = (" (the export runs the model once on the example inputs: of data-dependent control flow only "
             "the branch those inputs take is kept)" if "data-dependent" in first.message else "")
-    warnings.warn(f"{first.line()}; imported through an ONNX export instead{kept}", FallbackWarning, stacklevel=3)
+    warn_fallback(f"{first.line()}; imported through an ONNX export instead{kept}")
     return g
 
 
