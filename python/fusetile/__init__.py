@@ -102,6 +102,7 @@ __all__ = [
     "load_target", "apply_target",
     "schedule", "evaluate", "simulate", "contest_time_limit", "import_model",
     "target", "sweep", "Result", "Evaluation", "Simulation",
+    "FusetileWarning", "FallbackWarning",
 ]
 
 
@@ -399,9 +400,37 @@ def sweep(cfg, db=None, jobs=0, progress=None):
 
 # ------------------------------------------------------------------ importer
 
-def import_model(module, example_inputs, **kw):
-    """Import a PyTorch module as a fusetile problem (``fusetile.importer``,
-    which needs torch); keyword arguments go to the importer."""
+class FusetileWarning(UserWarning):
+    """The base of fusetile's warnings."""
+
+
+class FallbackWarning(FusetileWarning):
+    """import_model went through an ONNX export instead of torch.fx.
+
+    Warned when torch.fx cannot trace the model or meets an op with no
+    canonical form; the export runs the model once on the example inputs,
+    so of data-dependent control flow only the branch those inputs take is
+    kept.
+    """
+
+
+def import_model(model, example_inputs=None, target=None, **kw):
+    """Import a PyTorch model as a fusetile problem -> Problem (``fusetile.importer``, which needs torch).
+
+    model: an ``nn.Module`` -- traced on a meta-device copy, so the module
+    keeps its weights, device and training flag and computes what it did --
+    or a path: ``"torchvision:NAME"``, ``"FILE.py:CALLABLE"``,
+    ``"FILE.onnx"``, a model graph ``"FILE.json"``.  example_inputs: one
+    tensor (or shape tuple) per model input (None: a path's default).
+    target: a target file; the problem then records it as ``imported_for``.
+    Keywords: dtype ('bf16', 'fp16', 'fp32', 'int8'), frontend ('auto',
+    'fx', 'onnx'), batch_split, group_split, log (a function given the
+    notes ``fusetile import`` prints).  Falling back from torch.fx to an
+    ONNX export warns :class:`FallbackWarning` (of data-dependent control
+    flow only the branch the example inputs take is kept).  Errors raise
+    ``fusetile.importer.ImportFailure``, an :class:`Error`; arguments of
+    the wrong type TypeError.
+    """
     try:
         from .importer import import_model as _im
     except ImportError as e:
@@ -410,4 +439,4 @@ def import_model(module, example_inputs, **kw):
             raise _error(Error, "import_model needs PyTorch: %s (install torch for this Python)" % e, "missing") from e
         raise _error(Error, "import_model: the importer (fusetile.importer) is not available: %s" % e,
                      "missing") from e
-    return _im(module, example_inputs, **kw)
+    return _im(model, example_inputs, target, **kw)

@@ -198,6 +198,14 @@ class TestFallback(unittest.TestCase):
             support.graph(models.DataDependent, (8, 64), frontend="fx")
         self.assertIn("torch.fx cannot trace the model", cm.exception.line())
 
+    def test_onnx_frontend_notes_the_branch_kept(self):
+        rc, _, err = run_cli(f"{MODELS}:data_dependent", "--frontend", "onnx")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("note: " + MODELS + ":data_dependent: the ONNX export kept one branch of data-dependent "
+                      "control flow, the one the example inputs take (Converting a tensor to a Python boolean", err)
+        rc, _, err = run_cli(f"{MODELS}:mlp", "--frontend", "onnx")
+        self.assertNotIn("kept one branch", err)
+
 
 if __name__ == "__main__":
     unittest.main()
