@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fusetile/fusetile.h"
+#include "fusetile/sim.h"
 #include "fusetile/target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
@@ -147,6 +148,7 @@ typedef struct cli_sched_job {
     int npatterns;
     int parts;                /* --parts (0: the strategy's choice) */
     ft_partition_method partition; /* --partition (default FT_PARTITION_AUTO) */
+    const char *csv;          /* --csv: the evaluation's table as CSV ("-": stdout); NULL: none */
 } cli_sched_job;
 
 /* Load job->problem, run ft_search with an on_improve callback that writes
@@ -158,13 +160,36 @@ typedef struct cli_sched_job {
  * memory); every failure has one line on stderr. */
 int cli_schedule_run(const cli_sched_job *job);
 
-/* Load the problem file and, when target_path is not NULL, the target file,
- * and apply the target to the problem (ft_target_apply; keep_costs keeps the
+/* The path of the target `name` (--target's value: a path, or the name of
+ * a shipped target, ft_target_find with $FUSETILE_TARGETS as the search
+ * path) into out (n bytes): EXIT_OK, or EXIT_USAGE after one line
+ * "PROGNAME: --target NAME: no such file or shipped target (looked in ...);
+ * shipped targets: ...; give a path or a name". */
+int cli_target_find(const char *name, char *out, size_t n);
+
+/* t's clock in Hz when it is a machine target with one (one cost unit is
+ * one cycle), else 0 (no target, the contest's). */
+double cli_clock_hz(const ft_target *t);
+
+/* --csv of schedule, evaluate and simulate (report_csv.c): the
+ * per-subgraph table of evaluation e / replay r (with rep's accounting) to
+ * path, "-" for standard output, under the output rules; the columns of
+ * the Python binding's to_rows(), units in the header ("latency [cost
+ * units]"), labels whole, and with clock_hz > 0 a column in seconds.
+ * EXIT_OK, or EXIT_USAGE after one line naming cmd and the file. */
+int cli_csv_eval(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_eval *e,
+                 double clock_hz);
+int cli_csv_sim(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_sim_result *r,
+                const ft_sim_effects *rep, double clock_hz);
+
+/* Load the problem file and, when target_name is not NULL, the target
+ * (cli_target_find: a file or a shipped target's name), and apply the
+ * target to the problem (ft_target_apply; keep_costs keeps the
  * problem's base costs).  On success returns EXIT_OK with the problem in *p
  * and the target (or NULL) in *t, both the caller's to free.  On failure
  * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
  * loaded, leaves both NULL and returns EXIT_USAGE. */
-int cli_load_problem(const char *problem_path, const char *target_path,
+int cli_load_problem(const char *problem_path, const char *target_name,
                      int keep_costs, ft_problem **p, ft_target **t);
 
 /* The value of option `opt` (just matched) as a file name: NULL after an
@@ -179,8 +204,8 @@ int cli_opt_target(cli_opts *o, const char *arg, const char **target, int *keep_
 
 /* The search's options --time-limit S, --threads N and --seed N of command
  * cmd ("schedule", "report"), with cli_opt_target's contract: the value
- * into *time_limit (a positive number of seconds), *threads (1 to
- * FT_SEARCH_MAX_THREADS) or *seed. */
+ * into *time_limit (a positive number of seconds), *threads (0, one per
+ * core, to FT_SEARCH_MAX_THREADS) or *seed. */
 int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_limit, int *threads, uint64_t *seed);
 
 /* The --compute-model native|op option, with cli_opt_target's contract. */
@@ -193,6 +218,7 @@ typedef struct cli_pair {
     const char *paths[2];       /* PROBLEM, SCHEDULE */
     int npos;
     int json;
+    const char *csv;            /* --csv FILE ("-": standard output), NULL: none */
     const char *target;
     int keep_costs;
     ft_compute_model model;
@@ -215,11 +241,11 @@ int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c);
  * all three NULL. */
 int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t, ft_schedule **s);
 
-/* What target t changed in problem p, as one line without a newline:
- * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest
- * target, that everything comes from the problem file. */
-void cli_target_summary(char *buf, size_t n, const ft_target *t,
-                        const ft_problem *p, int keep_costs);
+/* What target t changed in problem p, as one line without a newline, as
+ * long as it takes: "FILE (NAME): capacity ... elements ..., base costs
+ * ..." or, for a contest target, that everything comes from the problem
+ * file.  A malloc'd string the caller frees; NULL when out of memory. */
+char *cli_target_summary(const ft_target *t, const ft_problem *p, int keep_costs);
 
 /* The first lines of a report table on stdout: "problem ..." (sizes and
  * machine), "target ..." (cli_target_summary, when t is not NULL) and

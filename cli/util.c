@@ -289,8 +289,9 @@ int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_l
             return -1;
         }
     } else if (name[2] == 't') {
-        if (cli_parse_u64(v, &n) || n < 1 || n > FT_SEARCH_MAX_THREADS) {
-            cli_error("%s: --threads is '%s', must be an integer from 1 to %d", cmd, v, FT_SEARCH_MAX_THREADS);
+        if (cli_parse_u64(v, &n) || n > FT_SEARCH_MAX_THREADS) {
+            cli_error("%s: --threads is '%s', must be an integer from 0 (one per core) to %d", cmd, v,
+                      FT_SEARCH_MAX_THREADS);
             return -1;
         }
         *threads = (int)n;
