@@ -53,9 +53,55 @@ static void say(const ft_report_opts *o, const char *fmt, ...)
     o->on_message(o->ctx, line);
 }
 
-static void search_opts(const ft_report_opts *o, ft_strategy strategy, ft_search_opts *so)
+/* A report's run: its options, the phase it is in of how many (the
+ * search, the evaluation, the replay, each strategy), and the stop flag
+ * its searches read once o->progress asked to stop. */
+typedef struct rep_run {
+    const ft_report_opts *o;
+    int64_t phase, nphases;
+    volatile int stop;
+} rep_run;
+
+/* Ask o->progress whether to go on; 1 once it said stop. */
+static int poll(rep_run *x)
 {
+    if (!x->stop && x->o->progress && x->o->progress(x->o->progress_ctx, x->phase, x->nphases))
+        x->stop = 1;
+    return x->stop;
+}
+
+static void search_poll(void *ctx, const ft_search_progress *pr)
+{
+    (void)pr;
+    poll(ctx);
+}
+
+static int steps_poll(void *ctx, int64_t done, int64_t total)
+{
+    (void)done;
+    (void)total;
+    return poll(ctx);
+}
+
+/* The end of a phase: 0, or -1 with st saying the run was interrupted. */
+static int next_phase(rep_run *x, ft_status *st)
+{
+    x->phase++;
+    if (!poll(x))
+        return 0;
+    ft_status_clear(st);
+    st->code = FT_EINPUT;
+    snprintf(st->msg, sizeof st->msg, "interrupted");
+    return -1;
+}
+
+static void search_opts(rep_run *x, ft_strategy strategy, ft_search_opts *so)
+{
+    const ft_report_opts *o = x->o;
     ft_search_opts_init(so);
+    so->on_progress = search_poll;
+    so->ctx = x;
+    so->stop = &x->stop;
     so->model = o->model;
     so->time_limit = o->time_limit;
     so->seed = o->seed;
@@ -147,9 +193,10 @@ static json_t *strategy_row(int strategy, const char *source, int ok, double tot
 
 /* Run the strategies of o->strategies into the array rows.  The search's
  * row reuses the report's own search when it made the schedule. */
-static int run_strategies(const ft_problem *p, const ft_report_opts *o, json_t *rows, const ft_eval *own,
+static int run_strategies(const ft_problem *p, rep_run *x, json_t *rows, const ft_eval *own,
                           int own_nsubgraphs, double own_seconds, int searched, ft_status *st)
 {
+    const ft_report_opts *o = x->o;
     for (int k = 0; k < FT_STRATEGY_COUNT; k++) {
         if (!(o->strategies & (1u << k)))
             continue;
@@ -159,7 +206,7 @@ static int run_strategies(const ft_problem *p, const ft_report_opts *o, json_t *
         } else {
             say(o, "strategy %s: up to %.15g s", ft_strategy_name((ft_strategy)k), o->time_limit);
             ft_search_opts so;
-            search_opts(o, (ft_strategy)k, &so);
+            search_opts(x, (ft_strategy)k, &so);
             ft_schedule *out = NULL;
             ft_eval ev;
             ft_status sst;
@@ -197,6 +244,8 @@ static int run_strategies(const ft_problem *p, const ft_report_opts *o, json_t *
             snprintf(st->msg, sizeof st->msg, "out of memory");
             return -1;
         }
+        if (!(k == FT_STRATEGY_SEARCH && searched) && next_phase(x, st))
+            return -1;
     }
     return 0;
 }
@@ -228,8 +277,9 @@ static json_t *problem_json(const ft_problem *p, const ft_report_opts *o)
 }
 
 /* Replay s into *r; FT_OK, or the simulator's code with st filled. */
-static int replay(const ft_problem *p, const ft_schedule *s, const ft_report_opts *o, ft_sim_result *r, ft_status *st)
+static int replay(const ft_problem *p, const ft_schedule *s, rep_run *x, ft_sim_result *r, ft_status *st)
 {
+    const ft_report_opts *o = x->o;
     ft_sim *sim = o->sim;
     const char *err = NULL;
     memset(r, 0, sizeof *r);
@@ -245,6 +295,8 @@ static int replay(const ft_problem *p, const ft_schedule *s, const ft_report_opt
     ft_sim_opts_init(&so);
     so.model = o->model;
     so.analytic = 0; /* the report evaluates the schedule itself */
+    so.progress = steps_poll;
+    so.progress_ctx = x;
     int rc = ft_sim_run(sim, p, s, &so, r);
     if (rc != FT_OK) {
         st->code = rc;
@@ -268,25 +320,32 @@ json_t *ft__rep_collect(const ft_problem *p, const ft_schedule *given, const ft_
     ft_sim_result r;
     memset(&r, 0, sizeof r);
     json_t *doc = NULL;
+    rep_run x = {.o = o};
+    x.nphases = (s ? 0 : 1) + 2;
+    for (int k = 0; k < FT_STRATEGY_COUNT; k++)
+        x.nphases += (o->strategies & (1u << k)) && !(k == FT_STRATEGY_SEARCH && !s);
 
     if (!s) {
         say(o, "search: up to %.15g s", o->time_limit);
         ft_search_opts so;
-        search_opts(o, FT_STRATEGY_SEARCH, &so);
+        search_opts(&x, FT_STRATEGY_SEARCH, &so);
         ft_eval sev;
         double t0 = now_s();
         int rc = ft_search(p, &so, &found, &sev, st);
         search_seconds = now_s() - t0;
-        if (rc != FT_OK)
+        if (rc == FT_OK)
+            ft_eval_free(&sev);
+        if (rc != FT_OK || next_phase(&x, st)) {
+            ft_schedule_free(found);
             return NULL;
-        ft_eval_free(&sev);
+        }
         s = found;
         say(o, "search: %d subgraphs in %.3g s", s->nsubgraphs, search_seconds);
     }
-    if (ft_evaluate(p, s, o->model, &ev, st) != FT_OK)
+    if (ft_evaluate_progress(p, s, o->model, steps_poll, &x, &ev, st) != FT_OK || next_phase(&x, st))
         goto out;
     say(o, "evaluate: total %.15g", ev.total);
-    if (replay(p, s, o, &r, st) != FT_OK)
+    if (replay(p, s, &x, &r, st) != FT_OK || next_phase(&x, st))
         goto out;
     say(o, "simulate: total %.15g", r.total_simulated);
 
@@ -341,7 +400,7 @@ json_t *ft__rep_collect(const ft_problem *p, const ft_schedule *given, const ft_
     if (bad) {
         st->code = FT_ENOMEM;
         snprintf(st->msg, sizeof st->msg, "out of memory");
-    } else if (run_strategies(p, o, rows, &ev, s->nsubgraphs, search_seconds, given == NULL, st) == 0) {
+    } else if (run_strategies(p, &x, rows, &ev, s->nsubgraphs, search_seconds, given == NULL, st) == 0) {
         json_decref(sgs);
         json_decref(rows);
         goto done;

@@ -62,6 +62,14 @@ typedef struct ft_report_opts {
      * line without its newline; NULL (default): none. */
     void (*on_message)(void *ctx, const char *line);
     void *ctx;
+    /* Called about every 0.25 s while the report works (from the search's
+     * threads, the evaluation or the replay, never two at once) with the
+     * phases done and their number (the search when it runs, the
+     * evaluation, the replay, each strategy); a nonzero return stops the
+     * report, which then fails with FT_EINPUT ("interrupted") and writes
+     * nothing.  NULL (default): none. */
+    ft_progress_fn progress;
+    void *progress_ctx;
 } ft_report_opts;
 
 #define FT_REPORT_ALL_STRATEGIES ((1u << FT_STRATEGY_COUNT) - 1u)
@@ -82,8 +90,8 @@ int ft_report_parse_strategies(const char *list, unsigned *mask, ft_status *st);
  * o->time_limit seconds per strategy.  Returns FT_OK; FT_EINVALID when s
  * is invalid (ft_evaluate's or the simulator's reason in st) or no valid
  * schedule exists; FT_EINPUT for a NULL argument, a time limit that is not
- * a positive number, a schedule of more than FT_MAX_STEPS steps or a
- * simulator failure; FT_ENOMEM.  A strategy that fails is a row saying
+ * a positive number, a schedule of more than FT_MAX_STEPS steps, a
+ * simulator failure or a run o->progress stopped; FT_ENOMEM.  A strategy that fails is a row saying
  * why, not an error. */
 int ft_report_html(const ft_problem *p, const ft_schedule *s, const ft_report_opts *o, char **html,
                    ft_status *st);

@@ -400,7 +400,7 @@ def sweep(cfg, db=None, jobs=0, progress=None):
 
 
 def report(problem, schedule=None, target=None, path=None, keep_costs=False, compute_model="native",
-           time_limit=10, strategies="all", threads=0, seed=1):
+           time_limit=10, strategies="all", threads=0, seed=1, progress=None):
     """The HTML report of a schedule (``fusetile report``, ``ft_report_html``) -> str.
 
     One self-contained page: the subgraphs' table, a roofline chart, the
@@ -412,14 +412,18 @@ def report(problem, schedule=None, target=None, path=None, keep_costs=False, com
     strategy's limit).  strategies: "all", "none" or names joined by
     commas.  path: also write the page there atomically.  Returns the
     page's text.  The GIL is released while it runs, and the process's
-    simulator is held (one replay at a time).
+    simulator is held (one replay at a time).  progress(dict) is called
+    about every 0.25 s with what ("report"), done and total (phases: the
+    search, the evaluation, the replay, each strategy) and fraction; Ctrl-C
+    (or an exception from progress) stops the report and raises, writing
+    nothing.
     """
     p, t = _on_target2(problem, target, keep_costs)
     s = None if schedule is None else _schedule(schedule)
     name = lambda x: _os.fsdecode(x) if _is_path(x) else None  # noqa: E731
     return _fusetile.report(p, s, t, path, keep_costs=bool(keep_costs), compute_model=compute_model,
                             time_limit=float(time_limit), strategies=strategies, threads=threads, seed=seed,
-                            problem_name=name(problem), schedule_name=name(schedule))
+                            problem_name=name(problem), schedule_name=name(schedule), progress=progress)
 
 
 # ------------------------------------------------------------------ importer

@@ -113,6 +113,35 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw);
 /* sweep_run (ft_run.c): a sweep file (or its text) run into its database. */
 PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw);
 
+/* What a long call's callbacks share: the caller's progress callable (NULL:
+ * none), the stop flag the library reads, and the exception that stopped
+ * the run (NULL until one did). */
+typedef struct watch {
+    PyObject *progress;
+    volatile int stop;
+    PyObject *exc_type, *exc_value, *exc_tb;
+} watch;
+
+/* What ftpy_steps_progress reports: ctx of the ft_progress_fn of evaluate,
+ * simulate and report. */
+typedef struct watch_steps {
+    watch *w;
+    const char *what;
+} watch_steps;
+
+/* The ft_progress_fn of evaluate, simulate and report (ft_run.c): ctx is
+ * a watch_steps; it polls for Ctrl-C and calls the progress callable with
+ * {what, done, total, fraction}.  0, or 1 once the run is to stop. */
+int ftpy_steps_progress(void *ctx, int64_t done, int64_t total);
+
+/* PyArg converter for progress=: None (NULL in *(PyObject **)out) or a
+ * callable (borrowed). */
+int ftpy_progress_converter(PyObject *o, void *out);
+
+/* Raise the exception that stopped a run (w->stop set), with NAME = value
+ * attached for each (name, value) pair before the final NULL.  NULL. */
+PyObject *ftpy_watch_raise(watch *w, ...);
+
 /* report(problem, schedule, target, path, ...) -> str (ft_report.c). */
 PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw);
 

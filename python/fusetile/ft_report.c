@@ -9,21 +9,22 @@
 
 /* report(problem, schedule=None, target=None, path=None, keep_costs=False,
  *        compute_model='native', time_limit=10, strategies='all', threads=0,
- *        seed=1, problem_name=None, schedule_name=None) -> str */
+ *        seed=1, problem_name=None, schedule_name=None, progress=None) -> str */
 PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"problem",  "schedule", "target", "path",         "keep_costs",    "compute_model", "time_limit",
-                             "strategies", "threads", "seed",  "problem_name", "schedule_name", NULL};
-    PyObject *pobj, *sobj = Py_None, *tobj = Py_None, *path = NULL;
+                             "strategies", "threads", "seed",  "problem_name", "schedule_name", "progress", NULL};
+    PyObject *pobj, *sobj = Py_None, *tobj = Py_None, *path = NULL, *progress = NULL;
     int keep_costs = 0, threads = 0;
     long long seed = 1;
     const char *strategies = "all", *pname = NULL, *sname = NULL;
     ft_report_opts o;
     ft_report_opts_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OOO&pO&dziLzz:report", kwlist, &FtProblem_Type, &pobj, &sobj, &tobj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OOO&pO&dziLzzO&:report", kwlist, &FtProblem_Type, &pobj, &sobj, &tobj,
                                      ftpy_path_or_none, &path, &keep_costs, ftpy_model_converter, &o.model, &o.time_limit,
-                                     &strategies, &threads, &seed, &pname, &sname))
+                                     &strategies, &threads, &seed, &pname, &sname,
+                                     ftpy_progress_converter, &progress))
         return NULL;
     PyObject *result = NULL;
     if (sobj != Py_None && !PyObject_TypeCheck(sobj, &FtSchedule_Type)) {
@@ -59,6 +60,11 @@ PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw)
     o.patterns_dir = ftpy_patterns_dir(pdir, sizeof pdir);
     char *html = NULL, msg[512] = "";
     int rc;
+    /* Ctrl-C and progress, as evaluate and simulate: phases done of all */
+    watch w = {progress, 0, NULL, NULL, NULL};
+    watch_steps ws = {&w, "report"};
+    o.progress = ftpy_steps_progress;
+    o.progress_ctx = &ws;
     Py_BEGIN_ALLOW_THREADS
     rc = ftpy_sim_acquire(&o.sim, msg, sizeof msg);
     if (rc == FT_OK) {
@@ -72,7 +78,9 @@ PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw)
         snprintf(st.msg, sizeof st.msg, "%s", msg);
     }
     Py_END_ALLOW_THREADS
-    if (rc != FT_OK) {
+    if (w.stop) {
+        ftpy_watch_raise(&w, NULL);
+    } else if (rc != FT_OK) {
         st.code = rc;
         ftpy_raise_status(&st);
     } else {

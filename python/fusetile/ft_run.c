@@ -78,14 +78,6 @@ const char *ftpy_patterns_dir(char *buf, size_t n)
 
 /* ------------------------------------------------------------ watching */
 
-/* What a long call's callbacks share: the caller's progress callable (NULL:
- * none), the stop flag the library reads, and the exception that stopped
- * the run (NULL until one did). */
-typedef struct watch {
-    PyObject *progress;
-    volatile int stop;
-    PyObject *exc_type, *exc_value, *exc_tb;
-} watch;
 
 /* From a library callback (GIL released): take the GIL, check for signals
  * and call w->progress(make(arg)) (when both are set).  Returns 0, or 1
@@ -115,7 +107,7 @@ static int watch_poll(watch *w, PyObject *(*make)(const void *), const void *arg
 /* Raise the exception that stopped the run (w->stop set), with `name` =
  * value attached for each non-NULL pair of attrs (name, value, ..., NULL;
  * the values are borrowed).  Returns NULL. */
-static PyObject *watch_raise(watch *w, ...)
+PyObject *ftpy_watch_raise(watch *w, ...)
 {
     va_list ap;
     va_start(ap, w);
@@ -133,7 +125,7 @@ static PyObject *watch_raise(watch *w, ...)
 
 /* PyArg converter for progress=: None or a callable (borrowed into
  * *(PyObject **)out; None gives NULL). */
-static int progress_converter(PyObject *o, void *out)
+int ftpy_progress_converter(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -160,13 +152,8 @@ static PyObject *steps_dict(const void *arg)
                          "fraction", s->total > 0 ? (double)s->done / (double)s->total : 0.0);
 }
 
-/* The ft_progress_fn of evaluate and simulate: ctx is a watch_steps. */
-typedef struct watch_steps {
-    watch *w;
-    const char *what;
-} watch_steps;
 
-static int steps_progress(void *ctx, int64_t done, int64_t total)
+int ftpy_steps_progress(void *ctx, int64_t done, int64_t total)
 {
     const watch_steps *ws = ctx;
     steps_done sd = {ws->what, done, total};
@@ -474,7 +461,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     const char *strategy = NULL, *starts = NULL, *method = NULL, *paths[FTPY_MAX_PATTERN_FILES];
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOziO&:search", kwlist, &FtProblem_Type, &pobj, &limit,
                                      ftpy_model_converter, &o.model, &seed, &threads, &restarts, &strategy, &starts,
-                                     &patterns, &method, &parts, progress_converter, &progress))
+                                     &patterns, &method, &parts, ftpy_progress_converter, &progress))
         return NULL;
     if (strategy_opts(&o, strategy, starts, method, parts, patterns, &files, paths)) {
         Py_XDECREF(files);
@@ -522,7 +509,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *e = NULL, *so = NULL, *r = NULL;
     if (rc != FT_OK) {
         if (w.stop) /* the interrupt, not the failure it caused */
-            return watch_raise(&w, NULL);
+            return ftpy_watch_raise(&w, NULL);
         return ftpy_raise_status(&st);
     }
     e = eval_dict(p, s, &ev);
@@ -534,7 +521,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     if (!(so = ftpy_schedule_new(s)))
         goto out;
     if (w.stop)
-        watch_raise(&w, "schedule", so, "evaluation", e, NULL);
+        ftpy_watch_raise(&w, "schedule", so, "evaluation", e, NULL);
     else
         r = PyTuple_Pack(2, so, e);
 out:
@@ -556,7 +543,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *pobj, *sobj, *progress = NULL;
     ft_compute_model model = FT_COMPUTE_NATIVE;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
-                                     ftpy_model_converter, &model, progress_converter, &progress))
+                                     ftpy_model_converter, &model, ftpy_progress_converter, &progress))
         return NULL;
     const ft_problem *p = ((FtProblem *)pobj)->p;
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
@@ -566,12 +553,12 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     watch w = {progress, 0, NULL, NULL, NULL};
     watch_steps ws = {&w, "evaluate"};
     Py_BEGIN_ALLOW_THREADS
-    rc = ft_evaluate_progress(p, s, model, steps_progress, &ws, &e, &st);
+    rc = ft_evaluate_progress(p, s, model, ftpy_steps_progress, &ws, &e, &st);
     Py_END_ALLOW_THREADS
     if (w.stop) {
         if (rc == FT_OK)
             ft_eval_free(&e);
-        return watch_raise(&w, NULL);
+        return ftpy_watch_raise(&w, NULL);
     }
     if (rc == FT_EINVALID) {
         /* as `fusetile evaluate` and the Tcl binding say it */
@@ -608,7 +595,7 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     ft_sim_opts_init(&so);
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzd:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
                                      &sobj, ftpy_model_converter, &so.model, ftpy_path_or_none, &trace, ftpy_path_or_none, &vcd,
-                                     progress_converter, &progress, &effects, &so.target, &so.clock_hz))
+                                     ftpy_progress_converter, &progress, &effects, &so.target, &so.clock_hz))
         return NULL;
     if (!(so.clock_hz >= 0) || !isfinite(so.clock_hz)) {
         Py_XDECREF(trace);
@@ -617,7 +604,7 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     }
     watch w = {progress, 0, NULL, NULL, NULL};
     watch_steps wsr = {&w, "simulate"}, wse = {&w, "simulate effects off"};
-    so.progress = steps_progress;
+    so.progress = ftpy_steps_progress;
     so.progress_ctx = &wsr;
     so.trace_json = trace ? PyBytes_AS_STRING(trace) : NULL;
     so.trace_vcd = vcd ? PyBytes_AS_STRING(vcd) : NULL;
@@ -652,7 +639,7 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     Py_XDECREF(vcd);
     PyObject *d = NULL;
     if (w.stop)
-        watch_raise(&w, NULL);
+        ftpy_watch_raise(&w, NULL);
     else if (rc == FT_EINVALID) {
         char full[600];
         snprintf(full, sizeof full, "invalid schedule (%s): simulator: %s", ft_reason_name(r.reason), msg);
@@ -703,7 +690,7 @@ PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw)
     ft_sweep_exec_opts o;
     ft_sweep_exec_opts_init(&o);
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|zO&iO&:sweep_run", kwlist, PyUnicode_FSConverter, &path, &text,
-                                     ftpy_path_or_none, &db, &o.jobs, progress_converter, &progress))
+                                     ftpy_path_or_none, &db, &o.jobs, ftpy_progress_converter, &progress))
         return NULL;
     PyObject *r = NULL;
     ft_sweep *sw = NULL;

@@ -86,6 +86,26 @@ class TestReport(unittest.TestCase):
                 fusetile.report(PROB, SOL, path=tmp, strategies="none", **QUICK)  # a directory
             self.assertIn(tmp, str(cm.exception))
 
+    def test_progress_and_stop(self):
+        """progress sees the phases; an exception from it stops the report, which writes nothing."""
+        seen = []
+        fusetile.report(PROB, SOL, strategies="rules,patterns", progress=seen.append, **QUICK)
+        self.assertTrue(seen, "progress was never called")
+        self.assertEqual({d["what"] for d in seen}, {"report"})
+        self.assertTrue(all(d["total"] == 4 and 0 <= d["done"] <= 4 for d in seen), seen[:3])  # evaluation, replay, 2 strategies
+
+        class Stop(Exception):
+            pass
+
+        def stop(d):
+            raise Stop("stop at %d" % d["done"])
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.html")
+            with self.assertRaises(Stop):
+                fusetile.report(PROB, strategies="search", path=out, progress=stop, time_limit=5, threads=1)
+            self.assertEqual(os.listdir(tmp), [])
+
     def test_errors(self):
         with self.assertRaises(fusetile.InvalidScheduleError) as cm:
             fusetile.report(os.path.join(VEC, "X-oom.problem.json"), os.path.join(VEC, "X-oom.solution.json"),
