@@ -349,6 +349,51 @@ void ft__json_counter(ft_trace *t, double time, int64_t elems)
 }
 
 /* Contract: trace_int.h. */
+void ft__json_merged(ft_trace *t, const merged *m)
+{
+    chrome *c = &t->c;
+    const ft_trace_event *e = &m->ev;
+    char name[FT_LABEL_MAX + 96], where[FT_LABEL_MAX + 16], a[40];
+    const char *label = ft__trace_sg_label(t, e->sg);
+    int li = lane_pick(t, e->kind, e->unit, e->start);
+    if (li < 0)
+        return;
+    if (label)
+        snprintf(where, sizeof where, "%s", label);
+    else
+        snprintf(where, sizeof where, "sg %d", e->sg);
+    if (e->kind == FT_TRACE_STEP)
+        snprintf(name, sizeof name, "tile %" PRId64 " (%s)", e->tile, where);
+    else
+        snprintf(name, sizeof name, "compute %s tile %" PRId64, where, e->tile);
+    open_x(t, name, e->kind == FT_TRACE_STEP ? "tile" : "compute", e->start, e->end, li);
+    ft__tfile_printf(&c->out, "\"sg\":%d,\"tile\":%" PRId64 ",\"first_step\":%" PRId64, e->sg, e->tile, m->first_g);
+    if (e->kind == FT_TRACE_STEP)
+        ft__tfile_printf(&c->out, ",\"steps\":%" PRId64, m->count);
+    else
+        ft__tfile_printf(&c->out, ",\"ksteps\":%" PRId64 ",\"busy_fraction\":%s", m->count,
+                         ft__trace_num(a, sizeof a, e->end > e->start ? m->busy / (e->end - e->start) : 1));
+    if (e->kind == FT_TRACE_COMPUTE && t->units > 1)
+        ft__tfile_printf(&c->out, ",\"unit\":%d", e->unit);
+    if (label) {
+        ft__tfile_puts(&c->out, ",\"label\":");
+        emit_string(&c->out, label);
+    }
+    ft__tfile_puts(&c->out, "}}");
+}
+
+/* Contract: trace_int.h. */
+void ft__json_busy(ft_trace *t, double time, double load, double write)
+{
+    char a[40], b[40], d[40];
+    sep(t);
+    ft__tfile_printf(&t->c.out,
+                     "{\"name\":\"channel busy\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,\"args\":{\"load\":%s,\"write\":%s}}",
+                     ft__trace_num(a, sizeof a, time * t->us_per_unit), ft__trace_num(b, sizeof b, load),
+                     ft__trace_num(d, sizeof d, write));
+}
+
+/* Contract: trace_int.h. */
 void ft__json_begin(ft_trace *t)
 {
     chrome *c = &t->c;
@@ -385,6 +430,8 @@ void ft__json_end(ft_trace *t, double end_time)
     ft__tfile_printf(&c->out, ",\"fast_memory_capacity\":%s,\"end_time\":%s,\"compute_units\":%d",
                      isfinite(t->capacity) ? ft__trace_num(a, sizeof a, t->capacity) : "null",
                      ft__trace_num(b, sizeof b, end_time * t->us_per_unit), t->units);
+    if (t->waves) /* (the step detail's files read as they did before the default changed) */
+        ft__tfile_printf(&c->out, ",\"detail\":\"waves\",\"counter_period_steps\":%" PRId64, t->per_len);
     if (t->windowed)
         ft__tfile_printf(&c->out, ",\"window\":{\"first_step\":%" PRId64 ",\"steps\":%" PRId64 "}", t->win_first,
                          t->win_count);
