@@ -394,7 +394,7 @@ static void size_warn(ft_trace *t, const tfile *f, double bytes, int final)
     t->warned = 1;
     fprintf(stderr,
             "fusetile: warning: trace %s %s %.3g MB, past the warning size of %.3g MB (--trace-warn): Perfetto and GTKWave "
-            "may not load it; trace part of the run with --window FIRST:COUNT (Python: window=)%s\n",
+            "may not load it; trace part of the run with --window FIRST:COUNT%s\n",
             f->o.path, final ? "has" : "is on course for about", bytes / 1e6, (double)t->warn_bytes / 1e6,
             t->waves ? "" : " or leave out --detail steps (the default keeps one span per subgraph and tile)");
 }
@@ -452,6 +452,8 @@ static void period_flush(ft_trace *t)
     if (p->has_span && t->has_json && !t->failed) {
         double d = p->t1 - p->t0;
         ft__json_busy(t, p->t0, d > 0 ? p->busy[0] / d : 0, d > 0 ? p->busy[1] / d : 0);
+        t->busy_end = p->t1 > t->busy_end ? p->t1 : t->busy_end;
+        t->busy_shown = 1;
     }
     p->has_occ = p->has_span = 0;
     p->busy[0] = p->busy[1] = 0;
@@ -672,6 +674,8 @@ int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
         if (!t->failed && t->raw_occ_seen && !(t->have_occ && t->raw_occ == t->last_occ) &&
             !(t->has_vcd && ft__vcd_order(t, -1, 0, t->raw_occ_time, NULL) != 0))
             occupancy_out(t, t->raw_occ_time, t->raw_occ);
+        if (!t->failed && t->has_json && t->busy_shown) /* the channel idle after its last transfer */
+            ft__json_busy(t, t->busy_end, 0, 0);
     }
     if (t->windowed && !t->failed) {
         /* the change at the replay's end belongs to its last step */

@@ -197,6 +197,8 @@ struct ft_trace {
     int64_t warn_bytes;        /* < 0: never */
     int warned;
     int64_t warn_next;         /* replay step of the next size check */
+    int busy_shown;            /* a channel busy sample was written; the latest end it covers */
+    double busy_end;
     int raw_occ_seen;          /* the latest occupancy reported (written at close) */
     double raw_occ_time;
     int64_t raw_occ;

@@ -309,6 +309,16 @@ for n in ex1A ex4B E-mlp-fused B-prologue-splitk; do
     check_trace "golden-$n-consistent" "$tmp/$n.json" "$tmp/$n.vcd" "$P" "$tmp/$n.out"
 done
 
+# --- the golden trace of the default detail (a span per subgraph and per
+# tile, counters per period): ex1A.waves.*, byte for byte, and consistent
+P=$vec/ex1A.problem.json
+S=$vec/ex1A.solution.json
+check golden-waves-simulate 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --trace "$tmp/ex1A.waves.json" --vcd "$tmp/ex1A.waves.vcd" --json
+for x in json vcd gtkw subgraphs.txt; do
+    expect "golden-waves-$x" "$tmp/ex1A.waves.$x differs from traces/ex1A.waves.$x" cmp -s "$golden/ex1A.waves.$x" "$tmp/ex1A.waves.$x"
+done
+check_trace golden-waves-consistent "$tmp/ex1A.waves.json" "$tmp/ex1A.waves.vcd" "$P" "$tmp/out"
+
 # --- a problem with names (N-named-mlp is E-mlp-fused with op_names and
 # tensor_names): spans named after the subgraph's label and the tensors,
 # args with "label" and "tensor_name", the VCD's subgraph comment; apart
