@@ -176,6 +176,7 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
     t->nslot = SLOT_UNIT0 + t->units;
     t->slot = calloc((size_t)t->nslot, sizeof *t->slot);
     t->per_len = 1;
+    t->span_len = 1;
     t->warn_bytes = c->warn_bytes ? c->warn_bytes : FT_TRACE_WARN_BYTES;
     if (!t->target || !t->slot) {
         free(t->slot);
@@ -286,6 +287,9 @@ void ft_trace_expect_steps(ft_trace *t, int64_t steps)
     t->per_len = (steps + FT_TRACE_COUNTER_SAMPLES - 1) / FT_TRACE_COUNTER_SAMPLES;
     if (t->per_len < 1)
         t->per_len = 1;
+    t->span_len = (steps + FT_TRACE_WAVE_SPANS - 1) / FT_TRACE_WAVE_SPANS;
+    if (t->span_len < 1)
+        t->span_len = 1;
 }
 
 /* ------------------------------------------------------------ names */
@@ -391,12 +395,17 @@ static int64_t replay_step(ft_trace *t, const ft_trace_event *e)
  * `bytes` long, past the warning size, and how to trace less. */
 static void size_warn(ft_trace *t, const tfile *f, double bytes, int final)
 {
+    char a[32], b[32];
+    double mb[2] = {bytes / 1e6, (double)t->warn_bytes / 1e6};
+    char *s[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        snprintf(s[i], sizeof a, mb[i] >= 10 ? "%.0f" : "%.3g", mb[i]);
     t->warned = 1;
     fprintf(stderr,
-            "fusetile: warning: trace %s %s %.3g MB, past the warning size of %.3g MB (--trace-warn): Perfetto and GTKWave "
+            "fusetile: warning: trace %s %s %s MB, past the warning size of %s MB (--trace-warn): Perfetto and GTKWave "
             "may not load it; trace part of the run with --window FIRST:COUNT%s\n",
-            f->o.path, final ? "has" : "is on course for about", bytes / 1e6, (double)t->warn_bytes / 1e6,
-            t->waves ? "" : " or leave out --detail steps (the default keeps one span per subgraph and tile)");
+            f->o.path, final ? "has" : "is on course for about", a, b,
+            t->waves ? "" : " or leave out --detail steps (the default keeps a span per subgraph and per tile or run of tiles)");
 }
 
 /* Check the files' sizes at replay step g (every SIZE_CHECK_STEPS steps;
@@ -494,16 +503,24 @@ static void waves_span(ft_trace *t, const ft_trace_event *e, int64_t g)
     int si = e->kind == FT_TRACE_STEP ? SLOT_STEP : e->kind == FT_TRACE_LOAD ? SLOT_LOAD
              : e->kind == FT_TRACE_WRITE ? SLOT_WRITE : SLOT_UNIT0 + e->unit;
     merged *m = &t->slot[si];
-    if (m->open && (m->ev.sg != e->sg || m->ev.tile != e->tile))
+    /* a new tile closes the span once it covers span_len steps (a compute
+     * unit's span: its share of them, steps going to the units in turn) */
+    int64_t covers = si >= SLOT_UNIT0 ? t->span_len * t->units : t->span_len;
+    if (m->open && (m->ev.sg != e->sg || (e->tile != m->ev.tile && e->tile != m->last_tile && g - m->first_g >= covers)))
         merged_out(t, m);
     if (!m->open) {
         m->open = 1;
         m->ev = *e;
         m->ev.elems = 0;
         m->first_g = g;
+        m->last_tile = e->tile;
         m->count = 0;
         m->busy = 0;
     }
+    if (e->tile > m->last_tile)
+        m->last_tile = e->tile;
+    if (e->tile < m->ev.tile)
+        m->ev.tile = e->tile;
     m->count++;
     m->busy += e->end - e->start;
     m->ev.elems += e->elems;

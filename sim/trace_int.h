@@ -125,7 +125,8 @@ enum { WM_STEP, WM_LOAD, WM_WRITE, WM_OCC, WM_UNIT0 };
  * first span's start to the last one's end. */
 typedef struct merged {
     int open;
-    ft_trace_event ev;   /* kind, sg, tile, unit; start and end of the merge; elems summed */
+    ft_trace_event ev;   /* kind, sg, tile (the first), unit; start and end of the merge; elems summed */
+    int64_t last_tile;   /* the highest tile merged */
     int64_t first_g;     /* replay step of the first span */
     int64_t count;       /* spans merged */
     double busy;         /* their durations summed */
@@ -193,6 +194,7 @@ struct ft_trace {
     int nslot;
     period per;
     int64_t per_len;           /* steps per period */
+    int64_t span_len;          /* steps a merged span covers at least (whole tiles) */
     int64_t expect_steps;      /* ft_trace_expect_steps, 0: unknown */
     int64_t warn_bytes;        /* < 0: never */
     int warned;

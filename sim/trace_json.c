@@ -353,7 +353,7 @@ void ft__json_merged(ft_trace *t, const merged *m)
 {
     chrome *c = &t->c;
     const ft_trace_event *e = &m->ev;
-    char name[FT_LABEL_MAX + 96], where[FT_LABEL_MAX + 16], a[40];
+    char name[FT_LABEL_MAX + 96], where[FT_LABEL_MAX + 16], a[40], tiles[48];
     const char *label = ft__trace_sg_label(t, e->sg);
     int li = lane_pick(t, e->kind, e->unit, e->start);
     if (li < 0)
@@ -362,12 +362,19 @@ void ft__json_merged(ft_trace *t, const merged *m)
         snprintf(where, sizeof where, "%s", label);
     else
         snprintf(where, sizeof where, "sg %d", e->sg);
-    if (e->kind == FT_TRACE_STEP)
-        snprintf(name, sizeof name, "tile %" PRId64 " (%s)", e->tile, where);
+    if (m->last_tile > e->tile)
+        snprintf(tiles, sizeof tiles, "tiles %" PRId64 "-%" PRId64, e->tile, m->last_tile);
     else
-        snprintf(name, sizeof name, "compute %s tile %" PRId64, where, e->tile);
+        snprintf(tiles, sizeof tiles, "tile %" PRId64, e->tile);
+    if (e->kind == FT_TRACE_STEP)
+        snprintf(name, sizeof name, "%s (%s)", tiles, where);
+    else
+        snprintf(name, sizeof name, "compute %s %s", where, tiles);
     open_x(t, name, e->kind == FT_TRACE_STEP ? "tile" : "compute", e->start, e->end, li);
-    ft__tfile_printf(&c->out, "\"sg\":%d,\"tile\":%" PRId64 ",\"first_step\":%" PRId64, e->sg, e->tile, m->first_g);
+    ft__tfile_printf(&c->out, "\"sg\":%d,\"tile\":%" PRId64, e->sg, e->tile);
+    if (m->last_tile > e->tile)
+        ft__tfile_printf(&c->out, ",\"last_tile\":%" PRId64, m->last_tile);
+    ft__tfile_printf(&c->out, ",\"first_step\":%" PRId64, m->first_g);
     if (e->kind == FT_TRACE_STEP)
         ft__tfile_printf(&c->out, ",\"steps\":%" PRId64, m->count);
     else
@@ -431,7 +438,8 @@ void ft__json_end(ft_trace *t, double end_time)
                      isfinite(t->capacity) ? ft__trace_num(a, sizeof a, t->capacity) : "null",
                      ft__trace_num(b, sizeof b, end_time * t->us_per_unit), t->units);
     if (t->waves) /* (the step detail's files read as they did before the default changed) */
-        ft__tfile_printf(&c->out, ",\"detail\":\"waves\",\"counter_period_steps\":%" PRId64, t->per_len);
+        ft__tfile_printf(&c->out, ",\"detail\":\"waves\",\"counter_period_steps\":%" PRId64 ",\"span_steps\":%" PRId64,
+                         t->per_len, t->span_len);
     if (t->windowed)
         ft__tfile_printf(&c->out, ",\"window\":{\"first_step\":%" PRId64 ",\"steps\":%" PRId64 "}", t->win_first,
                          t->win_count);

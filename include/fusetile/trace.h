@@ -17,8 +17,9 @@
  *
  * Detail: by default (FT_TRACE_DETAIL_WAVES) a trace keeps what a person
  * can look at: one span per subgraph and, per track, one span per tile
- * (the k-steps of a tile merged; the tiles of a wave each on their unit),
- * and counters (fast-memory occupancy, channel busy) at most
+ * (the k-steps of a tile merged; consecutive tiles merged too while they
+ * cover fewer than ceil(steps / FT_TRACE_WAVE_SPANS) steps; the tiles of a
+ * wave each on their unit), and counters (fast-memory occupancy, channel busy) at most
  * FT_TRACE_COUNTER_SAMPLES samples per track.  FT_TRACE_DETAIL_STEPS (or a
  * window) writes every step, transfer and occupancy change.  A trace that
  * grows past ft_trace_config.warn_bytes says so on stderr, once.
@@ -125,8 +126,10 @@ char *ft_trace_translate_path(const char *gtkw_path);
 
 /* Tell the trace how many replay steps are to come (the simulator does,
  * before the first span): the default detail's counters sample in periods
- * of ceil(steps / FT_TRACE_COUNTER_SAMPLES) steps, and the size warning
- * extrapolates from the steps done.  Without it periods are one step.
+ * of ceil(steps / FT_TRACE_COUNTER_SAMPLES) steps, its spans cover at least
+ * ceil(steps / FT_TRACE_WAVE_SPANS) steps (whole tiles), and the size
+ * warning extrapolates from the steps done.  Without it periods are one
+ * step and spans one tile.
  * t may be NULL. */
 void ft_trace_expect_steps(ft_trace *t, int64_t steps);
 

@@ -466,10 +466,13 @@ check_trace m13-steps-consistent "$tmp/m13s.json" "$tmp/m13s.vcd" "$B" "$tmp/out
 cat >"$tmp/compare_detail.py" <<'PY'
 # compare_detail.py DEFAULT.json STEPS.json SCHEDULE.json MAX_BYTES: the
 # default trace has the step trace's subgraph spans, one span per subgraph
-# of the schedule; one controller span per tile of the step trace, from its
-# first step's start to its last step's end, counting its steps; no step,
-# load or write spans; at most FT_TRACE_COUNTER_SAMPLES (1000) samples per
-# counter track plus the final one; and fewer than MAX_BYTES bytes.
+# of the schedule; controller spans that cover every tile of the step trace
+# once, each a run of whole tiles ("tile", "last_tile") from its first
+# step's start to its last step's end, counting its steps, each covering
+# fewer than 2 x span_steps steps unless it is one tile; at most
+# FT_TRACE_WAVE_SPANS (20000) plus one per subgraph; no step, load or write
+# spans; at most FT_TRACE_COUNTER_SAMPLES (1000) samples per counter track
+# plus the final one; and fewer than MAX_BYTES bytes.
 import json, os, sys
 from collections import Counter
 d, s = (json.load(open(p)) for p in sys.argv[1:3])
@@ -492,25 +495,29 @@ for e in xs(s, "step"):
     k = (e["args"]["sg"], e["args"]["tile"])
     a, b, n = tiles.get(k, (e["ts"], e["ts"] + e["dur"], 0))
     tiles[k] = (min(a, e["ts"]), max(b, e["ts"] + e["dur"]), n + 1)
-got = {}
+span = d["otherData"]["span_steps"]
+covered = set()
 for e in xs(d, "tile"):
-    k = (e["args"]["sg"], e["args"]["tile"])
-    if k in got:
-        fail("two spans for tile %r" % (k,))
-    got[k] = (e["ts"], e["ts"] + e["dur"], e["args"]["steps"])
-if set(got) != set(tiles):
-    fail("%d tile spans, the step trace has %d tiles" % (len(got), len(tiles)))
-for k, (a, b, n) in tiles.items():
-    if not (near(got[k][0], a) and near(got[k][1], b) and got[k][2] == n):
-        fail("tile %r spans %r, its steps %r" % (k, got[k], (a, b, n)))
-if len(xs(d, "compute")) < len(tiles):
-    fail("fewer compute spans than tiles")
+    sg, t0 = e["args"]["sg"], e["args"]["tile"]
+    ks = [(sg, t) for t in range(t0, e["args"].get("last_tile", t0) + 1) if (sg, t) in tiles]
+    if not ks or covered & set(ks):
+        fail("span %r covers no tile or one covered before" % e["name"])
+    covered |= set(ks)
+    a, b, n = min(tiles[k][0] for k in ks), max(tiles[k][1] for k in ks), sum(tiles[k][2] for k in ks)
+    if not (near(e["ts"], a) and near(e["ts"] + e["dur"], b) and e["args"]["steps"] == n):
+        fail("span %r: %r, its tiles' steps %r" % (e["name"], (e["ts"], e["ts"] + e["dur"], e["args"]["steps"]), (a, b, n)))
+    if len(ks) > 1 and n - tiles[ks[-1]][2] >= span:
+        fail("span %r goes on past %d steps" % (e["name"], span))
+if covered != set(tiles):
+    fail("the tile spans cover %d of %d tiles" % (len(covered), len(tiles)))
+if len(xs(d, "tile")) > 20000 + nsg or not xs(d, "compute"):
+    fail("%d tile spans (at most 20000 + %d), %d compute spans" % (len(xs(d, "tile")), nsg, len(xs(d, "compute"))))
 samples = Counter(e["name"] for e in d["traceEvents"] if e["ph"] == "C")
 if not samples or max(samples.values()) > 1001:
     fail("counter samples %r, want at most 1001 per track" % dict(samples))
 if os.path.getsize(sys.argv[1]) >= int(sys.argv[4]):
     fail("%s has %d bytes, want fewer than %s" % (sys.argv[1], os.path.getsize(sys.argv[1]), sys.argv[4]))
-print("compare_detail: %d subgraphs, %d tiles, %d of %d bytes" % (nsg, len(tiles), os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])))
+print("compare_detail: %d subgraphs, %d tiles in %d spans (span_steps %d), %d of %d bytes" % (nsg, len(tiles), len(xs(d, "tile")), span, os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])))
 PY
 expect m13-default-summary "the default trace sums up the step trace (compare_detail.py)" \
     python3 "$tmp/compare_detail.py" "$tmp/m13.json" "$tmp/m13s.json" "$tmp/m13.schedule.json" "$(stat -c %s "$tmp/m13s.json")"
@@ -561,7 +568,7 @@ def stamps(p):
 sys.exit(0 if sa and sb and len(ta) == len(tb) > 10 and all(abs(x - 2 * y) <= 1 for x, y in zip(ta, tb)) else 1)' "$tmp/c1.vcd" "$tmp/c2.vcd"
 
 # --- a big problem: the quick start's ResNet-18 on the KPU.  The default
-# trace stays under 20 MB with a span per subgraph and per tile and says
+# trace stays under 20 MB with a span per subgraph and per run of tiles and says
 # nothing; every step (85 MB or so) passes a 20 MB warning size, which the
 # run says once, early, with how to trace less; the VCD's warning likewise
 R=$src/examples/resnet18.problem.json
@@ -573,7 +580,7 @@ expect r18-default-quiet "no warning under 20 MB" test ! -s "$tmp/err"
 check r18-steps-warns 0 err "^fusetile: warning: trace $tmp/r18s.json is on course for about [0-9.]+ MB, past the warning size of 20 MB \(--trace-warn\).*--window FIRST:COUNT.*leave out --detail steps" -- \
     "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --trace "$tmp/r18s.json" --detail steps --trace-warn 20M
 expect r18-steps-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
-expect r18-summary "one span per subgraph and per tile, under 20 MB (compare_detail.py)" \
+expect r18-summary "one span per subgraph, spans of whole tiles, under 20 MB (compare_detail.py)" \
     python3 "$tmp/compare_detail.py" "$tmp/r18.json" "$tmp/r18s.json" "$tmp/r18.schedule.json" 20000000
 rm -f "$tmp/r18s.json"
 cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/r18.json")

@@ -310,7 +310,8 @@ static void test_trace_gtkw_path(void **state)
  * and count), one compute span per tile and unit, no step, load or write
  * spans, and counters sampled per period (10 steps here: at most 11
  * samples a track over 100 steps, the last one included); the VCD is
- * valid, its step signal at each tile's first step. */
+ * valid, its step signal at each tile's first step.  With a long run
+ * expected, spans cover runs of tiles. */
 static void test_trace_waves_default(void **state)
 {
     fixture *f = *state;
@@ -413,6 +414,43 @@ static void test_trace_waves_default(void **state)
             fail_msg("the step signal shows step %llu", (unsigned long long)d.vars[st].value[j]);
     vcdp_free(&d);
     free(text);
+
+    /* a long run (80 000 steps expected): a span covers 4 steps or more,
+     * whole tiles (two tiles of two steps; a unit's compute span 8 steps,
+     * the units taking turns), within a subgraph (ten tiles) */
+    c.vcd_path = NULL;
+    assert_int_equal(ft_trace_open_config(&t, &c, err, sizeof err), FT_OK);
+    ft_trace_expect_steps(t, 4 * FT_TRACE_WAVE_SPANS);
+    for (int j = 0; j < s.n; j++) {
+        if (s.calls[j].is_occ)
+            ft_trace_occupancy(t, s.calls[j].time, s.calls[j].elems);
+        else
+            ft_trace_span(t, &s.calls[j].e);
+        ft_trace_sync(t, later[j + 1]);
+    }
+    if (ft_trace_close(t, s.end, err, sizeof err) != FT_OK)
+        fail_msg("close: %s", err);
+    doc = load_json(f->json);
+    evs = json_object_get(doc, "traceEvents");
+    tiles = computes = 0;
+    json_array_foreach(evs, i, ev) {
+        json_t *cat = json_object_get(ev, "cat"), *args = json_object_get(ev, "args");
+        if (!cat || strcmp(jstr(ev, "ph"), "X") != 0)
+            continue;
+        if (strcmp(json_string_value(cat), "tile") == 0) {
+            int64_t first = jint(args, "tile");
+            assert_int_equal(jint(args, "last_tile"), first + 1);
+            assert_int_equal(jint(args, "steps"), 4);
+            int k = (int)jint(args, "sg") * 10 + (int)first;
+            assert_true(near(jnum(ev, "ts"), t0[k]) && near(jnum(ev, "ts") + jnum(ev, "dur"), t1[k + 1]));
+            tiles++;
+        }
+        computes += strcmp(json_string_value(cat), "compute") == 0;
+    }
+    assert_int_equal(tiles, ntiles / 2);
+    assert_int_equal(computes, 2 * 5 * 3); /* per unit and subgraph: tiles 0-3, 4-7, 8-9 */
+    assert_int_equal(jint(json_object_get(doc, "otherData"), "span_steps"), 4);
+    json_decref(doc);
     free(later);
     free(s.calls);
 }
