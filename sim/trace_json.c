@@ -231,6 +231,17 @@ static void tensor_list(ft_trace *t, const char *key, const int *v, int n)
     ft__tfile_puts(&t->c.out, "]");
 }
 
+/* Where a span of subgraph sg is, in its name: the subgraph's label when
+ * the problem names its ops, else "sg 3". */
+static void where_text(const ft_trace *t, int sg, char *where, size_t len)
+{
+    const char *label = ft__trace_sg_label(t, sg);
+    if (label)
+        snprintf(where, len, "%s", label);
+    else
+        snprintf(where, len, "sg %d", sg);
+}
+
 /* Contract: trace_int.h. */
 void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g)
 {
@@ -252,11 +263,7 @@ void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g)
     int li = lane_pick(t, e->kind, e->unit, e->start);
     if (li < 0)
         return;
-    /* "sg 3", or the subgraph's label when the problem names its ops */
-    if (label)
-        snprintf(where, sizeof where, "%s", label);
-    else
-        snprintf(where, sizeof where, "sg %d", e->sg);
+    where_text(t, e->sg, where, sizeof where);
     switch (e->kind) {
     case FT_TRACE_STEP:
         snprintf(name, sizeof name, "step %" PRId64 " (%s tile %" PRId64 " k %" PRId64 ")", e->step, where, e->tile,
@@ -358,10 +365,7 @@ void ft__json_merged(ft_trace *t, const merged *m)
     int li = lane_pick(t, e->kind, e->unit, e->start);
     if (li < 0)
         return;
-    if (label)
-        snprintf(where, sizeof where, "%s", label);
-    else
-        snprintf(where, sizeof where, "sg %d", e->sg);
+    where_text(t, e->sg, where, sizeof where);
     if (m->last_tile > e->tile)
         snprintf(tiles, sizeof tiles, "tiles %" PRId64 "-%" PRId64, e->tile, m->last_tile);
     else

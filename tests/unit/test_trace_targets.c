@@ -303,6 +303,26 @@ static void test_trace_gtkw_path(void **state)
 
 /* ------------------------------------------------------------ the default detail */
 
+/* Write stream s as c says, told that `steps` steps are to come, with
+ * ft_trace_sync after each call at later[i + 1] (the earliest start from
+ * the next call on). */
+static void write_synced(const ft_trace_config *c, const stream *s, const double *later, int64_t steps)
+{
+    ft_trace *t = NULL;
+    char err[512];
+    assert_int_equal(ft_trace_open_config(&t, c, err, sizeof err), FT_OK);
+    ft_trace_expect_steps(t, steps);
+    for (int i = 0; i < s->n; i++) {
+        if (s->calls[i].is_occ)
+            ft_trace_occupancy(t, s->calls[i].time, s->calls[i].elems);
+        else
+            ft_trace_span(t, &s->calls[i].e);
+        ft_trace_sync(t, later[i + 1]);
+    }
+    if (ft_trace_close(t, s->end, err, sizeof err) != FT_OK)
+        fail_msg("close: %s", err);
+}
+
 /* The default detail on a stream of two units whose events arrive out of
  * global time order, with the promises a replay makes (ft_trace_sync at
  * the earliest start still to come) and a small VCD buffer: it closes
@@ -317,8 +337,6 @@ static void test_trace_waves_default(void **state)
     fixture *f = *state;
     stream s;
     ft_trace_config c;
-    ft_trace *t = NULL;
-    char err[512];
     make_stream_units(&s, 100, 1, 11, 2);
     double *later = malloc(((size_t)s.n + 1) * sizeof *later); /* earliest start from call i on */
     assert_non_null(later);
@@ -336,17 +354,7 @@ static void test_trace_waves_default(void **state)
     c.units = 2;
     c.duplex = 1;
     vcd_buffer_cap = 16;
-    assert_int_equal(ft_trace_open_config(&t, &c, err, sizeof err), FT_OK);
-    ft_trace_expect_steps(t, 100 * FT_TRACE_COUNTER_SAMPLES / 10); /* periods of 10 steps */
-    for (int i = 0; i < s.n; i++) {
-        if (s.calls[i].is_occ)
-            ft_trace_occupancy(t, s.calls[i].time, s.calls[i].elems);
-        else
-            ft_trace_span(t, &s.calls[i].e);
-        ft_trace_sync(t, later[i + 1]);
-    }
-    if (ft_trace_close(t, s.end, err, sizeof err) != FT_OK)
-        fail_msg("close: %s", err);
+    write_synced(&c, &s, later, 100 * FT_TRACE_COUNTER_SAMPLES / 10); /* periods of 10 steps */
     vcd_buffer_cap = FT_TRACE_VCD_BUFFER;
 
     /* the tiles of the stream: (sg, tile) -> extent and steps */
@@ -419,17 +427,7 @@ static void test_trace_waves_default(void **state)
      * whole tiles (two tiles of two steps; a unit's compute span 8 steps,
      * the units taking turns), within a subgraph (ten tiles) */
     c.vcd_path = NULL;
-    assert_int_equal(ft_trace_open_config(&t, &c, err, sizeof err), FT_OK);
-    ft_trace_expect_steps(t, 4 * FT_TRACE_WAVE_SPANS);
-    for (int j = 0; j < s.n; j++) {
-        if (s.calls[j].is_occ)
-            ft_trace_occupancy(t, s.calls[j].time, s.calls[j].elems);
-        else
-            ft_trace_span(t, &s.calls[j].e);
-        ft_trace_sync(t, later[j + 1]);
-    }
-    if (ft_trace_close(t, s.end, err, sizeof err) != FT_OK)
-        fail_msg("close: %s", err);
+    write_synced(&c, &s, later, 4 * FT_TRACE_WAVE_SPANS);
     doc = load_json(f->json);
     evs = json_object_get(doc, "traceEvents");
     tiles = computes = 0;

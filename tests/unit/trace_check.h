@@ -288,13 +288,8 @@ static void write_trace_config(const fixture *f, const stream *s, ft_trace_confi
 static int trace_open_steps(ft_trace **out, const char *json_path, const char *vcd_path, const char *target,
                             double capacity, char *err, size_t errlen)
 {
-    ft_trace_config c;
-    ft_trace_config_init(&c);
-    c.json_path = json_path;
-    c.vcd_path = vcd_path;
-    c.target = target;
-    c.capacity = capacity;
-    c.detail = FT_TRACE_DETAIL_STEPS;
+    ft_trace_config c = {.json_path = json_path, .vcd_path = vcd_path, .target = target, .capacity = capacity,
+                         .units = 1, .detail = FT_TRACE_DETAIL_STEPS}; /* ft_trace_config_init's but these */
     return ft_trace_open_config(out, &c, err, errlen);
 }
 
