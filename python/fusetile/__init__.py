@@ -328,7 +328,7 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
 
 
 def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None,
-             progress=None, effects=True):
+             progress=None, effects=True, detail="waves"):
     """Replay a schedule in the SystemC simulator, beside the analytic model -> dict.
 
     Keys: compute_model, total_simulated, total_analytic, difference,
@@ -352,12 +352,15 @@ def simulate(problem, schedule, compute_model="native", target=None, keep_costs=
     subgraphs_analytic).  The result is a :class:`Simulation` (to_rows();
     on a clocked target clock_hz, total_seconds, per subgraph
     simulated_seconds; traces show real time).  progress and Ctrl-C as in
-    schedule().
+    schedule().  detail: what trace and vcd hold, "waves" (a span per
+    subgraph and per tile or run of tiles, counters sampled) or "steps"
+    (every step and transfer, as ``fusetile simulate --detail steps``).
     """
     p, t = _on_target2(problem, target, keep_costs)
     hz = _notebook._clock(t)
     d = _notebook.run_with(progress, "simulate", _fusetile.simulate, p, _schedule(schedule), compute_model, trace, vcd,
-                           effects=bool(effects), target_name=None if t is None else t.name, clock_hz=hz or 0.0)
+                           effects=bool(effects), target_name=None if t is None else t.name, clock_hz=hz or 0.0,
+                           detail=detail)
     return _notebook.simulation(d, t)
 
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fusetile/sweep.h"
+#include "fusetile/trace.h"
 #include "pythread.h"
 
 #include <unistd.h>
@@ -583,20 +584,27 @@ int ftpy_path_or_none(PyObject *o, void *out)
 }
 
 /* simulate(problem, schedule, compute_model='native', trace=None, vcd=None,
- * progress=None, effects=True, target_name=None, clock_hz=0) -> dict */
+ * progress=None, effects=True, target_name=None, clock_hz=0, detail='waves') -> dict */
 PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"problem", "schedule", "compute_model", "trace", "vcd", "progress", "effects", "target_name",
-                             "clock_hz", NULL};
+                             "clock_hz", "detail", NULL};
     PyObject *pobj, *sobj, *trace = NULL, *vcd = NULL, *progress = NULL;
+    const char *detail = "waves";
     int effects = 1;
     ft_sim_opts so;
     ft_sim_opts_init(&so);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzd:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzds:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
                                      &sobj, ftpy_model_converter, &so.model, ftpy_path_or_none, &trace, ftpy_path_or_none, &vcd,
-                                     ftpy_progress_converter, &progress, &effects, &so.target, &so.clock_hz))
+                                     ftpy_progress_converter, &progress, &effects, &so.target, &so.clock_hz, &detail))
         return NULL;
+    if (strcmp(detail, "waves") != 0 && strcmp(detail, "steps") != 0) {
+        Py_XDECREF(trace);
+        Py_XDECREF(vcd);
+        return ftpy_usage("detail is '%s', must be 'waves' (a span per subgraph and tile) or 'steps' (every step)", detail);
+    }
+    so.trace_detail = strcmp(detail, "steps") == 0 ? FT_TRACE_DETAIL_STEPS : FT_TRACE_DETAIL_WAVES;
     if (!(so.clock_hz >= 0) || !isfinite(so.clock_hz)) {
         Py_XDECREF(trace);
         Py_XDECREF(vcd);

@@ -257,6 +257,16 @@ class TestSimulate(unittest.TestCase):
         with open(tr, "rb") as a, open(os.path.join(SRC, "traces", "ex1A.waves.json"), "rb") as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_trace_detail_steps_matches_cli_golden(self):
+        # detail="steps": every step, as `fusetile simulate --detail steps`
+        tr = os.path.join(self.tmp, "ex1A.json")
+        fusetile.simulate(vec("ex1A.problem.json"), vec("ex1A.solution.json"), trace=tr, detail="steps")
+        with open(tr, "rb") as a, open(os.path.join(SRC, "traces", "ex1A.json"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        with self.assertRaises(fusetile.UsageError) as cm:
+            fusetile.simulate(vec("ex1A.problem.json"), vec("ex1A.solution.json"), trace=tr, detail="all")
+        self.assertIn("detail is 'all', must be 'waves'", str(cm.exception))
+
     def test_target(self):
         s = {"subgraphs": [[0, 1, 2]], "granularities": [[32, 32, 32]], "tensors_to_retain": [[]]}
         r = fusetile.simulate(vec("N-named-mlp.problem.json"), s, target=KPU, keep_costs=True)
