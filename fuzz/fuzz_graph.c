@@ -10,13 +10,16 @@
 
 /* The check, in Python: setup(srcdir) makes the package importable
  * without the C extension (a bare `fusetile` package over the source
- * tree's directory) and returns a scratch file; check(data, path) runs the
+ * tree's directory, with the two classes the importer's errors.py takes
+ * from the package, Error and FallbackWarning) and returns a scratch file; check(data, path) runs the
  * reader on data written there. */
 static const char code[] =
     "import os, sys, tempfile, types\n"
     "def setup(srcdir):\n"
     "    pkg = types.ModuleType('fusetile')\n"
     "    pkg.__path__ = [os.path.join(srcdir, 'python', 'fusetile')]\n"
+    "    pkg.Error = type('Error', (Exception,), {})\n"              /* what importer/errors.py */
+    "    pkg.FallbackWarning = type('FallbackWarning', (UserWarning,), {})\n"   /* takes from it */
     "    sys.modules['fusetile'] = pkg\n"
     "    global pipeline, source, ImportFailure\n"
     "    from fusetile.importer import pipeline, source\n"

@@ -141,7 +141,7 @@ check keep-costs-needs-target 2 err '^fusetile: simulate: --keep-costs needs --t
     -- "$bin" simulate "$V/ex1A.problem.json" "$V/ex1A.solution.json" --keep-costs
 check target-empty 2 err '^fusetile: simulate: --target needs a file name$' \
     -- "$bin" simulate "$V/ex1A.problem.json" "$V/ex1A.solution.json" --target ""
-check target-missing 2 err "^fusetile: $tmp/nope.cfg: cannot open" \
+check target-missing 2 err "^fusetile: --target $tmp/nope.cfg: cannot open: No such file or directory; shipped targets: .*kpu" \
     -- "$bin" simulate "$V/ex1A.problem.json" "$V/ex1A.solution.json" --target "$tmp/nope.cfg"
 printf 'name = "x";\ncontest = false;\nclock_hz = 1e9;\nelement_bytes = 2;\nfast_memory = { capacity_bytes = 4096; };\nslow_memory = { read_bandwidth = 8.0; seperate_channels = true; };\ncompute = { native_granularity = { w = 128; h = 128; }; matmul_macs_per_cycle = 1.0; pointwise_elements_per_cycle = 1.0; };\n' >"$tmp/typo.cfg"
 check target-typo 2 err "^fusetile: $tmp/typo.cfg:6: unknown setting slow_memory.seperate_channels \(did you mean slow_memory.separate_channels\?\)" \
