@@ -35,6 +35,27 @@ SIM_COLUMNS = ["subgraph", "label", "ops", "w [elements]", "h [elements]", "k [e
                "peak_occupancy [elements]", "channel_busy [%]", "compute_busy [%]", "accounted_for_by"]
 
 
+_SAVED_SIGINT = None
+
+
+def setUpModule():
+    # Python raises KeyboardInterrupt on SIGINT only when it installed its
+    # handler at startup, which it does not when SIGINT was ignored then (a
+    # test run started in the background by a non-interactive shell): put
+    # the handler a terminal or notebook has in place for these tests
+    global _SAVED_SIGINT
+    _SAVED_SIGINT = signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def tearDownModule():
+    signal.signal(signal.SIGINT, _SAVED_SIGINT)
+
+
+def _sigint_default():
+    """preexec_fn of a child that acts as a program started at a terminal: SIGINT at its default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def kill_in(seconds, sig=signal.SIGINT):
     """SIGINT to this process `seconds` from now (a timer thread)."""
     t = threading.Timer(seconds, os.kill, (os.getpid(), sig))
@@ -74,7 +95,8 @@ class TestInterrupt(unittest.TestCase):
                 "    print('interrupted', e.evaluation['total'], len(e.schedule['subgraphs']))\n"
                 "    sys.exit(3)\n" % B5)
         env = dict(os.environ)
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                preexec_fn=_sigint_default)
         time.sleep(2.0)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
