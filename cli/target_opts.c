@@ -180,14 +180,16 @@ void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_proble
                  (double)t->native_w * (double)t->native_h * (double)t->native_k /
                      (t->matmul_macs_per_cycle * t->matmul_efficiency),
                  (double)t->native_w * (double)t->native_h / (t->pointwise_elements_per_cycle * t->pointwise_efficiency));
+    char lat[FT_NUMBUF], launch[FT_NUMBUF];
     snprintf(buf, n,
              "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
              "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
-             "latency %.15g, launch overhead %.15g cycles, %s%s; %s; one cost unit = one cycle at %.15g Hz",
+             "latency %s, launch overhead %s cycles, %s%s; %s; one cost unit = one cycle at %.15g Hz",
              t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
              p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth, p->timing.duplex ? " on a separate channel" : "",
              (long long)p->native_w, (long long)p->native_h, (long long)ft_native_k(p),
-             p->allow_larger ? " (larger allowed)" : "", p->timing.transfer_latency, p->timing.launch_overhead,
+             p->allow_larger ? " (larger allowed)" : "", ft_format_cycles(lat, p->timing.transfer_latency),
+             ft_format_cycles(launch, p->timing.launch_overhead),
              p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
                                                       : "no double buffering (load, compute, write in turn)",
              device, costs, t->clock_hz);

@@ -82,6 +82,14 @@ const char *ft_reason_name(int reason);
 #define FT_NUMBUF 32
 char *ft_format_double(char *buf, double x);
 
+/* A count of cycles (an overhead, a latency) for people, into buf
+ * (FT_NUMBUF bytes): rounded to FT_CYCLES_EPSILON, six significant digits
+ * below a million and whole cycles from there; a value below
+ * FT_CYCLES_EPSILON in magnitude (a fitted 9.35762e-14) reads "0".  Only
+ * for reports: JSON keeps every digit (ft_format_double).  Returns buf. */
+#define FT_CYCLES_EPSILON 1e-3
+char *ft_format_cycles(char *buf, double x);
+
 /* ---------------------------------------------------------------- memory */
 
 /* An allocator for the library (ft_set_allocator).  malloc_fn(n, ud)

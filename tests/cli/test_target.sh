@@ -167,6 +167,17 @@ check tpu-chip-settings 0 out '"units": 1, "slow_memory_efficiency": 0.9, "matmu
 # kind costs (any schedule valid there will do: the kpu-chip one is)
 check gpu-h100-json 0 out '"valid": true' -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/gpu-h100.cfg" --json
 json_check gpu-h100-measured-settings 'd["target_settings"]["run_overhead"] > 0 and d["target_settings"]["replay_interval"] > 0 and list(d["target_settings"]["kind_cost"]) == ["gelu"] and d["target_settings"]["kind_cost"]["gelu"] > 1'
+# a fitted overhead that is zero but for rounding (9.35762e-14 cycles):
+# the target line and T describe read 0, not 9.35762e-14 (issue 32)
+sed -E 's/^([[:space:]]*launch_overhead[[:space:]]*=)[^;]*;/\1 9.35762e-14;/; s/^([[:space:]]*transfer_latency[[:space:]]*=)[^;]*;/\1 37.6470588235294;/' \
+    "$targets/kpu.cfg" >"$tmp/tiny.cfg"
+expect tiny-config "no launch_overhead setting in kpu.cfg" grep -q "launch_overhead = 9.35762e-14;" "$tmp/tiny.cfg"
+check tiny-launch-line 0 out '^target .*; timing: transfer latency 37.647, launch overhead 0 cycles, ' \
+    -- "$bin" evaluate "$B" "$tmp/kpu-mlsys-2026-1.json" --target "$tmp/tiny.cfg"
+expect tiny-launch-no-exponent "the target line shows an exponent: $(grep '^target' "$tmp/out")" \
+    sh -c "! grep '^target' '$tmp/out' | grep -Eq '[0-9]e-[0-9]'"
+printf 'fusetile::target T {%s}\nputs [T describe]\n' "$tmp/tiny.cfg" >"$tmp/describe.tcl"
+check tiny-describe 0 out 'latency 37.647 cycles, .*launch overhead 0 cycles' -- "$bin" shell "$tmp/describe.tcl"
 # a NUL byte in a target file: one line naming the file and the offset
 printf 'name = "x";\0\n' >"$tmp/nul.cfg"
 check nul-byte 2 err 'nul.cfg: not a text file \(a NUL byte at offset 11\)' -- "$bin" schedule "$P" --target "$tmp/nul.cfg"
