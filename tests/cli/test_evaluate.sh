@@ -11,6 +11,24 @@ S=$vec/ex1A.solution.json
 
 check no-args 2 err 'usage: fusetile COMMAND' -- "$bin"
 check help 0 out 'fusetile evaluate PROBLEM' -- "$bin" --help
+# the top-level help's line for each command lists every option of the
+# command's own usage lines (issue 32: simulate's lacked --target)
+"$bin" --help >"$tmp/top-help" 2>&1
+for c in schedule evaluate simulate validate calibrate generate import sweep shell mlsys; do
+    "$bin" "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u >"$tmp/opts-$c"
+    missing=$(while read -r opt; do
+        grep -E "^  fusetile $c " "$tmp/top-help" | grep -qF -- "$opt" || printf '%s ' "$opt"
+    done <"$tmp/opts-$c")
+    expect "top-help-$c" "fusetile --help's $c line lacks: $missing" test -z "$missing"
+done
+# and sweep's help lists every option of each sweep command's
+for c in run list plot submit status gather; do
+    missing=$("$bin" sweep "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u |
+        while read -r opt; do
+            "$bin" sweep --help | sed -n '1,/^$/p' | grep -E "fusetile sweep $c " | grep -qF -- "$opt" || printf '%s ' "$opt"
+        done)
+    expect "sweep-help-$c" "fusetile sweep --help's $c line lacks: $missing" test -z "$missing"
+done
 check help-command 0 out 'usage: fusetile evaluate' -- "$bin" help evaluate
 check help-unknown 2 err "unknown command 'nope'" -- "$bin" help nope
 check version 0 out '^fusetile [0-9]' -- "$bin" --version
