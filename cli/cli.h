@@ -163,8 +163,10 @@ int cli_schedule_run(const cli_sched_job *job);
  * problem's base costs).  On success returns EXIT_OK with the problem in *p
  * and the target (or NULL) in *t, both the caller's to free.  On failure
  * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
- * loaded, leaves both NULL and returns EXIT_USAGE. */
-int cli_load_problem(const char *problem_path, const char *target_path,
+ * loaded, leaves both NULL and returns EXIT_USAGE; a problem file that
+ * reads as a schedule is named so, with `usage` ("fusetile evaluate
+ * PROBLEM SCHEDULE") after it. */
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_path,
                      int keep_costs, ft_problem **p, ft_target **t);
 
 /* The value of option `opt` (just matched) as a file name: NULL after an

@@ -288,7 +288,8 @@ int cli_schedule_run(const cli_sched_job *job)
     for (int i = 0; i < job->npatterns; i++)
         if (cli_input(job->patterns[i], "patterns") != EXIT_OK)
             return EXIT_USAGE;
-    if (cli_load_problem(job->problem, job->target, job->keep_costs, &p, &t))
+    if (cli_load_problem(strcmp(job->cmd, "mlsys") == 0 ? "mlsys INPUT.json OUTPUT.json" : "fusetile schedule PROBLEM",
+                         job->problem, job->target, job->keep_costs, &p, &t))
         return EXIT_USAGE;
     if (job->output && check_output(job)) {
         ft_problem_free(p);

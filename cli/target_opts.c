@@ -4,7 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_load_problem(const char *problem_path, const char *target_path, int keep_costs, ft_problem **p,
+/* Whether the file at path reads as a schedule (ft_schedule_load), for
+ * the message of a problem file that does not read as a problem. */
+static int is_schedule(const char *path)
+{
+    ft_schedule *s = NULL;
+    ft_status st;
+    if (ft_schedule_load(path, &s, &st) != FT_OK)
+        return 0;
+    ft_schedule_free(s);
+    return 1;
+}
+
+/* Whether the file at path reads as a problem (ft_problem_load). */
+static int is_problem(const char *path)
+{
+    ft_problem *p = NULL;
+    ft_status st;
+    if (ft_problem_load(path, &p, &st) != FT_OK)
+        return 0;
+    ft_problem_free(p);
+    return 1;
+}
+
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_path, int keep_costs, ft_problem **p,
                      ft_target **t)
 {
     ft_status st;
@@ -13,7 +36,10 @@ int cli_load_problem(const char *problem_path, const char *target_path, int keep
     if (cli_input(problem_path, "problem") != EXIT_OK || (target_path && cli_input(target_path, "target") != EXIT_OK))
         return EXIT_USAGE;
     if (ft_problem_load(problem_path, p, &st) != FT_OK) {
-        cli_error("%s", st.msg);
+        if (st.code == FT_EINPUT && is_schedule(problem_path))
+            cli_error("%s: is a schedule, not a problem; usage: %s", problem_path, usage);
+        else
+            cli_error("%s", st.msg);
         return EXIT_USAGE;
     }
     if (!target_path)
@@ -110,10 +136,15 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
     }
     if (cli_input(c->paths[1], "schedule") != EXIT_OK)
         return EXIT_USAGE;
-    if (cli_load_problem(c->paths[0], c->target, c->keep_costs, p, t))
+    char usage[64];
+    snprintf(usage, sizeof usage, "fusetile %s PROBLEM SCHEDULE", o->cmd);
+    if (cli_load_problem(usage, c->paths[0], c->target, c->keep_costs, p, t))
         return EXIT_USAGE;
     if (ft_schedule_load(c->paths[1], s, &st)) {
-        cli_error("%s", st.msg);
+        if (st.code == FT_EINPUT && is_problem(c->paths[1]))
+            cli_error("%s: is a problem, not a schedule; usage: %s", c->paths[1], usage);
+        else
+            cli_error("%s", st.msg);
         ft_problem_free(*p);
         ft_target_free(*t);
         *p = NULL;

@@ -35,6 +35,12 @@ check version 0 out '^fusetile [0-9]' -- "$bin" --version
 check unknown-command 2 err "unknown command 'frobnicate'" -- "$bin" frobnicate
 check eval-help 0 out '--compute-model M' -- "$bin" evaluate --help
 check eval-one-arg 2 err 'needs PROBLEM.json and SCHEDULE.json' -- "$bin" evaluate "$P"
+# PROBLEM and SCHEDULE swapped, or a problem where the schedule goes: the
+# message says which file is which (issue 32), not "missing field widths"
+check eval-swapped 2 err "ex1A.solution.json: is a schedule, not a problem; usage: fusetile evaluate PROBLEM SCHEDULE" \
+    -- "$bin" evaluate "$S" "$P"
+check eval-two-problems 2 err "ex1A.problem.json: is a problem, not a schedule; usage: fusetile evaluate PROBLEM SCHEDULE" \
+    -- "$bin" evaluate "$P" "$P"
 check eval-three-args 2 err "unexpected argument 'extra'" -- "$bin" evaluate "$P" "$S" extra
 check eval-unknown-option 2 err "unknown option '--fast'" -- "$bin" evaluate "$P" "$S" --fast
 check eval-bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" evaluate "$P" "$S" --compute-model best

@@ -14,6 +14,9 @@ check help 0 out 'usage: fusetile simulate' -- "$bin" simulate --help
 check help-command 0 out '--vcd FILE' -- "$bin" help simulate
 check help-window 0 out '--window FIRST:COUNT' -- "$bin" simulate --help
 check help-gtkw 0 out 'GTKWave save' -- "$bin" simulate --help
+# PROBLEM and SCHEDULE swapped: the message says so (issue 32)
+check swapped 2 err "ex1A.solution.json: is a schedule, not a problem; usage: fusetile simulate PROBLEM SCHEDULE" \
+    -- "$bin" simulate "$S" "$P"
 check no-args 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate
 check one-arg 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate "$P"
 check three-args 2 err "unexpected argument 'extra'" -- "$bin" simulate "$P" "$S" extra
