@@ -277,15 +277,30 @@ int cli_sweep_status(int argc, char **argv);
 int cli_sweep_gather(int argc, char **argv);
 
 /* A progress printer for ft_evaluate_progress and ft_sim_opts.progress:
- * at most every two seconds, "fusetile WHAT: DONE of TOTAL steps NOUN
- * (P%)" on stderr.  Initialise with cli_progress_init before the run. */
+ * at most every CLI_PROGRESS_SECONDS (or the seconds that the environment
+ * variable FUSETILE_PROGRESS_SECONDS gives, 0 to 3600: tests set 0),
+ * "fusetile WHAT: DONE of TOTAL steps NOUN (P%)" on stderr.  A command of
+ * several runs alike (simulate's replays with effects off) sets runs and
+ * calls cli_progress_next_run between them: the figures then count all of
+ * them.  Initialise with cli_progress_init before the run; call
+ * cli_progress_end after the last, which prints the 100% line when any
+ * line was printed (a run short enough to print none stays quiet). */
+#define CLI_PROGRESS_SECONDS 2.0
 typedef struct cli_progress_state {
     const char *what; /* "evaluate", "simulate" */
     const char *noun; /* words after "steps", "" for none */
+    int runs, run;    /* the runs alike in the figures (1), the current one (from 0) */
+    int64_t done, total; /* the figures of the last call, over all runs */
+    int printed;      /* a line was printed */
+    double interval;  /* seconds between lines */
     struct timespec last;
 } cli_progress_state;
 void cli_progress_init(cli_progress_state *ps, const char *what, const char *noun);
 /* Contract above; ctx is a cli_progress_state; always returns 0 (go on). */
 int cli_progress(void *ctx, int64_t done, int64_t total);
+/* The next run of ps->runs begins. */
+void cli_progress_next_run(cli_progress_state *ps);
+/* The last run has ended: the 100% line, when a line was printed. */
+void cli_progress_end(cli_progress_state *ps);
 
 #endif

@@ -377,26 +377,34 @@ static int check_agreement(const ft_sim_result *r, const report *rep)
     return ok;
 }
 
+/* The replays run_variants makes for p: one per timing effect of p and
+ * one with all of them off; 0 when p has none. */
+static int count_variants(const ft_problem *p)
+{
+    int n = 0;
+    for (int e = 0; e < NEFFECTS; e++)
+        n += effect_present(p, e);
+    return n ? n + 1 : 0;
+}
+
 /* Replay s on copies of p with each timing effect of p turned off, then
- * with all of them off, into *rep (nothing when p has no effect). */
-static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, report *rep)
+ * with all of them off, into *rep (nothing when p has no effect); their
+ * progress goes on from the first replay's in *prog. */
+static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, report *rep,
+                        cli_progress_state *prog)
 {
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     so.model = model;
-    cli_progress_state prog;
-    cli_progress_init(&prog, "simulate", "replayed and evaluated");
     so.progress = cli_progress;
-    so.progress_ctx = &prog;
+    so.progress_ctx = prog;
     rep->nvar = 0;
-    int any = 0;
-    for (int e = 0; e < NEFFECTS; e++)
-        any |= effect_present(p, e);
-    if (!any)
+    if (count_variants(p) == 0)
         return EXIT_OK;
     for (int e = 0; e <= NEFFECTS; e++) {
         if (e < NEFFECTS && !effect_present(p, e))
             continue;
+        cli_progress_next_run(prog);
         ft_problem *c = ft_problem_clone(p);
         if (!c) {
             cli_error("simulate: out of memory");
@@ -513,8 +521,9 @@ int cmd_simulate(int argc, char **argv)
     ft_sim_result r;
     report rep;
     rep.nvar = 0;
-    cli_progress_state prog;
+    cli_progress_state prog; /* one progress over the replay and those of run_variants */
     cli_progress_init(&prog, "simulate", "replayed and evaluated");
+    prog.runs = 1 + count_variants(p);
     so.progress = cli_progress;
     so.progress_ctx = &prog;
     rc = ft_sim_run(sim, p, s, &so, &r);
@@ -532,7 +541,8 @@ int cmd_simulate(int argc, char **argv)
     } else if (rc != FT_OK) {
         cli_error("simulate: %s", ft_sim_errmsg(sim));
         rc = EXIT_USAGE;
-    } else if ((rc = run_variants(sim, p, s, so.model, &rep)) == EXIT_OK) {
+    } else if ((rc = run_variants(sim, p, s, so.model, &rep, &prog)) == EXIT_OK) {
+        cli_progress_end(&prog);
         int ok = check_agreement(&r, &rep);
         if (json)
             print_json(p, s, &r, so.model, t, keep_costs, &rep, ok);

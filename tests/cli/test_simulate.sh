@@ -107,6 +107,20 @@ check trace-invalid 1 - '' -- "$bin" simulate "$tmp/late.problem.json" "$tmp/lat
 expect trace-invalid-no-json "an invalid schedule left a Chrome trace" test ! -e "$tmp/bad.json"
 expect trace-invalid-no-vcd "an invalid schedule left a VCD" test ! -e "$tmp/bad.vcd"
 expect trace-invalid-no-gtkw "an invalid schedule left a save file" test ! -e "$tmp/bad.gtkw"
+# progress: one count over the replay and the replays with each effect off
+# (kpu.cfg: 5 effects, 7 replays of 524288 steps, each evaluated too), the
+# figures only grow, and the last line reads 100 % (issue 32: it stopped
+# at 46 %).  FUSETILE_PROGRESS_SECONDS=0 prints a line at every callback.
+printf '%s\n' '{"widths": [4096, 2048, 2048], "heights": [2048, 4096, 2048], "inputs": [[0, 1]], "outputs": [[2]], "base_costs": [1000], "op_types": ["MatMul"], "fast_memory_capacity": 100000, "slow_memory_bandwidth": 10, "native_granularity": [32, 32]}' >"$tmp/mm.json"
+printf '%s\n' '{"subgraphs": [[0]], "granularities": [[32, 32, 32]], "tensors_to_retain": [[]], "traversal_orders": [null]}' >"$tmp/mm.schedule.json"
+check progress 0 err 'fusetile simulate: [0-9]+ of 7340032 steps replayed and evaluated' \
+    -- env FUSETILE_PROGRESS_SECONDS=0 "$bin" simulate "$tmp/mm.json" "$tmp/mm.schedule.json" --target "$targets/kpu.cfg"
+expect progress-last-100 "the last progress line is not at 100 %: $(grep 'steps replayed' "$tmp/err" | tail -1)" \
+    sh -c "grep 'steps replayed' '$tmp/err' | tail -1 | grep -q '^fusetile simulate: 7340032 of 7340032 steps replayed and evaluated (100%)\$'"
+expect progress-grows "the progress figures go back: $(grep -o '^fusetile simulate: [0-9]*' "$tmp/err" | tr '\n' ' ')" \
+    sh -c "grep -o '^fusetile simulate: [0-9]*' '$tmp/err' | awk '{ if (\$3 + 0 < last) exit 1; last = \$3 + 0 }'"
+check progress-quiet-short 0 - "" -- "$bin" simulate "$P" "$S" --target "$targets/gpu-h100-sm.cfg"
+expect progress-quiet-short-none "a short replay printed progress" sh -c "! grep -q 'steps replayed' '$tmp/err'"
 leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
 expect no-temporary-files "temporary trace files were left behind" test "$leftovers" -eq 0
 
