@@ -193,6 +193,37 @@ static int accounted(const ft_sim_result *r, const report *rep, int sg, char *bu
     return 0;
 }
 
+/* The report's agreement line when the target has effects: "yes" when
+ * every difference is within AGREE_REL or accounted for by an effect, with
+ * the total's difference and what accounts for it; "NO" and what is not
+ * accounted for otherwise. */
+static void print_agreement(const ft_sim_result *r, const report *rep, int ok)
+{
+    char d[FT_NUMBUF], why[160];
+    int all_agree = agrees(r, -1);
+    for (int i = 0; i < r->nsubgraphs && all_agree; i++)
+        all_agree = agrees(r, i);
+    if (ok && all_agree) {
+        printf("agreement    yes (relative difference at most %g in every subgraph and in total)\n", AGREE_REL);
+        return;
+    }
+    int total_ok = accounted(r, rep, -1, why, sizeof why);
+    double diff = r->total_simulated - r->total_analytic;
+    double pct = r->total_analytic != 0 ? 100 * diff / fabs(r->total_analytic) : INFINITY;
+    if (ok && agrees(r, -1))
+        printf("agreement    yes: the total is within %g of the analytic model, every subgraph's difference accounted "
+               "for by an effect of the target (last column)\n", AGREE_REL);
+    else if (ok)
+        printf("agreement    yes: differs from the analytic model by %s (%.3g %%), accounted for by %s; every difference "
+               "accounted for\n", cli_fmt15(d, diff), pct, why);
+    else if (!total_ok)
+        printf("agreement    NO: differs from the analytic model by %s (%.3g %%) and no effect of the target accounts for "
+               "it\n", cli_fmt15(d, diff), pct);
+    else
+        printf("agreement    NO: a subgraph's difference from the analytic model is accounted for by no effect of the target "
+               "(stderr names it)\n");
+}
+
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
                         const ft_target *t, int keep_costs, const report *rep, int ok)
 {
@@ -229,11 +260,7 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
         printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", ok ? "yes" : "NO", AGREE_REL);
         return;
     }
-    accounted(r, rep, -1, why, sizeof why);
-    printf("agreement    %s", agrees(r, -1) ? "yes" : "no");
-    if (!agrees(r, -1))
-        printf(" (accounted for by %s)", why);
-    printf("; every difference accounted for: %s\n", ok ? "yes" : "NO");
+    print_agreement(r, rep, ok);
     printf("\nthe same replay with one effect of the target turned off (totals):\n");
     printf("  %-22s %16s %16s %12s %10s  %s\n", "turned off", "simulated", "analytic", "difference", "relative", "agreement");
     for (int v = 0; v < rep->nvar; v++) {

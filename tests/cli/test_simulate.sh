@@ -121,6 +121,12 @@ expect progress-grows "the progress figures go back: $(grep -o '^fusetile simula
     sh -c "grep -o '^fusetile simulate: [0-9]*' '$tmp/err' | awk '{ if (\$3 + 0 < last) exit 1; last = \$3 + 0 }'"
 check progress-quiet-short 0 - "" -- "$bin" simulate "$P" "$S" --target "$targets/gpu-h100-sm.cfg"
 expect progress-quiet-short-none "a short replay printed progress" sh -c "! grep -q 'steps replayed' '$tmp/err'"
+# a difference that an effect accounts for reads as agreement, with the
+# difference and the effect, not "agreement no" (issue 32): the MatMul
+# above on kpu.cfg differs by double buffering alone
+check accounted-reads-yes 0 out '^agreement +yes: differs from the analytic model by -?[0-9.]+ \(-?[0-9.e-]+ %\), accounted for by double buffering; every difference accounted for$' \
+    -- "$bin" simulate "$tmp/mm.json" "$tmp/mm.schedule.json" --target "$targets/kpu.cfg"
+expect accounted-no-no "an accounted-for run still says no: $(grep '^agreement' "$tmp/out")" sh -c "! grep -Eq '^agreement +no' '$tmp/out'"
 leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
 expect no-temporary-files "temporary trace files were left behind" test "$leftovers" -eq 0
 
