@@ -55,6 +55,9 @@ enum ft_reason {
     FT_R_TENSOR_UNAVAILABLE,     /* needed tensor neither in slow memory nor resident */
     FT_R_OOM,                    /* a step's working set exceeds capacity */
     FT_R_FUSED_OPERAND_ESCAPES,  /* a tensor feeding a fused MatMul leaves */
+    FT_R_RETAIN_ON_UNITS,        /* a tensor retained on a machine of several
+                                    units, whose fast memories are each their
+                                    own: a schedule made for another machine */
     FT_R_COUNT
 };
 

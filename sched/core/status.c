@@ -39,6 +39,7 @@ static const char *const reason_names[FT_R_COUNT] = {
     [FT_R_TENSOR_UNAVAILABLE] = "tensor-unavailable",
     [FT_R_OOM] = "oom",
     [FT_R_FUSED_OPERAND_ESCAPES] = "fused-operand-escapes",
+    [FT_R_RETAIN_ON_UNITS] = "retain-on-units",
 };
 
 const char *ft_reason_name(int reason)

@@ -178,6 +178,16 @@ expect tiny-launch-no-exponent "the target line shows an exponent: $(grep '^targ
     sh -c "! grep '^target' '$tmp/out' | grep -Eq '[0-9]e-[0-9]'"
 printf 'fusetile::target T {%s}\nputs [T describe]\n' "$tmp/tiny.cfg" >"$tmp/describe.tcl"
 check tiny-describe 0 out 'latency 37.647 cycles, .*launch overhead 0 cycles' -- "$bin" shell "$tmp/describe.tcl"
+# a schedule made for one unit (kpu.cfg) that retains a tensor, evaluated
+# and simulated on the H100's 132 units: the reason names the units, not
+# retain-not-produced (the tensor is produced; issue 32)
+printf '%s\n' '{"widths": [128, 128, 128], "heights": [128, 128, 128], "inputs": [[0], [1]], "outputs": [[1], [2]], "base_costs": [100, 100], "op_types": ["Pointwise", "Pointwise"], "fast_memory_capacity": 100000, "slow_memory_bandwidth": 10, "native_granularity": [128, 128]}' >"$tmp/chain.json"
+printf '%s\n' '{"subgraphs": [[0], [1]], "granularities": [[32, 32, 1], [32, 32, 1]], "tensors_to_retain": [[1], []], "traversal_orders": [null, null]}' >"$tmp/chain.schedule.json"
+check retain-one-unit 0 out '^total ' -- "$bin" evaluate "$tmp/chain.json" "$tmp/chain.schedule.json" --target "$targets/kpu.cfg"
+for c in evaluate simulate; do
+    check "retain-on-units-$c" 1 err "invalid schedule \(retain-on-units\): .*tensors_to_retain\[0\]\[0\]: tensor 1 is retained, but this machine has 132 units, each with its own fast memory, .*the schedule was made for a machine of one unit" \
+        -- "$bin" "$c" "$tmp/chain.json" "$tmp/chain.schedule.json" --target "$targets/gpu-h100.cfg"
+done
 # a NUL byte in a target file: one line naming the file and the offset
 printf 'name = "x";\0\n' >"$tmp/nul.cfg"
 check nul-byte 2 err 'nul.cfg: not a text file \(a NUL byte at offset 11\)' -- "$bin" schedule "$P" --target "$tmp/nul.cfg"
