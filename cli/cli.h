@@ -158,6 +158,12 @@ typedef struct cli_sched_job {
  * memory); every failure has one line on stderr. */
 int cli_schedule_run(const cli_sched_job *job);
 
+/* When problem p (loaded from problem_path) was imported for a target
+ * (ft_problem_imported_for) and runs without one (t NULL) or with one of
+ * another name (t loaded from target_path), say so on stderr, one warning
+ * line naming both; nothing otherwise. */
+void cli_warn_imported(const char *problem_path, const ft_problem *p, const char *target_path, const ft_target *t);
+
 /* Load the problem file and, when target_path is not NULL, the target file,
  * and apply the target to the problem (ft_target_apply; keep_costs keeps the
  * problem's base costs).  On success returns EXIT_OK with the problem in *p

@@ -296,6 +296,8 @@ int cli_schedule_run(const cli_sched_job *job)
         ft_target_free(t);
         return EXIT_USAGE;
     }
+    if (!job->contest) /* the contest entry prints nothing but errors */
+        cli_warn_imported(job->problem, p, job->target, t);
     if (t && !job->quiet) {
         char line[2048];
         cli_target_summary(line, sizeof line, t, p, job->keep_costs);

@@ -61,6 +61,24 @@ int cli_load_problem(const char *usage, const char *problem_path, const char *ta
     return EXIT_OK;
 }
 
+void cli_warn_imported(const char *problem_path, const ft_problem *p, const char *target_path, const ft_target *t)
+{
+    const char *want = ft_problem_imported_for(p), *file = ft_problem_imported_file(p);
+    if (!want)
+        return;
+    char from[512] = "";
+    if (file)
+        snprintf(from, sizeof from, " (%s)", file);
+    if (!t || t->contest)
+        cli_warn("%s: imported for target %s%s but run %s: costs are the problem's own, without the target's timing "
+                 "terms (an 8-fold difference is possible); add --target %s",
+                 problem_path, want, from, t ? "on the contest target" : "without --target", file ? file : "FILE.cfg");
+    else if (strcmp(t->name, want) != 0)
+        cli_warn("%s: imported for target %s%s but run with --target %s, a target named %s: its sizes and element type "
+                 "are %s's; import it again with --target %s for this machine",
+                 problem_path, want, from, target_path, t->name, want, target_path);
+}
+
 const char *cli_opt_file(cli_opts *o, const char *opt)
 {
     const char *v = cli_opt_value(o, opt);
@@ -151,6 +169,7 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
         *t = NULL;
         return EXIT_USAGE;
     }
+    cli_warn_imported(c->paths[0], *p, c->target, *t);
     return EXIT_OK;
 }
 
