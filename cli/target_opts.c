@@ -4,27 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the file at path reads as a schedule (ft_schedule_load), for
- * the message of a problem file that does not read as a problem. */
-static int is_schedule(const char *path)
+/* Whether the file at path reads as a schedule (ft_schedule_load; as a
+ * problem, ft_problem_load, when schedule is 0), for the message of a file
+ * given in the other's place. */
+static int reads_as(const char *path, int schedule)
 {
     ft_schedule *s = NULL;
-    ft_status st;
-    if (ft_schedule_load(path, &s, &st) != FT_OK)
-        return 0;
-    ft_schedule_free(s);
-    return 1;
-}
-
-/* Whether the file at path reads as a problem (ft_problem_load). */
-static int is_problem(const char *path)
-{
     ft_problem *p = NULL;
     ft_status st;
-    if (ft_problem_load(path, &p, &st) != FT_OK)
-        return 0;
+    int ok = (schedule ? ft_schedule_load(path, &s, &st) : ft_problem_load(path, &p, &st)) == FT_OK;
+    ft_schedule_free(s);
     ft_problem_free(p);
-    return 1;
+    return ok;
 }
 
 int cli_load_problem(const char *usage, const char *problem_path, const char *target_path, int keep_costs, ft_problem **p,
@@ -36,7 +27,7 @@ int cli_load_problem(const char *usage, const char *problem_path, const char *ta
     if (cli_input(problem_path, "problem") != EXIT_OK || (target_path && cli_input(target_path, "target") != EXIT_OK))
         return EXIT_USAGE;
     if (ft_problem_load(problem_path, p, &st) != FT_OK) {
-        if (st.code == FT_EINPUT && is_schedule(problem_path))
+        if (st.code == FT_EINPUT && reads_as(problem_path, 1))
             cli_error("%s: is a schedule, not a problem; usage: %s", problem_path, usage);
         else
             cli_error("%s", st.msg);
@@ -159,7 +150,7 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
     if (cli_load_problem(usage, c->paths[0], c->target, c->keep_costs, p, t))
         return EXIT_USAGE;
     if (ft_schedule_load(c->paths[1], s, &st)) {
-        if (st.code == FT_EINPUT && is_problem(c->paths[1]))
+        if (st.code == FT_EINPUT && reads_as(c->paths[1], 0))
             cli_error("%s: is a problem, not a schedule; usage: %s", c->paths[1], usage);
         else
             cli_error("%s", st.msg);
