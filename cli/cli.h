@@ -298,6 +298,7 @@ typedef struct cli_progress_state {
     int runs, run;    /* the runs alike in the figures (1), the current one (from 0) */
     int64_t done, total; /* the figures of the last call, over all runs */
     int printed;      /* a line was printed */
+    int64_t printed_done; /* the done figure of the last line printed */
     double interval;  /* seconds between lines */
     struct timespec last;
 } cli_progress_state;

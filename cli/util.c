@@ -248,6 +248,7 @@ void cli_progress_init(cli_progress_state *ps, const char *what, const char *nou
     ps->run = 0;
     ps->done = ps->total = 0;
     ps->printed = 0;
+    ps->printed_done = -1;
     ps->interval = CLI_PROGRESS_SECONDS;
     const char *v = getenv("FUSETILE_PROGRESS_SECONDS");
     char *end;
@@ -263,6 +264,7 @@ static void progress_line(cli_progress_state *ps)
     fprintf(stderr, "fusetile %s: %lld of %lld steps%s%s (%.0f%%)\n", ps->what, (long long)ps->done, (long long)ps->total,
             ps->noun[0] ? " " : "", ps->noun, ps->total ? 100.0 * (double)ps->done / (double)ps->total : 0.0);
     ps->printed = 1;
+    ps->printed_done = ps->done;
 }
 
 int cli_progress(void *ctx, int64_t done, int64_t total)
@@ -289,7 +291,7 @@ void cli_progress_next_run(cli_progress_state *ps)
 
 void cli_progress_end(cli_progress_state *ps)
 {
-    if (!ps->printed || ps->done == ps->total)
+    if (!ps->printed || ps->printed_done == ps->total)
         return;
     ps->done = ps->total;
     progress_line(ps);
