@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fusetile/fusetile.h"
+#include "fusetile/sim.h"
 #include "fusetile/target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
@@ -147,6 +148,7 @@ typedef struct cli_sched_job {
     int npatterns;
     int parts;                /* --parts (0: the strategy's choice) */
     ft_partition_method partition; /* --partition (default FT_PARTITION_AUTO) */
+    const char *csv;          /* --csv: the evaluation's table as CSV ("-": stdout); NULL: none */
 } cli_sched_job;
 
 /* Load job->problem, run ft_search with an on_improve callback that writes
@@ -164,15 +166,38 @@ int cli_schedule_run(const cli_sched_job *job);
  * line naming both; nothing otherwise. */
 void cli_warn_imported(const char *problem_path, const ft_problem *p, const char *target_path, const ft_target *t);
 
-/* Load the problem file and, when target_path is not NULL, the target file,
- * and apply the target to the problem (ft_target_apply; keep_costs keeps the
+/* The path of the target `name` (--target's value: a path, or the name of
+ * a shipped target, ft_target_find with $FUSETILE_TARGETS as the search
+ * path) into out (n bytes): EXIT_OK, or EXIT_USAGE after one line
+ * "PROGNAME: --target NAME: no such file or shipped target (looked in ...);
+ * shipped targets: ...; give a path or a name". */
+int cli_target_find(const char *name, char *out, size_t n);
+
+/* t's clock in Hz when it is a machine target with one (one cost unit is
+ * one cycle), else 0 (no target, the contest's). */
+double cli_clock_hz(const ft_target *t);
+
+/* --csv of schedule, evaluate and simulate (report_csv.c): the
+ * per-subgraph table of evaluation e / replay r (with rep's accounting) to
+ * path, "-" for standard output, under the output rules; the columns of
+ * the Python binding's to_rows(), units in the header ("latency [cost
+ * units]"), labels whole, and with clock_hz > 0 a column in seconds.
+ * EXIT_OK, or EXIT_USAGE after one line naming cmd and the file. */
+int cli_csv_eval(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_eval *e,
+                 double clock_hz);
+int cli_csv_sim(const char *cmd, const char *path, const ft_problem *p, const ft_schedule *s, const ft_sim_result *r,
+                const ft_sim_effects *rep, double clock_hz);
+
+/* Load the problem file and, when target_name is not NULL, the target
+ * (cli_target_find: a file or a shipped target's name), and apply the
+ * target to the problem (ft_target_apply; keep_costs keeps the
  * problem's base costs).  On success returns EXIT_OK with the problem in *p
  * and the target (or NULL) in *t, both the caller's to free.  On failure
  * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
  * loaded, leaves both NULL and returns EXIT_USAGE; a problem file that
  * reads as a schedule is named so, with `usage` ("fusetile evaluate
  * PROBLEM SCHEDULE") after it. */
-int cli_load_problem(const char *usage, const char *problem_path, const char *target_path,
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_name,
                      int keep_costs, ft_problem **p, ft_target **t);
 
 /* The value of option `opt` (just matched) as a file name: NULL after an
@@ -195,6 +220,7 @@ typedef struct cli_pair {
     const char *paths[2];       /* PROBLEM, SCHEDULE */
     int npos;
     int json;
+    const char *csv;            /* --csv FILE ("-": standard output), NULL: none */
     const char *target;
     int keep_costs;
     ft_compute_model model;
@@ -217,11 +243,11 @@ int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c);
  * all three NULL. */
 int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t, ft_schedule **s);
 
-/* What target t changed in problem p, as one line without a newline:
- * "FILE (NAME): capacity ... elements ..., base costs ..." or, for a contest
- * target, that everything comes from the problem file. */
-void cli_target_summary(char *buf, size_t n, const ft_target *t,
-                        const ft_problem *p, int keep_costs);
+/* What target t changed in problem p, as one line without a newline, as
+ * long as it takes: "FILE (NAME): capacity ... elements ..., base costs
+ * ..." or, for a contest target, that everything comes from the problem
+ * file.  A malloc'd string the caller frees; NULL when out of memory. */
+char *cli_target_summary(const ft_target *t, const ft_problem *p, int keep_costs);
 
 /* The first lines of a report table on stdout: "problem ..." (sizes and
  * machine), "target ..." (cli_target_summary, when t is not NULL) and
@@ -286,16 +312,17 @@ int cli_sweep_gather(int argc, char **argv);
  * at most every CLI_PROGRESS_SECONDS (or the seconds that the environment
  * variable FUSETILE_PROGRESS_SECONDS gives, 0 to 3600: tests set 0),
  * "fusetile WHAT: DONE of TOTAL steps NOUN (P%)" on stderr.  A command of
- * several runs alike (simulate's replays with effects off) sets runs and
- * calls cli_progress_next_run between them: the figures then count all of
- * them.  Initialise with cli_progress_init before the run; call
+ * several runs alike (simulate's replay, then its replays with effects
+ * off) sets runs and calls cli_progress_phase before each call that
+ * reports progress: the figures then count all the runs.  Initialise with cli_progress_init before the run; call
  * cli_progress_end after the last, which prints the 100% line when any
  * line was printed (a run short enough to print none stays quiet). */
 #define CLI_PROGRESS_SECONDS 2.0
 typedef struct cli_progress_state {
     const char *what; /* "evaluate", "simulate" */
     const char *noun; /* words after "steps", "" for none */
-    int runs, run;    /* the runs alike in the figures (1), the current one (from 0) */
+    int runs;         /* the runs alike in the figures (1) */
+    int first, span;  /* the runs before the current call's (0), the runs its total counts (1) */
     int64_t done, total; /* the figures of the last call, over all runs */
     int printed;      /* a line was printed */
     int64_t printed_done; /* the done figure of the last line printed */
@@ -305,8 +332,9 @@ typedef struct cli_progress_state {
 void cli_progress_init(cli_progress_state *ps, const char *what, const char *noun);
 /* Contract above; ctx is a cli_progress_state; always returns 0 (go on). */
 int cli_progress(void *ctx, int64_t done, int64_t total);
-/* The next run of ps->runs begins. */
-void cli_progress_next_run(cli_progress_state *ps);
+/* The next call reports progress over `span` runs (its total counts them
+ * all), which come after the `first` runs of ps->runs. */
+void cli_progress_phase(cli_progress_state *ps, int first, int span);
 /* The last run has ended: the 100% line, when a line was printed. */
 void cli_progress_end(cli_progress_state *ps);
 

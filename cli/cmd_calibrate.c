@@ -3,6 +3,7 @@
 #include "fusetile/calibrate.h"
 #include "cli.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static const char calibrate_help[] =
     "(MAPE) per file before and after, on the fitted and the held-out rows;\n"
     "writes the fitted target with each fitted value marked.\n"
     "\n"
-    "  --target FILE     the machine to start from (a real target)\n"
+    "  --target FILE     the machine to start from (a real target: a file, or a\n"
+    "                    shipped target's name, gpu-h100; docs/TARGETS.md)\n"
     "  --measured FILE   a measured TSV file (targets/measured/h100/); up to 16\n"
     "  --problems DIR    where graph_ops and graphs rows' problems are\n"
     "                    (default: benchmarks)\n"
@@ -99,7 +101,7 @@ static void on_step(void *ctx, int iter, double cost)
 
 int cmd_calibrate(int argc, char **argv)
 {
-    const char *target_path = NULL, *dir = NULL, *out_path = NULL, *free_list = NULL;
+    const char *target_arg = NULL, *dir = NULL, *out_path = NULL, *free_list = NULL;
     const char *meas_paths[FT_CALIB_MAX_FILES];
     int nmeas = 0, reset = 0, all_rows = 0, quiet = 0;
     cli_opts o;
@@ -115,7 +117,7 @@ int cmd_calibrate(int argc, char **argv)
             fputs(calibrate_help, stdout);
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--target")) {
-            if (!(target_path = cli_opt_value(&o, "--target")))
+            if (!(target_arg = cli_opt_value(&o, "--target")))
                 return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--measured")) {
             const char *v = cli_opt_value(&o, "--measured");
@@ -146,8 +148,8 @@ int cmd_calibrate(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!target_path || nmeas == 0) {
-        cli_error("calibrate: %s is required (see 'fusetile calibrate --help')", !target_path ? "--target" : "--measured");
+    if (!target_arg || nmeas == 0) {
+        cli_error("calibrate: %s is required (see 'fusetile calibrate --help')", !target_arg ? "--target" : "--measured");
         return EXIT_USAGE;
     }
     if (!dir)
@@ -184,7 +186,9 @@ int cmd_calibrate(int argc, char **argv)
     ft_target *t = NULL;
     ft_measured *files[FT_CALIB_MAX_FILES];
     int nfiles = 0;
-    if (cli_input(target_path, "target") != EXIT_OK)
+    char target_path[PATH_MAX];
+    if (cli_target_find(target_arg, target_path, sizeof target_path) != EXIT_OK ||
+        cli_input(target_path, "target") != EXIT_OK)
         return EXIT_USAGE;
     for (int i = 0; i < nmeas; i++)
         if (cli_input(meas_paths[i], "measured") != EXIT_OK)

@@ -7,12 +7,13 @@
 #include <string.h>
 
 static const char evaluate_help[] =
-    "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json]\n"
+    "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
     "\n"
     "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"
     "print, per subgraph, its latency, steps, compute- and memory-bound steps,\n"
-    "peak working set and elements loaded and written; then the total, the\n"
+    "peak working set and elements loaded and written (units under each\n"
+    "column; one cost unit is one cycle on a target); then the total, the\n"
     "lower bound (SPEC.md section 5) and the ratio to it, and the capacity\n"
     "bound (section 7: the traffic the fast memory's capacity forces) and the\n"
     "ratio to it.\n"
@@ -22,7 +23,13 @@ static const char evaluate_help[] =
     "  --json             print one JSON object instead of the table; with a\n"
     "                     real target (not the contest's) it has total_seconds,\n"
     "                     the total in cycles divided by the target's clock_hz\n"
-    "  --target FILE      evaluate on the machine of FILE (targets/*.cfg): its\n"
+    "  --csv FILE         also write the per-subgraph table as CSV to FILE ('-':\n"
+    "                     standard output, instead of the table): the columns of\n"
+    "                     Python's to_rows(), units in the header (latency [cost\n"
+    "                     units], sizes [elements], latency [s] on a target with\n"
+    "                     a clock), whole labels, exact numbers\n"
+    "  --target FILE      evaluate on the machine of FILE, a target file or a\n"
+    "                     shipped target's name (kpu, gpu-h100; docs/TARGETS.md): its\n"
     "                     capacity, bandwidth and native granularity replace\n"
     "                     the problem's, base costs are derived from its\n"
     "                     throughput, its timing terms (transfer latency,\n"
@@ -63,6 +70,11 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
     const int width = cli_ops_width(p, s);
     printf("%4s  %-*s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "sg", width, "ops", "w x h x k", "tiles", "steps",
            "latency", "cmp-bound", "mem-bound", "peak-ws", "loaded", "written");
+    /* the units row: latency in cycles on a machine target (cost units on
+     * the contest's), sizes in elements; steps and tiles are counts */
+    printf("%4s  %-*s %-16s %9s %10s %16s %10s %10s %10s %12s %12s\n", "", width, "", "[elements]", "", "",
+           cli_clock_hz(t) > 0 ? "[cycles]" : "[cost units]", "[steps]", "[steps]", "[elements]", "[elements]",
+           "[elements]");
     for (int i = 0; i < e->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sg_result *r = &e->sg[i];
@@ -195,11 +207,12 @@ int cmd_evaluate(int argc, char **argv)
     } else {
         if (!t || t->contest)   /* a real target changes the machine the figures were computed for */
             warn_reported(s, &e);
+        int csv_only = c.csv && !strcmp(c.csv, "-");
         if (json)
             print_json(p, s, &e, t, keep_costs);
-        else
+        else if (!csv_only)
             print_table(p, s, &e, t, keep_costs);
-        rc = EXIT_OK;
+        rc = c.csv ? cli_csv_eval("evaluate", c.csv, p, s, &e, cli_clock_hz(t)) : EXIT_OK;
     }
     ft_eval_free(&e);
     ft_schedule_free(s);

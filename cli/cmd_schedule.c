@@ -15,7 +15,7 @@ static const char schedule_help[] =
     "                         [--time-limit SECONDS] [--seed N] [--threads N] [--quiet] [--verbose]\n"
     "                         [--target TARGET.cfg [--keep-costs] [--no-target-timing]]\n"
     "                         [--strategy NAME] [--start-from LIST] [--patterns FILE]...\n"
-    "                         [--partition auto|fit|layers|metis] [--parts N]\n"
+    "                         [--partition auto|fit|layers|metis] [--parts N] [--csv FILE]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
     "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
@@ -37,8 +37,14 @@ static const char schedule_help[] =
     "                        limit does not cut the search (problems of up to 7\n"
     "                        ops, or a search that reaches the lower bound);\n"
     "                        larger ones search until the time limit\n"
-    "  --threads N           search threads (default: one per core)\n"
-    "  --target FILE         schedule for the machine of FILE (targets/*.cfg):\n"
+    "  --threads N           search threads, 0 to 256 (default 0: one per core, as\n"
+    "                        Python's threads=0)\n"
+    "  --csv FILE            write the final schedule's per-subgraph evaluation as\n"
+    "                        CSV to FILE ('-': standard output, with -o): the\n"
+    "                        columns of `evaluate --csv` and Python's to_rows(),\n"
+    "                        units in the header, whole labels\n"
+    "  --target FILE         schedule for the machine of FILE, a target file or a\n"
+    "                        shipped target's name (kpu, gpu-h100; docs/TARGETS.md):\n"
     "                        its capacity, bandwidth and native granularity\n"
     "                        replace the problem's, base costs are derived from\n"
     "                        its throughput, candidates are scored with its\n"
@@ -291,17 +297,25 @@ int cli_schedule_run(const cli_sched_job *job)
     if (cli_load_problem(strcmp(job->cmd, "mlsys") == 0 ? "mlsys INPUT.json OUTPUT.json" : "fusetile schedule PROBLEM",
                          job->problem, job->target, job->keep_costs, &p, &t))
         return EXIT_USAGE;
-    if (job->output && check_output(job)) {
+    if ((job->output && check_output(job)) ||
+        (job->csv && strcmp(job->csv, "-") && cli_check_output(job->cmd, job->csv, 0) != EXIT_OK)) {
         ft_problem_free(p);
         ft_target_free(t);
         return EXIT_USAGE;
     }
+    if (job->csv && !strcmp(job->csv, "-") && !job->output) {
+        cli_error("%s--csv - and the schedule both go to standard output: give -o FILE or a --csv file", pfx(job->cmd));
+        ft_problem_free(p);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
+    const double clock_hz = cli_clock_hz(t); /* for --csv's seconds */
     if (!job->contest) /* the contest entry prints nothing but errors */
         cli_warn_imported(job->problem, p, job->target, t);
     if (t && !job->quiet) {
-        char line[2048];
-        cli_target_summary(line, sizeof line, t, p, job->keep_costs);
-        fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line);
+        char *line = cli_target_summary(t, p, job->keep_costs);
+        fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line ? line : "(out of memory)");
+        free(line);
         if (job->no_timing)
             fprintf(stderr, "%s: %sthe target's timing terms are ignored while scoring (--no-target-timing)\n", cli_progname,
                     pfx(job->cmd));
@@ -359,6 +373,8 @@ int cli_schedule_run(const cli_sched_job *job)
         return EXIT_USAGE;
     }
     rc = write_final(job, s, &ev) ? EXIT_USAGE : EXIT_OK;
+    if (rc == EXIT_OK && job->csv)
+        rc = cli_csv_eval(job->cmd, job->csv, p, s, &ev, clock_hz);
     if (rc == EXIT_OK && !job->quiet) {
         char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], d[FT_NUMBUF];
         double cb = ft_lower_bound_capacity(p, job->model, NULL, NULL);
@@ -497,13 +513,17 @@ int cmd_schedule(int argc, char **argv)
                 cli_error("schedule: --time-limit is '%s', must be a positive number of seconds", v);
                 return EXIT_USAGE;
             }
+        } else if (cli_opt_is(&o, arg, "--csv")) {
+            if (!(job.csv = cli_opt_file(&o, "--csv")))
+                return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--threads")) {
             const char *v = cli_opt_value(&o, "--threads");
             uint64_t n;
             if (!v)
                 return EXIT_USAGE;
-            if (cli_parse_u64(v, &n) || n < 1 || n > FT_SEARCH_MAX_THREADS) {
-                cli_error("schedule: --threads is '%s', must be an integer from 1 to %d", v, FT_SEARCH_MAX_THREADS);
+            if (cli_parse_u64(v, &n) || n > FT_SEARCH_MAX_THREADS) {
+                cli_error("schedule: --threads is '%s', must be an integer from 0 (one per core) to %d", v,
+                          FT_SEARCH_MAX_THREADS);
                 return EXIT_USAGE;
             }
             job.threads = (int)n;

@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,15 +10,11 @@
 #include "fusetile/sim.h"
 #include "fusetile/trace.h"
 
-/* Largest relative difference between simulated and analytic latencies
- * that still counts as agreement (SPEC.md: 1e-9). */
-#define AGREE_REL 1e-9
-
 static const char simulate_help[] =
     "usage: fusetile simulate PROBLEM.json SCHEDULE.json [--compute-model native|op]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
     "                         [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT]\n"
-    "                         [--json]\n"
+    "                         [--json] [--csv FILE]\n"
     "\n"
     "Replay SCHEDULE for PROBLEM step by step in the SystemC simulator (a\n"
     "slow-memory channel, a fast memory, a compute engine and a controller)\n"
@@ -34,7 +29,8 @@ static const char simulate_help[] =
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
-    "  --target FILE      simulate the machine of FILE (targets/*.cfg): its\n"
+    "  --target FILE      simulate the machine of FILE, a target file or a\n"
+    "                     shipped target's name (kpu, gpu-h100; docs/TARGETS.md): its\n"
     "                     capacity, bandwidths, native granularity, derived base\n"
     "                     costs (one cost unit = one cycle) and timing effects:\n"
     "                     transfer latency, write bandwidth, separate read and\n"
@@ -73,6 +69,11 @@ static const char simulate_help[] =
     "                     real target (not the contest's) it has total_seconds,\n"
     "                     the simulated total in cycles divided by the target's\n"
     "                     clock_hz\n"
+    "  --csv FILE         also write the per-subgraph table as CSV to FILE ('-':\n"
+    "                     standard output, instead of the table): the columns of\n"
+    "                     Python's to_rows(), units in the header (simulated\n"
+    "                     [cost units], simulated [s] on a target with a clock),\n"
+    "                     whole labels, exact numbers\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid and simulated = analytic (relative difference at\n"
@@ -84,135 +85,30 @@ static const char simulate_help[] =
 
 /* ------------------------------------------------------------- effects */
 
-/* The timing effects of a target (ft_timing), each of which can be turned
- * off in a copy of the problem. */
-enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD, EFF_TILE_OVERHEAD,
-       EFF_MATMUL_TILE_OVERHEAD, NEFFECTS };
-
-static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
-                                                  "double buffering", "units",           "shared cache",      "cache floor",
-                                                  "step overhead",    "tile overhead",     "MatMul tile overhead"};
-
-/* Whether p's timing has effect e. */
-static int effect_present(const ft_problem *p, int e)
-{
-    const ft_timing *t = &p->timing;
-    switch (e) {
-    case EFF_LATENCY: return t->transfer_latency > 0;
-    case EFF_WRITE_BW: return t->write_bandwidth > 0 && t->write_bandwidth != p->bandwidth;
-    case EFF_DUPLEX: return t->duplex != 0;
-    case EFF_LAUNCH: return t->launch_overhead > 0;
-    case EFF_PIPELINE: return t->overlap == FT_OVERLAP_PIPELINE;
-    case EFF_UNITS: return t->units > 1;
-    case EFF_CACHE: /* fall through */
-    case EFF_FLOOR: return t->cache_capacity > 0;
-    case EFF_TILE_OVERHEAD: return t->tile_overhead > 0;
-    case EFF_MATMUL_TILE_OVERHEAD: return t->matmul_tile_overhead > 0;
-    default: return t->step_overhead > 0;
-    }
-}
-
-/* Turn effect e off in p's timing, as the target file would with that
- * setting changed (double buffering off: a step loads, computes, writes;
- * units off: one unit, its tiles in waves of one at the whole bandwidth;
- * shared cache off: no cache; cache floor off: a cache that every
- * subgraph fits, so no subgraph waits for the slow memory behind it). */
-static void effect_off(ft_problem *p, int e)
-{
-    ft_timing *t = &p->timing;
-    switch (e) {
-    case EFF_LATENCY: t->transfer_latency = 0; break;
-    case EFF_WRITE_BW: t->write_bandwidth = 0; break;
-    case EFF_DUPLEX: t->duplex = 0; break;
-    case EFF_LAUNCH: t->launch_overhead = 0; break;
-    case EFF_PIPELINE: t->overlap = FT_OVERLAP_NONE; break;
-    case EFF_UNITS: t->units = 1; break;
-    case EFF_CACHE: t->cache_capacity = t->cache_bandwidth = 0; break;
-    case EFF_FLOOR:
-        if (t->cache_capacity > 0)
-            t->cache_capacity = DBL_MAX;
-        break;
-    case EFF_TILE_OVERHEAD: t->tile_overhead = 0; break;
-    case EFF_MATMUL_TILE_OVERHEAD: t->matmul_tile_overhead = 0; break;
-    default: t->step_overhead = 0; break;
-    }
-}
-
-/* A replay of the schedule with some effects turned off. */
-typedef struct variant {
-    const char *name;     /* effect_name[], or "all effects" */
-    int ok;               /* the replay succeeded */
-    ft_sim_result r;
-} variant;
-
-static double rel_diff(double sim, double ana)
-{
-    if (isnan(sim) || isnan(ana))
-        return INFINITY;
-    double d = fabs(sim - ana), m = fabs(ana);
-    return d == 0 ? 0 : m > 0 ? d / m : INFINITY;
-}
-
-/* Whether a replay agrees with its analytic side in subgraph sg (-1: the
- * total). */
-static int agrees(const ft_sim_result *r, int sg)
-{
-    if (r->analytic_reason)
-        return 0;
-    return sg < 0 ? rel_diff(r->total_simulated, r->total_analytic) <= AGREE_REL
-                  : rel_diff(r->sg[sg].simulated, r->sg[sg].analytic) <= AGREE_REL;
-}
-
-/* The replays with effects off, and what accounts for each difference. */
-typedef struct report {
-    int nvar;
-    variant var[NEFFECTS + 1];   /* one per effect present, then all of them off */
-} report;
-
-/* What accounts for the difference in subgraph sg (-1: the total) of the
- * replay r, as text: "" when they agree, the effects whose removal alone
- * brings agreement ("double buffering"), "the effects together" when only
- * removing them all does, "nothing" otherwise.  Returns 1 when accounted
- * for (or agreeing). */
-static int accounted(const ft_sim_result *r, const report *rep, int sg, char *buf, size_t n)
-{
-    buf[0] = 0;
-    if (agrees(r, sg))
-        return 1;
-    size_t len = 0;
-    for (int v = 0; v < rep->nvar - 1; v++)
-        if (rep->var[v].ok && agrees(&rep->var[v].r, sg) && len < n)
-            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", rep->var[v].name);
-    if (len)
-        return 1;
-    if (rep->nvar && rep->var[rep->nvar - 1].ok && agrees(&rep->var[rep->nvar - 1].r, sg)) {
-        snprintf(buf, n, "the effects together");
-        return 1;
-    }
-    snprintf(buf, n, "nothing");
-    return 0;
-}
+/* The replays with effects off and what accounts for each difference are
+ * the simulator library's (ft_sim_effects_run, ft_sim_accounted), as the
+ * Python binding's simulate() reports them. */
 
 /* The report's agreement line when the target has effects: "yes" when
- * every difference is within AGREE_REL or accounted for by an effect, with
- * the total's difference and what accounts for it; "NO" and what is not
- * accounted for otherwise. */
-static void print_agreement(const ft_sim_result *r, const report *rep, int ok)
+ * every difference is within FT_SIM_AGREE_REL or accounted for by an
+ * effect, with the total's difference and what accounts for it; "NO" and
+ * what is not accounted for otherwise. */
+static void print_agreement(const ft_sim_result *r, const ft_sim_effects *rep, int ok)
 {
     char d[FT_NUMBUF], why[160];
-    int all_agree = agrees(r, -1);
+    int all_agree = ft_sim_agrees(r, -1);
     for (int i = 0; i < r->nsubgraphs && all_agree; i++)
-        all_agree = agrees(r, i);
+        all_agree = ft_sim_agrees(r, i);
     if (ok && all_agree) {
-        printf("agreement    yes (relative difference at most %g in every subgraph and in total)\n", AGREE_REL);
+        printf("agreement    yes (relative difference at most %g in every subgraph and in total)\n", FT_SIM_AGREE_REL);
         return;
     }
-    int total_ok = accounted(r, rep, -1, why, sizeof why);
+    int total_ok = ft_sim_accounted(r, rep, -1, why, sizeof why);
     double diff = r->total_simulated - r->total_analytic;
     double pct = r->total_analytic != 0 ? 100 * diff / fabs(r->total_analytic) : INFINITY;
-    if (ok && agrees(r, -1))
+    if (ok && ft_sim_agrees(r, -1))
         printf("agreement    yes: the total is within %g of the analytic model, every subgraph's difference accounted "
-               "for by an effect of the target (last column)\n", AGREE_REL);
+               "for by an effect of the target (last column)\n", FT_SIM_AGREE_REL);
     else if (ok)
         printf("agreement    yes: differs from the analytic model by %s (%.3g %%), accounted for by %s; every difference "
                "accounted for\n", cli_fmt15(d, diff), pct, why);
@@ -225,7 +121,7 @@ static void print_agreement(const ft_sim_result *r, const report *rep, int ok)
 }
 
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
-                        const ft_target *t, int keep_costs, const report *rep, int ok)
+                        const ft_target *t, int keep_costs, const ft_sim_effects *rep, int ok)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], why[160];
     cli_print_header(p, s, t, keep_costs);
@@ -239,44 +135,49 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
     printf("%4s  %-*s %-16s %10s %16s %16s %12s %10s %10s %8s %8s", "sg", width, "ops", "w x h x k", "steps", "simulated",
            "analytic", "difference", "relative", "peak-occ", "channel", "compute");
     printf(rep->nvar ? "  %s\n" : "\n", "accounted for by");
+    /* the units row: times in cycles on a machine target (cost units on
+     * the contest's), occupancy in elements, busy as % of the subgraph */
+    const char *tu = cli_clock_hz(t) > 0 ? "[cycles]" : "[cost units]";
+    printf("%4s  %-*s %-16s %10s %16s %16s %12s %10s %10s %8s %8s\n", "", width, "", "[elements]", "", tu, tu, tu, "",
+           "[elements]", "[% busy]", "[% busy]");
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_subgraph *g = &s->sg[i];
         const ft_sim_sg *q = &r->sg[i];
         cli_print_sg_head(stdout, p, i, g, width);
         printf(" %10lld %16s %16s %12.6g %10.3g %10lld %7.1f%% %7.1f%%", (long long)q->steps, cli_fmt15(a, q->simulated),
-               cli_fmt15(b, q->analytic), q->simulated - q->analytic, rel_diff(q->simulated, q->analytic),
+               cli_fmt15(b, q->analytic), q->simulated - q->analytic, ft_sim_rel_diff(q->simulated, q->analytic),
                (long long)q->peak_occupancy, 100 * q->channel_busy, 100 * q->compute_busy);
         if (rep->nvar) {
-            accounted(r, rep, i, why, sizeof why);
+            ft_sim_accounted(r, rep, i, why, sizeof why);
             printf("  %s", why[0] ? why : "-");
         }
         putchar('\n');
     }
-    double rd = rel_diff(r->total_simulated, r->total_analytic);
+    double rd = ft_sim_rel_diff(r->total_simulated, r->total_analytic);
     printf("\nsimulated    %s (%lld steps)\n", cli_fmt15(a, r->total_simulated), (long long)r->steps);
     printf("analytic     %s\n", cli_fmt15(b, r->total_analytic));
     printf("difference   %s (relative %.3g)\n", cli_fmt15(c, r->total_simulated - r->total_analytic), rd);
     if (!rep->nvar) {
-        printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", ok ? "yes" : "NO", AGREE_REL);
+        printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", ok ? "yes" : "NO", FT_SIM_AGREE_REL);
         return;
     }
     print_agreement(r, rep, ok);
     printf("\nthe same replay with one effect of the target turned off (totals):\n");
     printf("  %-22s %16s %16s %12s %10s  %s\n", "turned off", "simulated", "analytic", "difference", "relative", "agreement");
     for (int v = 0; v < rep->nvar; v++) {
-        const variant *x = &rep->var[v];
+        const ft_sim_variant *x = &rep->var[v];
         if (!x->ok) {
-            printf("  %-22s (replay failed)\n", x->name);
+            printf("  %-22s (replay failed)\n", x->turned_off);
             continue;
         }
-        printf("  %-22s %16s %16s %12.6g %10.3g  %s\n", x->name, cli_fmt15(a, x->r.total_simulated), cli_fmt15(b, x->r.total_analytic),
-               x->r.total_simulated - x->r.total_analytic, rel_diff(x->r.total_simulated, x->r.total_analytic),
-               agrees(&x->r, -1) ? "yes" : "no");
+        printf("  %-22s %16s %16s %12.6g %10.3g  %s\n", x->turned_off, cli_fmt15(a, x->r.total_simulated), cli_fmt15(b, x->r.total_analytic),
+               x->r.total_simulated - x->r.total_analytic, ft_sim_rel_diff(x->r.total_simulated, x->r.total_analytic),
+               ft_sim_agrees(&x->r, -1) ? "yes" : "no");
     }
 }
 
 static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
-                       const ft_target *t, int keep_costs, const report *rep, int ok)
+                       const ft_target *t, int keep_costs, const ft_sim_effects *rep, int ok)
 {
     FILE *f = stdout;
     char why[160];
@@ -295,9 +196,9 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
     fputs(", \"difference\": ", f);
     cli_json_number(f, r->total_simulated - r->total_analytic);
     fputs(", \"relative_difference\": ", f);
-    cli_json_number(f, rel_diff(r->total_simulated, r->total_analytic));
-    fprintf(f, ", \"agree\": %s, \"accounted\": %s, \"accounted_for_by\": ", agrees(r, -1) ? "true" : "false", ok ? "true" : "false");
-    accounted(r, rep, -1, why, sizeof why);
+    cli_json_number(f, ft_sim_rel_diff(r->total_simulated, r->total_analytic));
+    fprintf(f, ", \"agree\": %s, \"accounted\": %s, \"accounted_for_by\": ", ft_sim_agrees(r, -1) ? "true" : "false", ok ? "true" : "false");
+    ft_sim_accounted(r, rep, -1, why, sizeof why);
     cli_json_string(f, why);
     fprintf(f, ", \"steps\": %lld, \"analytic_reason\": ", (long long)r->steps);
     if (r->analytic_reason)
@@ -325,15 +226,15 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
         fputs(", \"compute_busy\": ", f);
         cli_json_number(f, q->compute_busy);
         fputs(", \"accounted_for_by\": ", f);
-        accounted(r, rep, i, why, sizeof why);
+        ft_sim_accounted(r, rep, i, why, sizeof why);
         cli_json_string(f, why);
         fputc('}', f);
     }
     fputs("\n], \"effects_off\": [", f);
     for (int v = 0; v < rep->nvar; v++) {
-        const variant *x = &rep->var[v];
+        const ft_sim_variant *x = &rep->var[v];
         fprintf(f, "%s\n  {\"turned_off\": ", v ? "," : "");
-        cli_json_string(f, x->name);
+        cli_json_string(f, x->turned_off);
         fprintf(f, ", \"ok\": %s", x->ok ? "true" : "false");
         if (x->ok) {
             fputs(", \"total_simulated\": ", f);
@@ -341,8 +242,8 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
             fputs(", \"total_analytic\": ", f);
             cli_json_number(f, x->r.total_analytic);
             fputs(", \"relative_difference\": ", f);
-            cli_json_number(f, rel_diff(x->r.total_simulated, x->r.total_analytic));
-            fprintf(f, ", \"agree\": %s, \"subgraphs_simulated\": [", agrees(&x->r, -1) ? "true" : "false");
+            cli_json_number(f, ft_sim_rel_diff(x->r.total_simulated, x->r.total_analytic));
+            fprintf(f, ", \"agree\": %s, \"subgraphs_simulated\": [", ft_sim_agrees(&x->r, -1) ? "true" : "false");
             for (int i = 0; i < x->r.nsubgraphs; i++) {
                 fputs(i ? ", " : "", f);
                 cli_json_number(f, x->r.sg[i].simulated);
@@ -379,9 +280,9 @@ static void print_invalid_json(const ft_sim_result *r, const char *msg, ft_compu
 }
 
 /* Whether every difference between simulated and analytic, per subgraph
- * and in total, is within AGREE_REL or accounted for by an effect of the
+ * and in total, is within FT_SIM_AGREE_REL or accounted for by an effect of the
  * target; one line on stderr per difference that is not. */
-static int check_agreement(const ft_sim_result *r, const report *rep)
+static int check_agreement(const ft_sim_result *r, const ft_sim_effects *rep)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], why[160];
     int ok = 1;
@@ -391,62 +292,40 @@ static int check_agreement(const ft_sim_result *r, const report *rep)
         return 0;
     }
     for (int i = -1; i < r->nsubgraphs; i++) {
-        if (accounted(r, rep, i, why, sizeof why))
+        if (ft_sim_accounted(r, rep, i, why, sizeof why))
             continue;
         double sim = i < 0 ? r->total_simulated : r->sg[i].simulated, ana = i < 0 ? r->total_analytic : r->sg[i].analytic;
         char where[32];
         snprintf(where, sizeof where, i < 0 ? "total" : "subgraph %d", i);
         cli_error("simulate: %s: simulated %s and analytic %s differ (relative %.3g > %g)%s", where, ft_format_double(a, sim),
-                  ft_format_double(b, ana), rel_diff(sim, ana), AGREE_REL,
+                  ft_format_double(b, ana), ft_sim_rel_diff(sim, ana), FT_SIM_AGREE_REL,
                   rep->nvar ? " and turning off no effect of the target accounts for it" : "");
         ok = 0;
     }
     return ok;
 }
 
-/* The replays run_variants makes for p: one per timing effect of p and
- * one with all of them off; 0 when p has none. */
-static int count_variants(const ft_problem *p)
-{
-    int n = 0;
-    for (int e = 0; e < NEFFECTS; e++)
-        n += effect_present(p, e);
-    return n ? n + 1 : 0;
-}
-
 /* Replay s on copies of p with each timing effect of p turned off, then
- * with all of them off, into *rep (nothing when p has no effect); their
- * progress goes on from the first replay's in *prog. */
-static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, report *rep,
+ * with all of them off, into *rep (nothing when p has no effect): the
+ * library's ft_sim_effects_run, with a warning per replay that failed;
+ * their progress goes on from the first replay's in *prog. */
+static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_sim_effects *rep,
                         cli_progress_state *prog)
 {
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     so.model = model;
+    cli_progress_phase(prog, 1, ft_sim_effects_count(p));
     so.progress = cli_progress;
     so.progress_ctx = prog;
-    rep->nvar = 0;
-    if (count_variants(p) == 0)
-        return EXIT_OK;
-    for (int e = 0; e <= NEFFECTS; e++) {
-        if (e < NEFFECTS && !effect_present(p, e))
-            continue;
-        cli_progress_next_run(prog);
-        ft_problem *c = ft_problem_clone(p);
-        if (!c) {
-            cli_error("simulate: out of memory");
-            return EXIT_USAGE;
-        }
-        for (int x = 0; x < NEFFECTS; x++)
-            if (x == e || e == NEFFECTS)
-                effect_off(c, x);
-        variant *v = &rep->var[rep->nvar++];
-        v->name = e < NEFFECTS ? effect_name[e] : "all effects";
-        v->ok = ft_sim_run(sim, c, s, &so, &v->r) == FT_OK;
-        if (!v->ok)
-            cli_warn("simulate: the replay with %s off failed: %s", v->name, ft_sim_errmsg(sim));
-        ft_problem_free(c);
+    int rc = ft_sim_effects_run(sim, p, s, &so, rep);
+    if (rc != FT_OK) {
+        cli_error("simulate: %s", rc == FT_ENOMEM ? "out of memory" : "the replays with effects off were interrupted");
+        return EXIT_USAGE;
     }
+    for (int v = 0; v < rep->nvar; v++)
+        if (!rep->var[v].ok)
+            cli_warn("simulate: the replay with %s off failed: %s", rep->var[v].turned_off, rep->var[v].error);
     return EXIT_OK;
 }
 
@@ -546,11 +425,11 @@ int cmd_simulate(int argc, char **argv)
         return EXIT_USAGE;
     }
     ft_sim_result r;
-    report rep;
+    ft_sim_effects rep;
     rep.nvar = 0;
-    cli_progress_state prog; /* one progress over the replay and those of run_variants */
+    cli_progress_state prog; /* one count over the replay and those of run_variants */
     cli_progress_init(&prog, "simulate", "replayed and evaluated");
-    prog.runs = 1 + count_variants(p);
+    prog.runs = 1 + ft_sim_effects_count(p);
     so.progress = cli_progress;
     so.progress_ctx = &prog;
     rc = ft_sim_run(sim, p, s, &so, &r);
@@ -571,14 +450,16 @@ int cmd_simulate(int argc, char **argv)
     } else if ((rc = run_variants(sim, p, s, so.model, &rep, &prog)) == EXIT_OK) {
         cli_progress_end(&prog);
         int ok = check_agreement(&r, &rep);
+        int csv_only = c.csv && !strcmp(c.csv, "-");
         if (json)
             print_json(p, s, &r, so.model, t, keep_costs, &rep, ok);
-        else
+        else if (!csv_only)
             print_table(p, s, &r, so.model, t, keep_costs, &rep, ok);
         rc = ok ? EXIT_OK : EXIT_INVALID;
+        if (c.csv && cli_csv_sim("simulate", c.csv, p, s, &r, &rep, cli_clock_hz(t)) != EXIT_OK)
+            rc = EXIT_USAGE;
     }
-    for (int v = 0; v < rep.nvar; v++)
-        ft_sim_result_free(&rep.var[v].r);
+    ft_sim_effects_free(&rep);
     ft_sim_result_free(&r);
     ft_sim_free(sim);
     ft_schedule_free(s);

@@ -3,6 +3,7 @@
 #include "fusetile/measured.h"
 #include "fusetile/plot.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static const char validate_help[] =
     "granularity the model finds fastest for it, and at least the target's\n"
     "execution.replay_interval (docs/DEVICE.md).\n"
     "\n"
-    "  --target FILE     the machine (a real target with a clock, targets/*.cfg)\n"
+    "  --target FILE     the machine (a real target with a clock: a file, or a\n"
+    "                    shipped target's name, gpu-h100; docs/TARGETS.md)\n"
     "  --measured FILE   the measured TSV file\n"
     "  --problems DIR    where graph_ops and graphs rows' problems are, as\n"
     "                    DIR/NAME.json (default: benchmarks)\n"
@@ -160,7 +162,7 @@ static int write_svg(const char *path, const ft_measured *m, const ft_target *t,
 
 int cmd_validate(int argc, char **argv)
 {
-    const char *target_path = NULL, *meas_path = NULL, *dir = NULL, *svg = NULL;
+    const char *target_arg = NULL, *meas_path = NULL, *dir = NULL, *svg = NULL;
     int json = 0, nworst = 5;
     double max_error = VALIDATE_MAX_ERROR_PCT;
     enum part part = PART_ALL;
@@ -177,7 +179,7 @@ int cmd_validate(int argc, char **argv)
             fputs(validate_help, stdout);
             return EXIT_OK;
         } else if (cli_opt_is(&o, arg, "--target")) {
-            if (!(target_path = cli_opt_value(&o, "--target")))
+            if (!(target_arg = cli_opt_value(&o, "--target")))
                 return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--measured")) {
             if (!(meas_path = cli_opt_value(&o, "--measured")))
@@ -229,15 +231,17 @@ int cmd_validate(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!target_path || !meas_path) {
-        cli_error("validate: %s is required (see 'fusetile validate --help')", !target_path ? "--target" : "--measured");
+    if (!target_arg || !meas_path) {
+        cli_error("validate: %s is required (see 'fusetile validate --help')", !target_arg ? "--target" : "--measured");
         return EXIT_USAGE;
     }
     if (!dir)
         dir = FT_BENCHMARKS_DIR;
     ft_status st;
     ft_target *t = NULL;
-    if (cli_input(target_path, "target") != EXIT_OK || cli_input(meas_path, "measured") != EXIT_OK)
+    char target_path[PATH_MAX];
+    if (cli_target_find(target_arg, target_path, sizeof target_path) != EXIT_OK ||
+        cli_input(target_path, "target") != EXIT_OK || cli_input(meas_path, "measured") != EXIT_OK)
         return EXIT_USAGE;
     if (svg && cli_check_output("validate", svg, 0) != EXIT_OK)
         return EXIT_USAGE;

@@ -1,6 +1,7 @@
-/* target_opts.c - `--target FILE` and `--keep-costs` for the commands: load and apply a target, say what it changed. */
+/* target_opts.c - `--target FILE|NAME` and `--keep-costs` for the commands: find (ft_target_find: a path, or a shipped target's name), load and apply a target, say what it changed. */
 #include "cli.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,27 @@ static int reads_as(const char *path, int schedule)
     return ok;
 }
 
-int cli_load_problem(const char *usage, const char *problem_path, const char *target_path, int keep_costs, ft_problem **p,
+int cli_target_find(const char *name, char *out, size_t n)
+{
+    ft_status st;
+    if (ft_target_find(name, getenv("FUSETILE_TARGETS"), out, n, &st) != FT_OK) {
+        cli_error("--target %s", st.msg);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_name, int keep_costs, ft_problem **p,
                      ft_target **t)
 {
     ft_status st;
+    char target_path[PATH_MAX];
     *p = NULL;
     *t = NULL;
-    if (cli_input(problem_path, "problem") != EXIT_OK || (target_path && cli_input(target_path, "target") != EXIT_OK))
+    if (cli_input(problem_path, "problem") != EXIT_OK)
+        return EXIT_USAGE;
+    if (target_name && (cli_target_find(target_name, target_path, sizeof target_path) != EXIT_OK ||
+                        cli_input(target_path, "target") != EXIT_OK))
         return EXIT_USAGE;
     if (ft_problem_load(problem_path, p, &st) != FT_OK) {
         if (st.code == FT_EINPUT && reads_as(problem_path, 1))
@@ -33,7 +48,7 @@ int cli_load_problem(const char *usage, const char *problem_path, const char *ta
             cli_error("%s", st.msg);
         return EXIT_USAGE;
     }
-    if (!target_path)
+    if (!target_name)
         return EXIT_OK;
     if (ft_target_load(target_path, t, &st) != FT_OK) {
         cli_error("%s", st.msg);
@@ -124,6 +139,11 @@ int cli_pair_opt(cli_opts *o, const char *arg, int is_opt, cli_pair *c)
         c->json = 1;
         return CLI_NEXT;
     }
+    if (cli_opt_is(o, arg, "--csv")) {
+        if (!(c->csv = cli_opt_file(o, "--csv")))
+            return EXIT_USAGE;
+        return CLI_NEXT;
+    }
     if ((r = cli_opt_target(o, arg, &c->target, &c->keep_costs)) != 0 || (r = cli_opt_model(o, arg, &c->model)) != 0)
         return r > 0 ? CLI_NEXT : EXIT_USAGE;
     return CLI_OTHER;
@@ -143,7 +163,13 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
         cli_error("%s: --keep-costs needs --target", o->cmd);
         return EXIT_USAGE;
     }
+    if (c->csv && !strcmp(c->csv, "-") && c->json) {
+        cli_error("%s: --csv - and --json both write to standard output: give --csv a file", o->cmd);
+        return EXIT_USAGE;
+    }
     if (cli_input(c->paths[1], "schedule") != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->csv && strcmp(c->csv, "-") && cli_check_output(o->cmd, c->csv, 0) != EXIT_OK)
         return EXIT_USAGE;
     char usage[64];
     snprintf(usage, sizeof usage, "fusetile %s PROBLEM SCHEDULE", o->cmd);
@@ -165,75 +191,82 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
 }
 
 /* The whole-device terms that target t set in problem p, as "; whole
- * device: 16 units, ..." in buf (n bytes; empty when t describes one plain
- * unit). */
-static void device_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p)
+ * device: 16 units, ..." on f (nothing when t describes one plain unit). */
+static void device_summary(FILE *f, const ft_target *t, const ft_problem *p)
 {
-    char more[320] = "";
-    size_t len = 0;
-#define ADD(...) (len += (size_t)snprintf(more + len, sizeof more - len, __VA_ARGS__), \
-                  len = len < sizeof more ? len : sizeof more - 1)
+    int first = 1;
+#define ADD(...) (fputs(first ? "; whole device: " : ", ", f), first = 0, fprintf(f, __VA_ARGS__))
     if (p->timing.units > 1)
-        ADD(", %d units sharing the slow memory", p->timing.units);
+        ADD("%d units sharing the slow memory", p->timing.units);
     if (p->timing.cache_capacity > 0)
-        ADD(", shared cache %.15g elements%s (%lld B%s) at %.15g elements per cycle", p->timing.cache_capacity,
+        ADD("shared cache %.15g elements%s (%lld B%s) at %.15g elements per cycle", p->timing.cache_capacity,
             t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in all" : "", p->timing.cache_bandwidth);
     if (p->timing.step_overhead > 0)
-        ADD(", step overhead %.15g cycles", p->timing.step_overhead);
+        ADD("step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)
-        ADD(", tile overhead %.15g cycles", p->timing.tile_overhead);
+        ADD("tile overhead %.15g cycles", p->timing.tile_overhead);
     if (p->timing.matmul_tile_overhead > 0)
-        ADD(", MatMul tile overhead %.15g cycles", p->timing.matmul_tile_overhead);
+        ADD("MatMul tile overhead %.15g cycles", p->timing.matmul_tile_overhead);
     if (t->memory_efficiency < 1)
-        ADD(", slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
+        ADD("slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
     if (t->matmul_efficiency < 1)
-        ADD(", MatMul efficiency %.15g", t->matmul_efficiency);
+        ADD("MatMul efficiency %.15g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)
-        ADD(", Pointwise efficiency %.15g", t->pointwise_efficiency);
+        ADD("Pointwise efficiency %.15g", t->pointwise_efficiency);
     if (p->pointwise_exact)
-        ADD(", Pointwise ops unpadded");
+        ADD("Pointwise ops unpadded");
 #undef ADD
-    if (len)   /* ", a, b" -> "; whole device: a, b" */
-        snprintf(buf, n, "; whole device: %s", more + 2);
-    else
-        buf[0] = '\0';
 }
 
-void cli_target_summary(char *buf, size_t n, const ft_target *t, const ft_problem *p, int keep_costs)
+char *cli_target_summary(const ft_target *t, const ft_problem *p, int keep_costs)
 {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
     if (t->contest) {
-        snprintf(buf, n,
-                 "%s (%s): the contest's abstract machine: capacity, bandwidth, native granularity and base costs "
-                 "from the problem file",
-                 t->path, t->name);
-        return;
+        fprintf(f,
+                "%s (%s): the contest's abstract machine: capacity, bandwidth, native granularity and base costs "
+                "from the problem file",
+                t->path, t->name);
+    } else {
+        char lat[FT_NUMBUF], launch[FT_NUMBUF];
+        fprintf(f,
+                "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
+                "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
+                "latency %s, launch overhead %s cycles, %s",
+                t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
+                p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth,
+                p->timing.duplex ? " on a separate channel" : "", (long long)p->native_w, (long long)p->native_h,
+                (long long)ft_native_k(p), p->allow_larger ? " (larger allowed)" : "",
+                ft_format_cycles(lat, p->timing.transfer_latency), ft_format_cycles(launch, p->timing.launch_overhead),
+                p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
+                                                         : "no double buffering (load, compute, write in turn)");
+        device_summary(f, t, p);
+        if (keep_costs)
+            fputs("; base costs kept from the problem file (--keep-costs)", f);
+        else
+            fprintf(f,
+                    "; base costs from the target's throughput (MatMul %.15g, Pointwise %.15g per input, cycles per "
+                    "native tile)",
+                    (double)t->native_w * (double)t->native_h * (double)t->native_k /
+                        (t->matmul_macs_per_cycle * t->matmul_efficiency),
+                    (double)t->native_w * (double)t->native_h /
+                        (t->pointwise_elements_per_cycle * t->pointwise_efficiency));
+        fprintf(f, "; one cost unit = one cycle at %.15g Hz", t->clock_hz);
     }
-    char device[352];
-    device_summary(device, sizeof device, t, p);
-    char costs[256];
-    if (keep_costs)
-        snprintf(costs, sizeof costs, "base costs kept from the problem file (--keep-costs)");
-    else
-        snprintf(costs, sizeof costs,
-                 "base costs from the target's throughput (MatMul %.15g, Pointwise %.15g per input, cycles per "
-                 "native tile)",
-                 (double)t->native_w * (double)t->native_h * (double)t->native_k /
-                     (t->matmul_macs_per_cycle * t->matmul_efficiency),
-                 (double)t->native_w * (double)t->native_h / (t->pointwise_elements_per_cycle * t->pointwise_efficiency));
-    char lat[FT_NUMBUF], launch[FT_NUMBUF];
-    snprintf(buf, n,
-             "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
-             "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
-             "latency %s, launch overhead %s cycles, %s%s; %s; one cost unit = one cycle at %.15g Hz",
-             t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
-             p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth, p->timing.duplex ? " on a separate channel" : "",
-             (long long)p->native_w, (long long)p->native_h, (long long)ft_native_k(p),
-             p->allow_larger ? " (larger allowed)" : "", ft_format_cycles(lat, p->timing.transfer_latency),
-             ft_format_cycles(launch, p->timing.launch_overhead),
-             p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
-                                                      : "no double buffering (load, compute, write in turn)",
-             device, costs, t->clock_hz);
+    if (ferror(f)) {
+        fclose(f);
+        free(buf);
+        return NULL;
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target *t, int keep_costs)
@@ -242,9 +275,9 @@ void cli_print_header(const ft_problem *p, const ft_schedule *s, const ft_target
     printf("problem   %s (%d ops, %d tensors, capacity %s, bandwidth %s, native %lldx%lld)\n", p->name, p->nops, p->ntensors,
            cli_fmt15(a, p->capacity), cli_fmt15(b, p->bandwidth), (long long)p->native_w, (long long)p->native_h);
     if (t) {
-        char line[2048];
-        cli_target_summary(line, sizeof line, t, p, keep_costs);
-        printf("target    %s\n", line);
+        char *line = cli_target_summary(t, p, keep_costs);
+        printf("target    %s\n", line ? line : "(out of memory)");
+        free(line);
     }
     printf("schedule  %s (%d subgraphs)\n", s->name, s->nsubgraphs);
 }

@@ -244,8 +244,8 @@ void cli_progress_init(cli_progress_state *ps, const char *what, const char *nou
 {
     ps->what = what;
     ps->noun = noun;
-    ps->runs = 1;
-    ps->run = 0;
+    ps->runs = ps->span = 1;
+    ps->first = 0;
     ps->done = ps->total = 0;
     ps->printed = 0;
     ps->printed_done = -1;
@@ -270,9 +270,10 @@ static void progress_line(cli_progress_state *ps)
 int cli_progress(void *ctx, int64_t done, int64_t total)
 {
     cli_progress_state *ps = ctx;
-    /* run `run` of `runs` alike: its steps follow those of the runs before */
-    ps->total = total * ps->runs;
-    ps->done = total * ps->run + (done < total ? done : total);
+    /* the callback counts `span` runs alike, after `first` of `runs` */
+    int64_t unit = total / (ps->span > 0 ? ps->span : 1);
+    ps->total = unit * ps->runs;
+    ps->done = unit * ps->first + (done < total ? done : total);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double since = (double)(now.tv_sec - ps->last.tv_sec) + 1e-9 * (double)(now.tv_nsec - ps->last.tv_nsec);
@@ -283,10 +284,10 @@ int cli_progress(void *ctx, int64_t done, int64_t total)
     return 0;
 }
 
-void cli_progress_next_run(cli_progress_state *ps)
+void cli_progress_phase(cli_progress_state *ps, int first, int span)
 {
-    if (ps->run < ps->runs - 1)
-        ps->run++;
+    ps->first = first;
+    ps->span = span > 0 ? span : 1;
 }
 
 void cli_progress_end(cli_progress_state *ps)

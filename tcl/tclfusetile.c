@@ -38,6 +38,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fttcl.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,8 @@ static int factory_problem(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj 
     return TCL_OK;
 }
 
-/* fusetile::target NAME FILE */
+/* fusetile::target NAME FILE: FILE a target file, or a shipped target's
+ * name (ft_target_find, with $FUSETILE_TARGETS as the search path) */
 static int factory_target(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *const objv[])
 {
     (void)cd;
@@ -96,7 +98,10 @@ static int factory_target(ClientData cd, Tcl_Interp *interp, int objc, Tcl_Obj *
         return TCL_ERROR;
     ft_target *t;
     ft_status st;
-    if (ft_target_load(Tcl_GetString(objv[2]), &t, &st) != FT_OK)
+    char path[PATH_MAX];
+    if (ft_target_find(Tcl_GetString(objv[2]), Tcl_GetVar2(interp, "env", "FUSETILE_TARGETS", TCL_GLOBAL_ONLY), path,
+                       sizeof path, &st) != FT_OK ||
+        ft_target_load(path, &t, &st) != FT_OK)
         return fttcl_fail_status(interp, "", &st);
     Handle *h = fttcl_handle_new(interp, objv[1], K_TARGET);
     if (!h) {

@@ -791,6 +791,14 @@ typedef struct ft_search_opts {
      * as another of these callbacks. */
     void (*on_message)(void *ctx, const char *line);
     void *ctx;
+    /* When not NULL, read by the search's threads (about every
+     * evaluation); once *stop is nonzero the search ends as at its
+     * deadline: the passes stop, the final evaluation is cut to the
+     * scorer's figures, and ft_search returns the best schedule found so
+     * far (FT_OK; the first, one-op grouping is finished first).  For a
+     * caller that interrupts a search (Ctrl-C in the Python binding).
+     * Default NULL. */
+    const volatile int *stop;
 } ft_search_opts;
 
 /* Fill *o with the defaults above. */

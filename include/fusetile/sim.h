@@ -131,6 +131,69 @@ void ft_sim_result_free(ft_sim_result *r);
  * handles).  NULL is a no-op. */
 void ft_sim_free(ft_sim *sim);
 
+/* ------------------------------------------------- the cross-check explained */
+
+/* Largest relative difference between simulated and analytic latencies
+ * that counts as agreement (SPEC.md: 1e-9). */
+#define FT_SIM_AGREE_REL 1e-9
+
+/* Number of timing effects a replay can turn off (transfer latency, write
+ * bandwidth, separate channels, launch overhead, double buffering, units,
+ * shared cache, cache floor, step overhead, tile overhead, MatMul tile
+ * overhead). */
+#define FT_SIM_NEFFECTS 11
+
+/* |sim - ana| / |ana|: 0 when equal, infinity when either is NaN or ana
+ * is 0 and they differ. */
+double ft_sim_rel_diff(double sim, double ana);
+
+/* Whether replay r agrees with its analytic side (ft_evaluate accepted the
+ * schedule and the relative difference is at most FT_SIM_AGREE_REL) in
+ * subgraph sg, or in total for sg = -1. */
+int ft_sim_agrees(const ft_sim_result *r, int sg);
+
+/* One replay with timing effects turned off. */
+typedef struct ft_sim_variant {
+    const char *turned_off;    /* the effect's name, or "all effects" (static) */
+    int ok;                    /* 1: the replay succeeded (r is filled) */
+    char error[256];           /* why not, one line ("" when ok) */
+    ft_sim_result r;
+} ft_sim_variant;
+
+/* The replays of ft_sim_effects_run: one per effect p has, then one with
+ * all of them off (none when p has no effect, as on the contest target). */
+typedef struct ft_sim_effects {
+    int nvar;
+    ft_sim_variant var[FT_SIM_NEFFECTS + 1];
+} ft_sim_effects;
+
+/* The replays ft_sim_effects_run makes for p: one per timing effect p has
+ * and one with all of them off; 0 when p has none. */
+int ft_sim_effects_count(const ft_problem *p);
+
+/* Replay s on copies of p with each timing effect of p turned off in turn,
+ * as the target file would with that setting changed (double buffering off:
+ * a step loads, computes, writes; units off: one unit; shared cache off: no
+ * cache; cache floor off: a cache every subgraph fits), then with all of
+ * them off, into *rep (release with ft_sim_effects_free).  Only o's model,
+ * progress and progress_ctx are used (o may be NULL); the progress counts
+ * the replays together (the steps of ft_sim_effects_count(p) replays in
+ * all, each as ft_sim_run counts them); the replays write no trace.  A replay that fails is kept with ok 0 and its error.  FT_OK;
+ * FT_EINPUT when the progress callback stopped a replay (*rep is then
+ * empty); FT_ENOMEM. */
+int ft_sim_effects_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, ft_sim_effects *rep);
+
+/* What accounts for the difference in subgraph sg (-1: the total) of
+ * replay r, into buf (n bytes): "" when they agree, the effects whose
+ * removal alone brings agreement ("double buffering, units"), "the effects
+ * together" when only removing them all does, "nothing" otherwise.
+ * Returns 1 when accounted for (or agreeing), else 0. */
+int ft_sim_accounted(const ft_sim_result *r, const ft_sim_effects *rep, int sg, char *buf, size_t n);
+
+/* Release the replays of *rep (the struct is the caller's).  NULL is a
+ * no-op. */
+void ft_sim_effects_free(ft_sim_effects *rep);
+
 #ifdef __cplusplus
 }
 #endif

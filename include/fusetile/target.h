@@ -109,6 +109,32 @@ typedef struct ft_target {
  * ..." when the file cannot be read). */
 int ft_target_load(const char *path, ft_target **out, ft_status *st);
 
+/* Where the target NAME_OR_PATH is, as a path for ft_target_load, into out
+ * (n bytes).  In this order, the first file that exists:
+ *   - name_or_path as given (a path, relative to the working directory;
+ *     but a bare name that is a directory there is looked up as a name);
+ *   - when it has no '/': NAME and NAME.cfg in each directory of
+ *     search_path (colon-separated, empty entries skipped; NULL or "":
+ *     none; the command line, Tcl and Python pass $FUSETILE_TARGETS), then
+ *     in the shipped targets directory: the source tree's targets/ for a
+ *     program that runs from its build tree, else $(datadir)/fusetile/targets
+ *     of the install tree the code runs from (found from the program's or
+ *     shared library's own path, so that a moved or DESTDIR install finds
+ *     its own), then the configured $(datadir)/fusetile/targets.
+ * Returns FT_OK, or FT_EINPUT with one line in st->msg:
+ * "NAME: no such file or shipped target (looked in DIR, DIR); shipped
+ * targets: contest, example, ...; give a path or a name" (for a NAME with
+ * a '/', a path: "NAME: cannot open: No such file or directory; shipped
+ * targets: ..."), or "NAME: the
+ * path of the target is longer than N bytes" when out is too small. */
+int ft_target_find(const char *name_or_path, const char *search_path, char *out, size_t n, ft_status *st);
+
+/* The names of the shipped targets (the NAME.cfg files of the first
+ * shipped targets directory ft_target_find searches), sorted and separated
+ * by ", ", into out (n bytes; "" when none is found).  Returns 0, or -1
+ * when the list did not fit (out then ends in ", ..."). */
+int ft_target_names(char *out, size_t n);
+
 /* As ft_target_load, from the text of a target file (NUL-terminated);
  * `name` stands for the file in messages and becomes t->path. */
 int ft_target_parse(const char *text, const char *name, ft_target **out, ft_status *st);

@@ -23,6 +23,9 @@ argument value); arguments of the wrong type raise TypeError.
 import json as _json
 import os as _os
 
+from . import _notebook
+from ._notebook import Evaluation, Result, Simulation  # noqa: F401  (re-exported)
+
 try:
     from . import _fusetile
     _MISSING = _IMPORT_ERROR = None
@@ -98,6 +101,8 @@ __all__ = [
     "load_schedule", "schedule_from_dict", "schedule_from_json",
     "load_target", "apply_target",
     "schedule", "evaluate", "simulate", "contest_time_limit", "import_model",
+    "target", "sweep", "Result", "Evaluation", "Simulation",
+    "FusetileWarning", "FallbackWarning",
 ]
 
 
@@ -197,8 +202,11 @@ def _schedule(x):
 # ------------------------------------------------------------------ targets
 
 def load_target(path):
-    """Load and check a target file (targets/*.cfg) -> Target.  InputError
-    says ``FILE:LINE: SETTING: message``."""
+    """Load and check a target file (targets/*.cfg), or a shipped target by
+    name (``"kpu"``, ``"gpu-h100"``; $FUSETILE_TARGETS is searched first,
+    docs/TARGETS.md) -> Target.  InputError says ``FILE:LINE: SETTING:
+    message``, or for an unknown name where it looked and the shipped
+    names."""
     _need()
     return _fusetile.load_target(path)
 
@@ -208,7 +216,23 @@ def _target(x):
         return x
     if _is_path(x):
         return load_target(x)
-    raise TypeError("target must be a fusetile.Target, a path or None, not %s" % type(x).__name__)
+    if isinstance(x, dict):
+        _need()
+        return Target.from_dict(x)
+    raise TypeError("target must be a fusetile.Target, a path, a dict or None, not %s" % type(x).__name__)
+
+
+def target(x, **settings):
+    """A Target from a path, a dict of the target file's settings
+    (``Target.from_dict``) or a Target, with ``settings`` changed as
+    ``Target.with_`` changes them (capacity, bandwidth, native, native_k,
+    units, larger, write_bandwidth, latency, launch, overlap, duplex: the
+    settings of Tcl's ``p configure``, in the problem's units)."""
+    _need()
+    t = _target(x)
+    if t is None:
+        raise TypeError("target must be a fusetile.Target, a path or a dict, not None")
+    return t.with_(**settings) if settings else t
 
 
 def apply_target(problem, target, keep_costs=False):
@@ -223,16 +247,22 @@ def apply_target(problem, target, keep_costs=False):
 
 
 def _on_target(problem, target, keep_costs):
+    p, _t = _on_target2(problem, target, keep_costs)
+    return p
+
+
+def _on_target2(problem, target, keep_costs):
+    """(the problem on the target, the Target or None)."""
     p = _problem(problem)
     t = _target(target)
-    return p if t is None else p.with_target(t, keep_costs=bool(keep_costs))
+    return (p if t is None else p.with_target(t, keep_costs=bool(keep_costs))), t
 
 
 # ------------------------------------------------------------------ computations
 
 def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0, target=None,
              keep_costs=False, max_restarts=0, strategy="search", start_from="all", patterns=None,
-             partition="auto", parts=0):
+             partition="auto", parts=0, progress=None):
     """Search for a low-latency schedule (``ft_search``) -> (schedule dict, evaluation dict).
 
     time_limit: seconds of wall time (None: the contest's limit for the
@@ -252,14 +282,29 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
     dict has subgraph_labels: each group's label and source layers.
     start_from: the strategies the search also starts from ("all",
     "none" or names joined by commas).
+
+    progress: None (a tqdm bar, or a line on stderr, when interactive),
+    False, True or a callable given a dict about every 0.25 s (what,
+    elapsed, limit, fraction, best, bound, ratio, evals, evals_per_s, pass,
+    threads).  Ctrl-C ends the search within a second and raises
+    KeyboardInterrupt with the best schedule so far as ``e.schedule`` and
+    its evaluation as ``e.evaluation`` (an exception from the progress
+    callable does the same).  The evaluation is an :class:`Evaluation`
+    (``to_rows()``; seconds on a clocked target).
     """
-    p = _on_target(problem, target, keep_costs)
-    s, ev = _fusetile.search(p, time_limit, compute_model, seed, threads, max_restarts, strategy, start_from,
-                             patterns, partition, parts)
-    return s.to_dict(), ev
+    p, t = _on_target2(problem, target, keep_costs)
+    try:
+        s, ev = _notebook.run_with(progress, "schedule", _fusetile.search, p, time_limit, compute_model, seed, threads,
+                                   max_restarts, strategy, start_from, patterns, partition, parts)
+    except BaseException as e:
+        if isinstance(getattr(e, "schedule", None), Schedule):
+            e.schedule = e.schedule.to_dict()
+            e.evaluation = _notebook.evaluation(e.evaluation, t)
+        raise
+    return s.to_dict(), _notebook.evaluation(ev, t)
 
 
-def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=False):
+def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=False, progress=None):
     """Evaluate a schedule exactly under the cost model (``ft_evaluate``) -> dict.
 
     Keys: compute_model, total, lower_bound (with lower_bound_compute,
@@ -270,12 +315,19 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
     memory_bound_steps, peak_working_set, loaded, written, compute_time,
     memory_time.  InvalidScheduleError (``.reason``, ``.subgraph``,
     ``.tile``, ``.step``) for an invalid schedule.
+
+    The result is an :class:`Evaluation`, a dict with ``to_rows()`` (one
+    row per subgraph, units in the keys) and, on a target with a clock,
+    clock_hz, total_seconds and per subgraph latency_seconds.  progress and
+    Ctrl-C as in schedule().
     """
-    p = _on_target(problem, target, keep_costs)
-    return _fusetile.evaluate(p, _schedule(schedule), compute_model)
+    p, t = _on_target2(problem, target, keep_costs)
+    return _notebook.evaluation(_notebook.run_with(progress, "evaluate", _fusetile.evaluate, p, _schedule(schedule),
+                                                   compute_model), t)
 
 
-def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None):
+def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None,
+             progress=None, effects=True):
     """Replay a schedule in the SystemC simulator, beside the analytic model -> dict.
 
     Keys: compute_model, total_simulated, total_analytic, difference,
@@ -288,16 +340,97 @@ def simulate(problem, schedule, compute_model="native", target=None, keep_costs=
     pipelines steps and may differ from the analytic figure (``fusetile
     simulate --target`` names the effect).  One replay runs at a time per
     process (the GIL is released while it runs).
+
+    As ``fusetile simulate --json``: accounted (every difference agrees or
+    is accounted for), accounted_for_by (for the total and per subgraph:
+    "" when they agree, the effects whose removal alone brings agreement,
+    "the effects together" or "nothing"), and effects_off: with effects
+    (the default) the same replay with each timing effect of the target
+    turned off, then all of them (turned_off, ok, total_simulated,
+    total_analytic, relative_difference, agree, subgraphs_simulated,
+    subgraphs_analytic).  The result is a :class:`Simulation` (to_rows();
+    on a clocked target clock_hz, total_seconds, per subgraph
+    simulated_seconds; traces show real time).  progress and Ctrl-C as in
+    schedule().
     """
-    p = _on_target(problem, target, keep_costs)
-    return _fusetile.simulate(p, _schedule(schedule), compute_model, trace, vcd)
+    p, t = _on_target2(problem, target, keep_costs)
+    hz = _notebook._clock(t)
+    d = _notebook.run_with(progress, "simulate", _fusetile.simulate, p, _schedule(schedule), compute_model, trace, vcd,
+                           effects=bool(effects), target_name=None if t is None else t.name, clock_hz=hz or 0.0)
+    return _notebook.simulation(d, t)
+
+
+# ------------------------------------------------------------------ sweeps
+
+def sweep(cfg, db=None, jobs=0, progress=None):
+    """Run a sweep (docs/SWEEP.md) on forked workers into its SQLite
+    database (``ft_sweep_execute``, as ``fusetile sweep run``) -> list of
+    row dicts, one per run of the sweep in order (the database's columns:
+    key, idx, problem, target, capacity, ..., status, error, total,
+    lower_bound, ratio, sim_total, agreement, wall_s, ...).
+
+    cfg: a sweep file's path, or a dict of its settings (lists as lists,
+    ranges as dicts: ``{"problems": ["a.json"], "capacity": {"from": 1000,
+    "to": 4000, "times": 2}}``; relative paths from the working
+    directory).  db: the database (default: the file's name with .db, or
+    fusetile-sweep.db for a dict); runs already ok there are kept.  jobs: 0
+    (one per core) or more.  progress as in schedule(), given ok, failed,
+    skipped, selected, pending, elapsed, fraction.  Ctrl-C stops the
+    workers and raises KeyboardInterrupt with the rows finished so far as
+    ``e.rows``.
+    """
+    _need()
+    if isinstance(cfg, dict):
+        path, text = _os.path.abspath("fusetile-sweep.cfg"), _notebook.cfg_text(cfg, "sweep")
+        if db is None:
+            db = _os.path.abspath("fusetile-sweep.db")
+    elif _is_path(cfg):
+        path, text = cfg, None
+    else:
+        raise TypeError("cfg must be a path or a dict, not %s" % type(cfg).__name__)
+    r = _notebook.run_with(progress, "sweep", _fusetile.sweep_run, path, text, db, jobs)
+    rows = _notebook.sweep_rows(r["db"], r["keys"])
+    if r["interrupted"]:
+        e = KeyboardInterrupt("sweep interrupted: %d of %d runs ok in %s" % (r["ok"] + r["skipped"], r["selected"],
+                                                                             r["db"]))
+        e.rows = rows
+        raise e
+    return rows
 
 
 # ------------------------------------------------------------------ importer
 
-def import_model(module, example_inputs, **kw):
-    """Import a PyTorch module as a fusetile problem (``fusetile.importer``,
-    which needs torch); keyword arguments go to the importer."""
+class FusetileWarning(UserWarning):
+    """The base of fusetile's warnings."""
+
+
+class FallbackWarning(FusetileWarning):
+    """import_model went through an ONNX export instead of torch.fx.
+
+    Warned when torch.fx cannot trace the model or meets an op with no
+    canonical form; the export runs the model once on the example inputs,
+    so of data-dependent control flow only the branch those inputs take is
+    kept.
+    """
+
+
+def import_model(model, example_inputs=None, target=None, **kw):
+    """Import a PyTorch model as a fusetile problem -> Problem (``fusetile.importer``, which needs torch).
+
+    model: an ``nn.Module`` -- traced on a meta-device copy, so the module
+    keeps its weights, device and training flag and computes what it did --
+    or a path: ``"torchvision:NAME"``, ``"FILE.py:CALLABLE"``,
+    ``"FILE.onnx"``, a model graph ``"FILE.json"``.  example_inputs: one
+    tensor (or shape tuple) per model input (None: a path's default).
+    target: a target file; the problem then records it as ``imported_for``.
+    Keywords: dtype ('bf16', 'fp16', 'fp32', 'int8'), frontend ('auto',
+    'fx', 'onnx'), batch_split, group_split, log (a function given the
+    notes ``fusetile import`` prints).  Falling back from torch.fx to an
+    ONNX export warns :class:`FallbackWarning` (of data-dependent control
+    flow only the branch the example inputs take is kept).  Errors raise
+    ``fusetile.importer.ImportFailure``, an :class:`Error`; arguments of
+    the wrong type TypeError.
+    """
     try:
         from .importer import import_model as _im
     except ImportError as e:
@@ -306,4 +439,4 @@ def import_model(module, example_inputs, **kw):
             raise _error(Error, "import_model needs PyTorch: %s (install torch for this Python)" % e, "missing") from e
         raise _error(Error, "import_model: the importer (fusetile.importer) is not available: %s" % e,
                      "missing") from e
-    return _im(module, example_inputs, **kw)
+    return _im(model, example_inputs, target, **kw)

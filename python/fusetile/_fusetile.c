@@ -1,8 +1,10 @@
 /* _fusetile.c - the Python extension module fusetile._fusetile: its exceptions, loaders and shared helpers (the objects are in ft_objects.c, the computations in ft_run.c). */
 #include "_fusetile.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 PyObject *FtError;
 PyObject *FtInputError;
@@ -162,17 +164,32 @@ static PyObject *py_load_problem(PyObject *self, PyObject *args)
     return ftpy_problem_new(p);
 }
 
+/* The arguments (text, name='<text>') of parse_WHAT into *text and *name:
+ * 0, or -1 with an exception (InputError for a text with a NUL). */
+static int text_args(PyObject *args, PyObject *kw, const char *what, const char **text, const char **name)
+{
+    static char *kwlist[] = {"text", "name", NULL};
+    char fmt[64], nul[64];
+    Py_ssize_t len;
+    snprintf(fmt, sizeof fmt, "s#|s:parse_%s", what);
+    *name = "<text>";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, text, &len, name))
+        return -1;
+    if ((size_t)len != strlen(*text)) {
+        snprintf(nul, sizeof nul, "%s text contains a NUL character", what);
+        ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, nul);
+        return -1;
+    }
+    return 0;
+}
+
 /* parse_problem(text, name='<text>') */
 static PyObject *py_parse_problem(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"text", "name", NULL};
-    const char *text, *name = "<text>";
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse_problem", kwlist, &text, &len, &name))
+    const char *text, *name;
+    if (text_args(args, kw, "problem", &text, &name))
         return NULL;
-    if ((size_t)len != strlen(text))
-        return ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, "problem text contains a NUL character");
     ft_problem *p = NULL;
     ft_status st;
     if (ft_problem_parse(text, name, &p, &st) != FT_OK)
@@ -200,13 +217,9 @@ static PyObject *py_load_schedule(PyObject *self, PyObject *args)
 static PyObject *py_parse_schedule(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"text", "name", NULL};
-    const char *text, *name = "<text>";
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse_schedule", kwlist, &text, &len, &name))
+    const char *text, *name;
+    if (text_args(args, kw, "schedule", &text, &name))
         return NULL;
-    if ((size_t)len != strlen(text))
-        return ftpy_raise(FtInputError, "input", FT_EINPUT, NULL, -1, -1, -1, "schedule text contains a NUL character");
     ft_schedule *s = NULL;
     ft_status st;
     if (ft_schedule_parse(text, name, &s, &st) != FT_OK)
@@ -214,7 +227,8 @@ static PyObject *py_parse_schedule(PyObject *self, PyObject *args, PyObject *kw)
     return ftpy_schedule_new(s);
 }
 
-/* load_target(path) */
+/* load_target(path): a target file, or a shipped target's name
+ * (ft_target_find, with $FUSETILE_TARGETS as the search path) */
 static PyObject *py_load_target(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -223,9 +237,26 @@ static PyObject *py_load_target(PyObject *self, PyObject *args)
         return NULL;
     ft_target *t = NULL;
     ft_status st;
-    int rc = ft_target_load(PyBytes_AS_STRING(path), &t, &st);
+    char found[PATH_MAX];
+    int rc = ft_target_find(PyBytes_AS_STRING(path), getenv("FUSETILE_TARGETS"), found, sizeof found, &st);
+    if (rc == FT_OK)
+        rc = ft_target_load(found, &t, &st);
     Py_DECREF(path);
     if (rc != FT_OK)
+        return ftpy_raise_status(&st);
+    return ftpy_target_new(t);
+}
+
+/* parse_target(text, name='<text>') */
+static PyObject *py_parse_target(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    const char *text, *name;
+    if (text_args(args, kw, "target", &text, &name))
+        return NULL;
+    ft_target *t = NULL;
+    ft_status st;
+    if (ft_target_parse(text, name, &t, &st) != FT_OK)
         return ftpy_raise_status(&st);
     return ftpy_target_new(t);
 }
@@ -255,17 +286,29 @@ static PyMethodDef module_methods[] = {
      "parse_schedule(text, name='<text>') -> Schedule\n\nA schedule from JSON text."},
     {"load_target", FN(py_load_target), METH_VARARGS,
      "load_target(path) -> Target\n\nLoad and check a target file (targets/*.cfg)."},
+    {"parse_target", FN(py_parse_target), METH_VARARGS | METH_KEYWORDS,
+     "parse_target(text, name='<text>') -> Target\n\nA target from the text of a target file (libconfig); name is used in "
+     "messages."},
     {"contest_time_limit", FN(py_contest_time_limit), METH_VARARGS,
      "contest_time_limit(nops) -> float\n\nThe contest's time limit in seconds for a problem of nops ops."},
     {"search", FN(ftpy_search), METH_VARARGS | METH_KEYWORDS,
      "search(problem, time_limit, compute_model='native', seed=1, threads=0, max_restarts=0, strategy='search',\n"
-     "       start_from='all', patterns=None, partition='auto', parts=0) -> (Schedule, dict)\n\n"
-     "Run the scheduler (ft_search) with the GIL released; returns the schedule and its evaluation."},
+     "       start_from='all', patterns=None, partition='auto', parts=0, progress=None) -> (Schedule, dict)\n\n"
+     "Run the scheduler (ft_search) with the GIL released; returns the schedule and its evaluation.  progress(dict) is "
+     "called about every 0.25 s; Ctrl-C (or an exception from progress) ends the search with its best schedule so far, "
+     "attached to the exception as .schedule and .evaluation."},
     {"evaluate", FN(ftpy_evaluate), METH_VARARGS | METH_KEYWORDS,
-     "evaluate(problem, schedule, compute_model='native') -> dict\n\nExact cost-model evaluation (ft_evaluate)."},
+     "evaluate(problem, schedule, compute_model='native', progress=None) -> dict\n\nExact cost-model evaluation "
+     "(ft_evaluate); Ctrl-C stops a long one."},
     {"simulate", FN(ftpy_simulate), METH_VARARGS | METH_KEYWORDS,
-     "simulate(problem, schedule, compute_model='native', trace=None, vcd=None) -> dict\n\n"
-     "Replay in the SystemC simulator, with the analytic figures beside (one replay at a time per process)."},
+     "simulate(problem, schedule, compute_model='native', trace=None, vcd=None, progress=None, effects=True,\n"
+     "         target_name=None, clock_hz=0) -> dict\n\n"
+     "Replay in the SystemC simulator, with the analytic figures beside and (effects) the replays with each timing "
+     "effect off, as `fusetile simulate --json` (one replay at a time per process; Ctrl-C stops it)."},
+    {"sweep_run", FN(ftpy_sweep), METH_VARARGS | METH_KEYWORDS,
+     "sweep_run(path, text=None, db=None, jobs=0, progress=None) -> dict db selected skipped ok failed interrupted "
+     "seconds keys\n\nRun a sweep file (or text, read as if it were the file path) on forked workers into its SQLite "
+     "database (ft_sweep_execute); Ctrl-C stops the pool (interrupted True)."},
     {NULL, NULL, 0, NULL}};
 
 static void module_free(void *m)

@@ -33,11 +33,30 @@ typedef struct {
     ft_schedule *s;
 } FtSchedule;
 
-/* fusetile.Target: owns a loaded target. */
+/* Settings Target.with_() changes on the problem after the target is
+ * applied, as Tcl's `p configure` changes them (capacity, bandwidth,
+ * native, units through ft_problem_override; the rest set, then
+ * ft_problem_finish).  Unset: 0 in ov, -1 for the ints, NaN for the
+ * doubles. */
+typedef struct ftpy_tune {
+    int any;
+    ft_override ov;
+    int larger, overlap, duplex;
+    double write_bandwidth, latency, launch;
+} ftpy_tune;
+
+/* fusetile.Target: a loaded target (owned, or shared with `base`, the
+ * target with_() was called on), and the settings with_() changed. */
 typedef struct {
     PyObject_HEAD
     ft_target *t;
+    PyObject *base;
+    ftpy_tune tune;
 } FtTarget;
+
+/* A copy of p on target o's machine: ft_target_apply, then o's with_()
+ * settings.  NULL with the exception set. */
+ft_problem *ftpy_target_apply(const FtTarget *o, const ft_problem *p, int keep_costs);
 
 extern PyTypeObject FtProblem_Type;
 extern PyTypeObject FtSchedule_Type;
@@ -89,6 +108,9 @@ PyObject *ftpy_json_loads(const char *text);
 PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw);
+
+/* sweep_run (ft_run.c): a sweep file (or its text) run into its database. */
+PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw);
 
 /* Set up and release what ft_run.c keeps for the process (the simulator's
  * lock and handle).  0 or -1. */

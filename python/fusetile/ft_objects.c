@@ -1,7 +1,9 @@
 /* ft_objects.c - the Python types fusetile.Problem, fusetile.Schedule and fusetile.Target: read-only views of the library's models. */
 #include "_fusetile.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static PyObject *none_ref(void)
 {
@@ -207,15 +209,8 @@ static PyObject *problem_with_target(PyObject *self, PyObject *args, PyObject *k
     int keep = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|p:with_target", kwlist, &FtTarget_Type, &target, &keep))
         return NULL;
-    ft_problem *c = ft_problem_clone(((FtProblem *)self)->p);
-    if (!c)
-        return PyErr_NoMemory();
-    ft_status st;
-    if (ft_target_apply(((FtTarget *)target)->t, c, keep, &st) != FT_OK) {
-        ft_problem_free(c);
-        return ftpy_raise_status(&st);
-    }
-    return ftpy_problem_new(c);
+    ft_problem *c = ftpy_target_apply((FtTarget *)target, ((FtProblem *)self)->p, keep);
+    return c ? ftpy_problem_new(c) : NULL;
 }
 
 /* lower_bound / capacity_bound(compute_model='native') -> dict */
@@ -476,6 +471,13 @@ PyTypeObject FtSchedule_Type = {
 
 /* ------------------------------------------------------------ target */
 
+static void tune_init(ftpy_tune *u)
+{
+    memset(u, 0, sizeof *u);
+    u->larger = u->overlap = u->duplex = -1;
+    u->write_bandwidth = u->latency = u->launch = NAN;
+}
+
 PyObject *ftpy_target_new(ft_target *t)
 {
     FtTarget *o = PyObject_New(FtTarget, &FtTarget_Type);
@@ -484,19 +486,247 @@ PyObject *ftpy_target_new(ft_target *t)
         return NULL;
     }
     o->t = t;
+    o->base = NULL;
+    tune_init(&o->tune);
     return (PyObject *)o;
 }
 
 static void target_dealloc(PyObject *self)
 {
-    ft_target_free(((FtTarget *)self)->t);
+    FtTarget *o = (FtTarget *)self;
+    if (o->base)
+        Py_DECREF(o->base);
+    else
+        ft_target_free(o->t);
     PyObject_Free(self);
 }
 
 static PyObject *target_repr(PyObject *self)
 {
-    const ft_target *t = ((FtTarget *)self)->t;
-    return PyUnicode_FromFormat("<fusetile.Target %s (%s)>", t->name ? t->name : "?", t->path ? t->path : "?");
+    const FtTarget *o = (FtTarget *)self;
+    const ft_target *t = o->t;
+    return PyUnicode_FromFormat("<fusetile.Target %s (%s)%s>", t->name ? t->name : "?", t->path ? t->path : "?",
+                                o->tune.any ? " with changed settings" : "");
+}
+
+ft_problem *ftpy_target_apply(const FtTarget *o, const ft_problem *p, int keep_costs)
+{
+    ft_problem *c = ft_problem_clone(p);
+    if (!c) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    ft_status st;
+    const ftpy_tune *u = &o->tune;
+    int rc = ft_target_apply(o->t, c, keep_costs, &st);
+    if (rc == FT_OK && u->any) {
+        const ft_override *v = &u->ov;
+        if (v->capacity || v->bandwidth || v->native_w || v->native_h || v->native_k || v->units)
+            rc = ft_problem_override(c, v, &st);
+        if (rc == FT_OK) { /* as Tcl's `p configure`: set, then ft_problem_finish */
+            if (u->larger >= 0)
+                c->allow_larger = u->larger;
+            if (u->overlap >= 0)
+                c->timing.overlap = (ft_overlap)u->overlap;
+            if (u->duplex >= 0)
+                c->timing.duplex = u->duplex;
+            if (!isnan(u->write_bandwidth))
+                c->timing.write_bandwidth = u->write_bandwidth;
+            if (!isnan(u->latency))
+                c->timing.transfer_latency = u->latency;
+            if (!isnan(u->launch))
+                c->timing.launch_overhead = u->launch;
+            rc = ft_problem_finish(c, &st);
+        }
+    }
+    if (rc != FT_OK) {
+        ft_problem_free(c);
+        ftpy_raise_status(&st);
+        return NULL;
+    }
+    return c;
+}
+
+/* A number argument of with_() (int or float) into *out; -1 with an
+ * exception. */
+static int tune_number(PyObject *v, const char *name, double *out)
+{
+    if (!PyLong_Check(v) && !PyFloat_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "with_(): %s must be a number, not %.100s", name, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = PyFloat_AsDouble(v);
+    if (*out == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!isfinite(*out) || *out < 0) {
+        ftpy_usage("with_(): %s is %g, must be a finite number, 0 or more", name, *out);
+        return -1;
+    }
+    return 0;
+}
+
+/* A whole-number argument of with_() from 1 to max into *out. */
+static int tune_int(PyObject *v, const char *name, long long max, int64_t *out)
+{
+    int overflow = 0;
+    long long n = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : 0;
+    if (!PyLong_Check(v) || PyBool_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "with_(): %s must be an int, not %.100s", name, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || n < 1 || n > max) {
+        ftpy_usage("with_(): %s is out of range, must be from 1 to %lld", name, max);
+        return -1;
+    }
+    *out = (int64_t)n;
+    return 0;
+}
+
+static int tune_bool(PyObject *v, const char *name, int *out)
+{
+    if (!PyBool_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "with_(): %s must be a bool, not %.100s", name, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = v == Py_True;
+    return 0;
+}
+
+static const char *const overlap_modes[] = {"step", "none", "pipeline"};
+
+/* One with_() setting into *u.  0, or -1 with an exception. */
+static int tune_set(ftpy_tune *u, const char *k, PyObject *v)
+{
+    int64_t n;
+    if (!strcmp(k, "capacity") || !strcmp(k, "bandwidth")) {
+        double *d = k[0] == 'c' ? &u->ov.capacity : &u->ov.bandwidth;
+        if (tune_number(v, k, d))
+            return -1;
+        if (!(*d > 0))
+            return ftpy_usage("with_(): %s is %g, must be a positive number", k, *d), -1;
+        return 0;
+    }
+    if (!strcmp(k, "native")) {
+        PyObject *seq = PySequence_Check(v) && !PyUnicode_Check(v) ? PySequence_Fast(v, "") : NULL;
+        if (!seq || PySequence_Fast_GET_SIZE(seq) != 2) {
+            Py_XDECREF(seq);
+            PyErr_Clear();
+            return ftpy_usage("with_(): native must be a pair (w, h) of ints"), -1;
+        }
+        int rc = tune_int(PySequence_Fast_GET_ITEM(seq, 0), "native[0]", FT_OVERRIDE_MAX_NATIVE, &u->ov.native_w) ||
+                 tune_int(PySequence_Fast_GET_ITEM(seq, 1), "native[1]", FT_OVERRIDE_MAX_NATIVE, &u->ov.native_h);
+        Py_DECREF(seq);
+        return rc ? -1 : 0;
+    }
+    if (!strcmp(k, "native_k"))
+        return tune_int(v, k, FT_OVERRIDE_MAX_NATIVE, &u->ov.native_k);
+    if (!strcmp(k, "units")) {
+        if (tune_int(v, k, FT_MAX_UNITS, &n))
+            return -1;
+        u->ov.units = (int)n;
+        return 0;
+    }
+    if (!strcmp(k, "larger"))
+        return tune_bool(v, k, &u->larger);
+    if (!strcmp(k, "duplex"))
+        return tune_bool(v, k, &u->duplex);
+    if (!strcmp(k, "write_bandwidth"))
+        return tune_number(v, k, &u->write_bandwidth);
+    if (!strcmp(k, "latency"))
+        return tune_number(v, k, &u->latency);
+    if (!strcmp(k, "launch"))
+        return tune_number(v, k, &u->launch);
+    if (!strcmp(k, "overlap")) {
+        const char *m = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        for (int i = 0; m && i < 3; i++)
+            if (!strcmp(m, overlap_modes[i])) {
+                u->overlap = i;
+                return 0;
+            }
+        if (PyErr_Occurred())
+            return -1;
+        return ftpy_usage("with_(): overlap must be 'step', 'none' or 'pipeline'"), -1;
+    }
+    return ftpy_usage("with_(): unknown setting '%.100s' (capacity, bandwidth, native, native_k, units, larger, "
+                      "write_bandwidth, latency, launch, overlap, duplex)", k), -1;
+}
+
+/* Target.from_dict(d, name='<dict>') -> Target: the target file's settings
+ * as a dict (groups as dicts), written as libconfig text
+ * (fusetile._notebook.cfg_text) and checked by ft_target_parse, as a file
+ * is. */
+static PyObject *target_from_dict(PyObject *cls, PyObject *args, PyObject *kw)
+{
+    (void)cls;
+    static char *kwlist[] = {"d", "name", NULL};
+    PyObject *d;
+    const char *name = "<dict>";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s:from_dict", kwlist, &d, &name))
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("fusetile._notebook");
+    PyObject *text = mod ? PyObject_CallMethod(mod, "cfg_text", "Os", d, "target") : NULL;
+    Py_XDECREF(mod);
+    if (!text)
+        return NULL;
+    const char *t = PyUnicode_AsUTF8(text);
+    ft_target *out = NULL;
+    ft_status st;
+    int rc = t ? ft_target_parse(t, name, &out, &st) : FT_EINPUT;
+    Py_DECREF(text);
+    if (!t)
+        return NULL;
+    if (rc != FT_OK)
+        return ftpy_raise_status(&st);
+    return ftpy_target_new(out);
+}
+
+/* with_(**settings) -> Target */
+static PyObject *target_with(PyObject *self, PyObject *args, PyObject *kw)
+{
+    FtTarget *o = (FtTarget *)self;
+    if (PyTuple_GET_SIZE(args) > 0)
+        return PyErr_Format(PyExc_TypeError, "with_() takes keyword arguments only");
+    ftpy_tune u = o->tune;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kw && PyDict_Next(kw, &pos, &k, &v)) {
+        const char *name = PyUnicode_AsUTF8(k);
+        if (!name || tune_set(&u, name, v) < 0)
+            return NULL;
+        u.any = 1;
+    }
+    FtTarget *n = PyObject_New(FtTarget, &FtTarget_Type);
+    if (!n)
+        return NULL;
+    n->t = o->t;
+    n->base = o->base ? o->base : self;
+    Py_INCREF(n->base);
+    n->tune = u;
+    return (PyObject *)n;
+}
+
+/* The settings with_() changed, as a dict in the problem's units. */
+static PyObject *tune_dict(const ftpy_tune *u)
+{
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    const ft_override *v = &u->ov;
+    if ((v->capacity && ftpy_put(d, "capacity", PyFloat_FromDouble(v->capacity)) < 0) ||
+        (v->bandwidth && ftpy_put(d, "bandwidth", PyFloat_FromDouble(v->bandwidth)) < 0) ||
+        (v->native_w && ftpy_put(d, "native", Py_BuildValue("(LL)", (long long)v->native_w, (long long)v->native_h)) < 0) ||
+        (v->native_k && ftpy_put(d, "native_k", PyLong_FromLongLong((long long)v->native_k)) < 0) ||
+        (v->units && ftpy_put(d, "units", PyLong_FromLong(v->units)) < 0) ||
+        (u->larger >= 0 && ftpy_put(d, "larger", PyBool_FromLong(u->larger)) < 0) ||
+        (u->duplex >= 0 && ftpy_put(d, "duplex", PyBool_FromLong(u->duplex)) < 0) ||
+        (u->overlap >= 0 && ftpy_put(d, "overlap", PyUnicode_FromString(overlap_modes[u->overlap])) < 0) ||
+        (!isnan(u->write_bandwidth) && ftpy_put(d, "write_bandwidth", PyFloat_FromDouble(u->write_bandwidth)) < 0) ||
+        (!isnan(u->latency) && ftpy_put(d, "latency", PyFloat_FromDouble(u->latency)) < 0) ||
+        (!isnan(u->launch) && ftpy_put(d, "launch", PyFloat_FromDouble(u->launch)) < 0))
+        Py_CLEAR(d);
+    return d;
 }
 
 static PyObject *target_info(PyObject *self, PyObject *noargs)
@@ -583,6 +813,12 @@ static PyObject *target_get_contest(PyObject *self, void *c)
     return PyBool_FromLong(((FtTarget *)self)->t->contest);
 }
 
+static PyObject *target_get_overrides(PyObject *self, void *c)
+{
+    (void)c;
+    return tune_dict(&((FtTarget *)self)->tune);
+}
+
 static PyMethodDef target_methods[] = {
     {"info", FN(target_info), METH_NOARGS,
      "info() -> dict of every setting: path name description contest and, for a real machine, clock_hz "
@@ -592,12 +828,23 @@ static PyMethodDef target_methods[] = {
      "step_overhead tile_overhead matmul_tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth (0 for no shared cache) "
      "run_overhead replay_interval kind_cost (a dict: op kind -> factor)."},
     {"describe", FN(target_describe), METH_NOARGS, "describe() -> str: the one-line summary."},
+    {"from_dict", FN(target_from_dict), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Target.from_dict(d, name='<dict>') -> Target: a target from a dict of the target file's settings (groups as "
+     "dicts: {'name': 'x', 'clock_hz': 1e9, 'fast_memory': {'capacity_bytes': 262144}, ...}), checked as a file is "
+     "(InputError names the setting)."},
+    {"with_", FN(target_with), METH_VARARGS | METH_KEYWORDS,
+     "with_(capacity=, bandwidth=, native=(w, h), native_k=, units=, larger=, write_bandwidth=, latency=, launch=, "
+     "overlap='step'|'none'|'pipeline', duplex=) -> Target: this target with the problem settings Tcl's `p configure` "
+     "changes set after it is applied (capacity in elements, bandwidths in elements per cost unit, latency and launch in "
+     "cost units: the problem's units; capacity, bandwidth, native and units through ft_problem_override, as a sweep's "
+     "overrides).  .overrides lists them."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef target_getset[] = {
     {"name", target_get_name, NULL, "the target's short name", NULL},
     {"path", target_get_path, NULL, "the file it was loaded from", NULL},
     {"contest", target_get_contest, NULL, "True for the contest's abstract machine", NULL},
+    {"overrides", target_get_overrides, NULL, "the settings with_() changed (a dict, empty for none)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject FtTarget_Type = {
@@ -607,7 +854,7 @@ PyTypeObject FtTarget_Type = {
     .tp_dealloc = target_dealloc,
     .tp_repr = target_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A machine target (targets/*.cfg); made by load_target (immutable).",
+    .tp_doc = "A machine target (targets/*.cfg); made by load_target, target_from_dict or with_() (immutable).",
     .tp_methods = target_methods,
     .tp_getset = target_getset,
 };

@@ -1,15 +1,27 @@
-/* ft_run.c - the computations of fusetile._fusetile: search (ft_search), evaluate (ft_evaluate) and simulate (the SystemC simulator), each with the GIL released, and their results as dicts. */
+/* ft_run.c - the computations of fusetile._fusetile: search (ft_search), evaluate (ft_evaluate) and simulate (the SystemC simulator, with the replays with effects off), each with the GIL released, Ctrl-C and a progress callback, and their results as dicts.
+ *
+ * Ctrl-C: the library calls back while it runs (ft_search_opts.on_progress
+ * about every 0.25 s, the progress functions of ft_evaluate_progress and
+ * ft_sim_opts every 2^18 steps); each callback takes the GIL, runs
+ * PyErr_CheckSignals (Python's SIGINT handler raises KeyboardInterrupt
+ * there, on the main thread) and the caller's progress callable.  An
+ * exception from either is kept and stops the run (the search through
+ * ft_search_opts.stop, ending with its best schedule so far, which is
+ * attached to the exception as .schedule and .evaluation); it is raised
+ * when the call returns. */
 #include "_fusetile.h"
 
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fusetile/sweep.h"
 #include "pythread.h"
 
-/* Largest relative difference between simulated and analytic latencies
- * that counts as agreement (SPEC.md: 1e-9), as `fusetile simulate`. */
-#define AGREE_REL 1e-9
+#include <unistd.h>
+
 
 /* The simulator is one SystemC model per process and runs one replay at a
  * time: one handle, made on first use, behind this lock (taken with the
@@ -33,6 +45,120 @@ void ftpy_run_free(void)
     if (sim_lock)
         PyThread_free_lock(sim_lock);
     sim_lock = NULL;
+}
+
+/* ------------------------------------------------------------ watching */
+
+/* What a long call's callbacks share: the caller's progress callable (NULL:
+ * none), the stop flag the library reads, and the exception that stopped
+ * the run (NULL until one did). */
+typedef struct watch {
+    PyObject *progress;
+    volatile int stop;
+    PyObject *exc_type, *exc_value, *exc_tb;
+} watch;
+
+/* From a library callback (GIL released): take the GIL, check for signals
+ * and call w->progress(make(arg)) (when both are set).  Returns 0, or 1
+ * after an exception (kept in *w, w->stop set; later calls return 1). */
+static int watch_poll(watch *w, PyObject *(*make)(const void *), const void *arg)
+{
+    if (w->stop)
+        return 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    if (!stop && w->progress && make) {
+        PyObject *d = make(arg);
+        PyObject *r = d ? PyObject_CallFunctionObjArgs(w->progress, d, NULL) : NULL;
+        Py_XDECREF(d);
+        stop = !r;
+        Py_XDECREF(r);
+    }
+    if (stop) {
+        PyErr_Fetch(&w->exc_type, &w->exc_value, &w->exc_tb);
+        PyErr_NormalizeException(&w->exc_type, &w->exc_value, &w->exc_tb);
+        w->stop = 1;
+    }
+    PyGILState_Release(g);
+    return stop;
+}
+
+/* Raise the exception that stopped the run (w->stop set), with `name` =
+ * value attached for each non-NULL pair of attrs (name, value, ..., NULL;
+ * the values are borrowed).  Returns NULL. */
+static PyObject *watch_raise(watch *w, ...)
+{
+    va_list ap;
+    va_start(ap, w);
+    const char *name;
+    while (w->exc_value && (name = va_arg(ap, const char *))) {
+        PyObject *v = va_arg(ap, PyObject *);
+        if (v && PyObject_SetAttrString(w->exc_value, name, v) < 0)
+            PyErr_Clear(); /* an exception type without a __dict__: raise it bare */
+    }
+    va_end(ap);
+    PyErr_Restore(w->exc_type, w->exc_value, w->exc_tb);
+    w->exc_type = w->exc_value = w->exc_tb = NULL;
+    return NULL;
+}
+
+/* PyArg converter for progress=: None or a callable (borrowed into
+ * *(PyObject **)out; None gives NULL). */
+static int progress_converter(PyObject *o, void *out)
+{
+    if (o == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    if (!PyCallable_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "progress must be a callable or None, not %.100s", Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    *(PyObject **)out = o;
+    return 1;
+}
+
+/* What a step-counting progress function (ft_progress_fn) reports. */
+typedef struct steps_done {
+    const char *what;
+    int64_t done, total;
+} steps_done;
+
+static PyObject *steps_dict(const void *arg)
+{
+    const steps_done *s = arg;
+    return Py_BuildValue("{sssLsLsd}", "what", s->what, "done", (long long)s->done, "total", (long long)s->total,
+                         "fraction", s->total > 0 ? (double)s->done / (double)s->total : 0.0);
+}
+
+/* The ft_progress_fn of evaluate and simulate: ctx is a watch_steps. */
+typedef struct watch_steps {
+    watch *w;
+    const char *what;
+} watch_steps;
+
+static int steps_progress(void *ctx, int64_t done, int64_t total)
+{
+    const watch_steps *ws = ctx;
+    steps_done sd = {ws->what, done, total};
+    return watch_poll(ws->w, steps_dict, &sd);
+}
+
+static PyObject *search_progress_dict(const void *arg)
+{
+    const ft_search_progress *pr = arg;
+    PyObject *best = pr->best < HUGE_VAL ? PyFloat_FromDouble(pr->best) : (Py_INCREF(Py_None), Py_None);
+    if (!best)
+        return NULL;
+    return Py_BuildValue("{sssdsdsdsNsdsLsdszsisd}", "what", "schedule", "elapsed", pr->elapsed, "limit", pr->limit,
+                         "fraction", pr->limit > 0 ? fmin(1.0, pr->elapsed / pr->limit) : 0.0, "best", best, "bound",
+                         pr->bound, "evals", (long long)pr->evals, "evals_per_s", pr->evals_per_s, "pass", pr->pass,
+                         "threads", pr->threads, "ratio", pr->best < HUGE_VAL && pr->bound > 0 ? pr->best / pr->bound : 0.0);
+}
+
+static void search_on_progress(void *ctx, const ft_search_progress *pr)
+{
+    watch_poll(ctx, search_progress_dict, pr);
 }
 
 /* ------------------------------------------------------------ results */
@@ -145,14 +271,6 @@ fail:
     return NULL;
 }
 
-static double rel_diff(double sim, double ana)
-{
-    if (isnan(sim) || isnan(ana))
-        return INFINITY;
-    double d = fabs(sim - ana), m = fabs(ana);
-    return d == 0 ? 0 : m > 0 ? d / m : INFINITY;
-}
-
 /* A float, or None for NaN (an analytic figure that was not computed). */
 static PyObject *num_or_none(double x)
 {
@@ -161,38 +279,94 @@ static PyObject *num_or_none(double x)
     return PyFloat_FromDouble(x);
 }
 
-/* The replay r of schedule s of p, as `fusetile simulate --json` (without
- * the target-effect replays). */
-static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model)
+/* A list of the n figures at a (stride bytes apart), None for NaN. */
+static PyObject *num_list(const double *a, int n, size_t stride)
 {
-    int agree = r->analytic_reason == FT_R_NONE && rel_diff(r->total_simulated, r->total_analytic) <= AGREE_REL;
+    PyObject *l = PyList_New(n);
+    for (int i = 0; l && i < n; i++) {
+        PyObject *v = num_or_none(*(const double *)(const void *)((const char *)a + (size_t)i * stride));
+        if (!v) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+/* The replays with effects off, as `fusetile simulate --json`'s
+ * effects_off. */
+static PyObject *effects_list(const ft_sim_effects *rep)
+{
+    PyObject *l = PyList_New(rep->nvar);
+    for (int v = 0; l && v < rep->nvar; v++) {
+        const ft_sim_variant *x = &rep->var[v];
+        PyObject *d = PyDict_New();
+        int bad = !d || ftpy_put(d, "turned_off", PyUnicode_FromString(x->turned_off)) < 0 ||
+                  ftpy_put(d, "ok", PyBool_FromLong(x->ok)) < 0;
+        if (!bad && x->ok)
+            bad = ftpy_put(d, "total_simulated", PyFloat_FromDouble(x->r.total_simulated)) < 0 ||
+                  ftpy_put(d, "total_analytic", num_or_none(x->r.total_analytic)) < 0 ||
+                  ftpy_put(d, "relative_difference", num_or_none(ft_sim_rel_diff(x->r.total_simulated, x->r.total_analytic))) < 0 ||
+                  ftpy_put(d, "agree", PyBool_FromLong(ft_sim_agrees(&x->r, -1))) < 0 ||
+                  ftpy_put(d, "subgraphs_simulated", num_list(&x->r.sg[0].simulated, x->r.nsubgraphs, sizeof(ft_sim_sg))) < 0 ||
+                  ftpy_put(d, "subgraphs_analytic", num_list(&x->r.sg[0].analytic, x->r.nsubgraphs, sizeof(ft_sim_sg))) < 0;
+        else if (!bad)
+            bad = ftpy_put(d, "error", ftpy_str_or_none(x->error)) < 0;
+        if (bad) {
+            Py_XDECREF(d);
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, v, d);
+    }
+    return l;
+}
+
+/* The replay r of schedule s of p, as `fusetile simulate --json`: the
+ * per-subgraph and total figures, agree (within FT_SIM_AGREE_REL
+ * everywhere), what accounts for each difference (ft_sim_accounted over
+ * the replays with effects off, rep) and those replays. */
+static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
+                          const ft_sim_effects *rep)
+{
+    char why[160];
+    int agree = ft_sim_agrees(r, -1), accounted = r->analytic_reason == FT_R_NONE;
     PyObject *d = PyDict_New(), *sgs = PyList_New(r->nsubgraphs);
     if (!d || !sgs)
         goto fail;
     for (int i = 0; i < r->nsubgraphs; i++) {
         const ft_sim_sg *q = &r->sg[i];
         PyObject *g = PyDict_New();
+        int acc = ft_sim_accounted(r, rep, i, why, sizeof why);
         if (!g || put_sg_head(g, p, &s->sg[i], i) < 0 || ftpy_put(g, "steps", PyLong_FromLongLong((long long)q->steps)) < 0 ||
             ftpy_put(g, "simulated", PyFloat_FromDouble(q->simulated)) < 0 ||
             ftpy_put(g, "analytic", num_or_none(q->analytic)) < 0 ||
             ftpy_put(g, "difference", num_or_none(q->simulated - q->analytic)) < 0 ||
+            ftpy_put(g, "relative_difference", num_or_none(ft_sim_rel_diff(q->simulated, q->analytic))) < 0 ||
             ftpy_put(g, "peak_occupancy", PyLong_FromLongLong((long long)q->peak_occupancy)) < 0 ||
             ftpy_put(g, "channel_busy", PyFloat_FromDouble(q->channel_busy)) < 0 ||
-            ftpy_put(g, "compute_busy", PyFloat_FromDouble(q->compute_busy)) < 0) {
+            ftpy_put(g, "compute_busy", PyFloat_FromDouble(q->compute_busy)) < 0 ||
+            ftpy_put(g, "accounted_for_by", PyUnicode_FromString(why)) < 0) {
             Py_XDECREF(g);
             goto fail;
         }
         PyList_SET_ITEM(sgs, i, g);
-        if (rel_diff(q->simulated, q->analytic) > AGREE_REL)
+        if (!ft_sim_agrees(r, i))
             agree = 0;
+        accounted &= acc;
     }
+    accounted &= ft_sim_accounted(r, rep, -1, why, sizeof why);
     if (ftpy_put(d, "compute_model", PyUnicode_FromString(ft_compute_model_name(model))) < 0 ||
         ftpy_put(d, "total_simulated", PyFloat_FromDouble(r->total_simulated)) < 0 ||
         ftpy_put(d, "total_analytic", num_or_none(r->total_analytic)) < 0 ||
         ftpy_put(d, "difference", num_or_none(r->total_simulated - r->total_analytic)) < 0 ||
-        ftpy_put(d, "relative_difference", num_or_none(rel_diff(r->total_simulated, r->total_analytic))) < 0 ||
-        ftpy_put(d, "agree", PyBool_FromLong(agree)) < 0 || ftpy_put(d, "steps", PyLong_FromLongLong((long long)r->steps)) < 0 ||
-        ftpy_put(d, "analytic_reason", ftpy_str_or_none(r->analytic_reason ? ft_reason_name(r->analytic_reason) : NULL)) < 0)
+        ftpy_put(d, "relative_difference", num_or_none(ft_sim_rel_diff(r->total_simulated, r->total_analytic))) < 0 ||
+        ftpy_put(d, "agree", PyBool_FromLong(agree)) < 0 || ftpy_put(d, "accounted", PyBool_FromLong(accounted)) < 0 ||
+        ftpy_put(d, "accounted_for_by", PyUnicode_FromString(why)) < 0 ||
+        ftpy_put(d, "steps", PyLong_FromLongLong((long long)r->steps)) < 0 ||
+        ftpy_put(d, "analytic_reason", ftpy_str_or_none(r->analytic_reason ? ft_reason_name(r->analytic_reason) : NULL)) < 0 ||
+        ftpy_put(d, "effects_off", effects_list(rep)) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:
@@ -255,21 +429,23 @@ static int strategy_opts(ft_search_opts *o, const char *strategy, const char *st
 
 /* search(problem, time_limit, compute_model='native', seed=1, threads=0,
  * max_restarts=0, strategy='search', start_from='all', patterns=None,
- * partition='auto', parts=0) -> (Schedule, evaluation dict) */
+ * partition='auto', parts=0, progress=None) -> (Schedule, evaluation dict);
+ * interrupted (Ctrl-C, or an exception from progress): that exception with
+ * .schedule (Schedule) and .evaluation (dict), the best found so far */
 PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"problem", "time_limit", "compute_model", "seed",      "threads", "max_restarts",
-                             "strategy", "start_from", "patterns",     "partition", "parts",   NULL};
-    PyObject *pobj, *limit = Py_None, *patterns = Py_None, *files = NULL;
+    static char *kwlist[] = {"problem",  "time_limit", "compute_model", "seed",  "threads",  "max_restarts",
+                             "strategy", "start_from", "patterns",      "partition", "parts", "progress", NULL};
+    PyObject *pobj, *limit = Py_None, *patterns = Py_None, *files = NULL, *progress = NULL;
     ft_search_opts o;
     ft_search_opts_init(&o);
     long long seed = 1, restarts = 0;
     int threads = 0, parts = 0;
     const char *strategy = NULL, *starts = NULL, *method = NULL, *paths[FTPY_MAX_PATTERN_FILES];
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOzi:search", kwlist, &FtProblem_Type, &pobj, &limit,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOziO&:search", kwlist, &FtProblem_Type, &pobj, &limit,
                                      ftpy_model_converter, &o.model, &seed, &threads, &restarts, &strategy, &starts,
-                                     &patterns, &method, &parts))
+                                     &patterns, &method, &parts, progress_converter, &progress))
         return NULL;
     if (strategy_opts(&o, strategy, starts, method, parts, patterns, &files, paths)) {
         Py_XDECREF(files);
@@ -305,6 +481,12 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
         memcpy(pdir, env, strlen(env) + 1);
         o.patterns_dir = pdir;
     }
+    /* Ctrl-C and progress: on_progress polls (watch_poll); an exception
+     * there sets w.stop, which ends the search with its best so far */
+    watch w = {progress, 0, NULL, NULL, NULL};
+    o.on_progress = search_on_progress;
+    o.ctx = &w;
+    o.stop = &w.stop;
     ft_schedule *s = NULL;
     ft_eval ev;
     ft_status st;
@@ -314,43 +496,60 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     rc = ft_search(p, &o, &s, &ev, &st);
     Py_END_ALLOW_THREADS
     Py_XDECREF(files);
-    if (rc != FT_OK)
+    PyObject *e = NULL, *so = NULL, *r = NULL;
+    if (rc != FT_OK) {
+        if (w.stop) /* the interrupt, not the failure it caused */
+            return watch_raise(&w, NULL);
         return ftpy_raise_status(&st);
-    PyObject *e = eval_dict(p, s, &ev);
+    }
+    e = eval_dict(p, s, &ev);
     ft_eval_free(&ev);
     if (!e) {
         ft_schedule_free(s);
-        return NULL;
+        goto out;
     }
-    PyObject *so = ftpy_schedule_new(s);
-    if (!so) {
-        Py_DECREF(e);
-        return NULL;
+    if (!(so = ftpy_schedule_new(s)))
+        goto out;
+    if (w.stop)
+        watch_raise(&w, "schedule", so, "evaluation", e, NULL);
+    else
+        r = PyTuple_Pack(2, so, e);
+out:
+    if (!r && w.stop && w.exc_type) { /* failed before raising the interrupt */
+        Py_CLEAR(w.exc_type);
+        Py_CLEAR(w.exc_value);
+        Py_CLEAR(w.exc_tb);
     }
-    PyObject *r = PyTuple_Pack(2, so, e);
-    Py_DECREF(so);
-    Py_DECREF(e);
+    Py_XDECREF(so);
+    Py_XDECREF(e);
     return r;
 }
 
-/* evaluate(problem, schedule, compute_model='native') -> dict */
+/* evaluate(problem, schedule, compute_model='native', progress=None) -> dict */
 PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"problem", "schedule", "compute_model", NULL};
-    PyObject *pobj, *sobj;
+    static char *kwlist[] = {"problem", "schedule", "compute_model", "progress", NULL};
+    PyObject *pobj, *sobj, *progress = NULL;
     ft_compute_model model = FT_COMPUTE_NATIVE;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
-                                     ftpy_model_converter, &model))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
+                                     ftpy_model_converter, &model, progress_converter, &progress))
         return NULL;
     const ft_problem *p = ((FtProblem *)pobj)->p;
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
     ft_eval e;
     ft_status st;
     int rc;
+    watch w = {progress, 0, NULL, NULL, NULL};
+    watch_steps ws = {&w, "evaluate"};
     Py_BEGIN_ALLOW_THREADS
-    rc = ft_evaluate(p, s, model, &e, &st);
+    rc = ft_evaluate_progress(p, s, model, steps_progress, &ws, &e, &st);
     Py_END_ALLOW_THREADS
+    if (w.stop) {
+        if (rc == FT_OK)
+            ft_eval_free(&e);
+        return watch_raise(&w, NULL);
+    }
     if (rc == FT_EINVALID) {
         /* as `fusetile evaluate` and the Tcl binding say it */
         char full[600];
@@ -375,26 +574,41 @@ static int path_or_none(PyObject *o, void *out)
     return PyUnicode_FSConverter(o, out);
 }
 
-/* simulate(problem, schedule, compute_model='native', trace=None, vcd=None) -> dict */
+/* simulate(problem, schedule, compute_model='native', trace=None, vcd=None,
+ * progress=None, effects=True, target_name=None, clock_hz=0) -> dict */
 PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"problem", "schedule", "compute_model", "trace", "vcd", NULL};
-    PyObject *pobj, *sobj, *trace = NULL, *vcd = NULL;
+    static char *kwlist[] = {"problem", "schedule", "compute_model", "trace", "vcd", "progress", "effects", "target_name",
+                             "clock_hz", NULL};
+    PyObject *pobj, *sobj, *trace = NULL, *vcd = NULL, *progress = NULL;
+    int effects = 1;
     ft_sim_opts so;
     ft_sim_opts_init(&so);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
-                                     &sobj, ftpy_model_converter, &so.model, path_or_none, &trace, path_or_none, &vcd))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzd:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
+                                     &sobj, ftpy_model_converter, &so.model, path_or_none, &trace, path_or_none, &vcd,
+                                     progress_converter, &progress, &effects, &so.target, &so.clock_hz))
         return NULL;
+    if (!(so.clock_hz >= 0) || !isfinite(so.clock_hz)) {
+        Py_XDECREF(trace);
+        Py_XDECREF(vcd);
+        return ftpy_usage("clock_hz is %g, must be 0 (cost units) or a positive frequency", so.clock_hz);
+    }
+    watch w = {progress, 0, NULL, NULL, NULL};
+    watch_steps wsr = {&w, "simulate"}, wse = {&w, "simulate effects off"};
+    so.progress = steps_progress;
+    so.progress_ctx = &wsr;
     so.trace_json = trace ? PyBytes_AS_STRING(trace) : NULL;
     so.trace_vcd = vcd ? PyBytes_AS_STRING(vcd) : NULL;
     const ft_problem *p = ((FtProblem *)pobj)->p;
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
     ft_sim_result r;
+    ft_sim_effects rep;
     char msg[512] = "";
     const char *err = NULL;
     int rc;
     memset(&r, 0, sizeof r);
+    memset(&rep, 0, sizeof rep);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(sim_lock, WAIT_LOCK);
     rc = sim_handle ? FT_OK : ft_sim_new(&sim_handle, &err);
@@ -404,13 +618,24 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
         rc = ft_sim_run(sim_handle, p, s, &so, &r);
         if (rc != FT_OK)
             snprintf(msg, sizeof msg, "%s", ft_sim_errmsg(sim_handle));
+        else if (effects) {
+            /* the same replay with each effect of the target off, as
+             * `fusetile simulate` (the library's ft_sim_effects_run) */
+            so.progress_ctx = &wse;
+            rc = ft_sim_effects_run(sim_handle, p, s, &so, &rep);
+            if (rc != FT_OK)
+                snprintf(msg, sizeof msg, "simulator: %s",
+                         rc == FT_ENOMEM ? "out of memory" : "the replays with effects off were interrupted");
+        }
     }
     PyThread_release_lock(sim_lock);
     Py_END_ALLOW_THREADS
     Py_XDECREF(trace);
     Py_XDECREF(vcd);
     PyObject *d = NULL;
-    if (rc == FT_EINVALID) {
+    if (w.stop)
+        watch_raise(&w, NULL);
+    else if (rc == FT_EINVALID) {
         char full[600];
         snprintf(full, sizeof full, "invalid schedule (%s): simulator: %s", ft_reason_name(r.reason), msg);
         ftpy_raise(FtInvalidError, "invalid", rc, ft_reason_name(r.reason), r.fail_sg, r.fail_tile, r.fail_step, full);
@@ -419,7 +644,103 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     else if (rc != FT_OK)
         ftpy_raise(FtInputError, "input", rc, NULL, -1, -1, -1, msg);
     else
-        d = sim_dict(p, s, &r, so.model);
+        d = sim_dict(p, s, &r, so.model, &rep);
+    ft_sim_effects_free(&rep);
     ft_sim_result_free(&r);
     return d;
+}
+
+/* ------------------------------------------------------------ sweeps */
+
+static PyObject *sweep_progress_dict(const void *arg)
+{
+    const ft_sweep_counts *c = arg;
+    int finished = c->skipped + c->done + c->failed;
+    return Py_BuildValue("{sssisisisisisdsd}", "what", "sweep", "selected", c->selected, "skipped", c->skipped, "ok",
+                         c->done, "failed", c->failed, "pending", c->pending, "elapsed", c->elapsed, "fraction",
+                         c->selected > 0 ? (double)finished / c->selected : 1.0);
+}
+
+/* The pool's progress callback (in this process, about 4 times a second):
+ * the caller's progress callable; an exception from it stops the pool as
+ * Ctrl-C does (SIGINT to this process, which the pool's handler takes). */
+static void sweep_on_progress(void *ctx, const ft_sweep_counts *c, int final)
+{
+    watch *w = ctx;
+    if (w->stop || final)
+        return;
+    if (watch_poll(w, sweep_progress_dict, c))
+        kill(getpid(), SIGINT);
+}
+
+/* sweep_run(path, text=None, db=None, jobs=0, progress=None) -> dict db,
+ * selected, skipped, ok, failed, interrupted, seconds, keys (the runs'
+ * keys, in order) */
+PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwlist[] = {"path", "text", "db", "jobs", "progress", NULL};
+    PyObject *path = NULL, *db = NULL, *progress = NULL;
+    const char *text = NULL;
+    ft_sweep_exec_opts o;
+    ft_sweep_exec_opts_init(&o);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|zO&iO&:sweep_run", kwlist, PyUnicode_FSConverter, &path, &text,
+                                     path_or_none, &db, &o.jobs, progress_converter, &progress))
+        return NULL;
+    PyObject *r = NULL;
+    ft_sweep *sw = NULL;
+    char *dbdef = NULL;
+    ft_status st;
+    if (o.jobs < 0 || o.jobs > FT_SWEEP_MAX_JOBS) {
+        ftpy_usage("jobs is %d, must be 0 (one per core) to %d", o.jobs, FT_SWEEP_MAX_JOBS);
+        goto out;
+    }
+    if ((text ? ft_sweep_parse(text, PyBytes_AS_STRING(path), &sw, &st) : ft_sweep_load(PyBytes_AS_STRING(path), &sw, &st)) !=
+        FT_OK) {
+        ftpy_raise_status(&st);
+        goto out;
+    }
+    if (!db && !(dbdef = ft_sweep_default_db(sw->path))) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    const char *dbpath = db ? PyBytes_AS_STRING(db) : dbdef;
+    watch w = {progress, 0, NULL, NULL, NULL};
+    o.on_progress = sweep_on_progress;
+    o.ctx = &w;
+    ft_sweep_counts c;
+    int rc;
+    memset(&c, 0, sizeof c);
+    Py_BEGIN_ALLOW_THREADS
+    rc = ft_sweep_execute(sw, dbpath, &o, &c, &st);
+    Py_END_ALLOW_THREADS
+    if (w.stop) {
+        /* the progress callable's exception, rather than KeyboardInterrupt */
+        PyErr_Restore(w.exc_type, w.exc_value, w.exc_tb);
+        goto out;
+    }
+    if (rc != FT_OK) {
+        ftpy_raise_status(&st);
+        goto out;
+    }
+    PyObject *keys = PyList_New(sw->nruns);
+    for (int i = 0; keys && i < sw->nruns; i++) {
+        PyObject *k = ftpy_str_or_none(sw->runs[i].key);
+        if (!k) {
+            Py_CLEAR(keys);
+            break;
+        }
+        PyList_SET_ITEM(keys, i, k);
+    }
+    if (!keys)
+        goto out;
+    r = Py_BuildValue("{sssisisisisOsdsN}", "db", dbpath, "selected", c.selected, "skipped", c.skipped, "ok", c.done,
+                      "failed", c.failed, "interrupted", c.interrupted ? Py_True : Py_False, "seconds", c.elapsed, "keys",
+                      keys);
+out:
+    free(dbdef);
+    ft_sweep_free(sw);
+    Py_XDECREF(path);
+    Py_XDECREF(db);
+    return r;
 }

@@ -5,6 +5,8 @@
 #include "fusetile/fusetile.h"
 #include "fusetile/io.h"
 
+#include <limits.h>
+
 #if defined(__GNUC__)
 #define FT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -53,5 +55,21 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+
+/* Most directories ft__data_dirs returns: the source tree's, the installed
+ * tree's found from where the code runs, and the configured one. */
+#define FT_DATA_DIRS_MAX 3
+
+/* The directories that hold the shipped data SUB ("targets", "patterns"),
+ * best first, into dirs[0..FT_DATA_DIRS_MAX-1], each of size PATH_MAX
+ * (datadir.c): the source tree's SUB when the running code (the program,
+ * or the shared object libfusetile is linked into) lies under the build
+ * directory it was configured in; then $(datadir)/fusetile/SUB of the
+ * install tree the code runs from, found from the object's own path, so
+ * that a tree installed with DESTDIR, or moved, finds its own data; then
+ * the configured $(datadir)/fusetile/SUB.  Only directories that exist are
+ * returned, each once; a path longer than PATH_MAX is left out.  Returns
+ * how many (0 when none exists). */
+int ft__data_dirs(const char *sub, char (*dirs)[PATH_MAX]);
 
 #endif

@@ -139,12 +139,19 @@ static void progress(search *S, double t)
     pthread_mutex_unlock(&sh->mu);
 }
 
-/* Whether the deadline has passed, whatever S->first says. */
+/* Whether the caller asked the search to stop (ft_search_opts.stop). */
+static int stop_asked(const ft_search_opts *o)
+{
+    return o && o->stop && *o->stop;
+}
+
+/* Whether the deadline has passed (or the caller asked to stop), whatever
+ * S->first says. */
 static int past_deadline(search *S)
 {
     double t = ft__now_s();
     progress(S, t);
-    return t > S->deadline;
+    return t > S->deadline || stop_asked(S->o);
 }
 
 int ft__out_of_time(search *S)
@@ -200,21 +207,30 @@ static int64_t schedule_steps(const ft_problem *p, const ft_schedule *s)
     return n;
 }
 
+/* When a walk of figures() must end: its deadline, or the caller's stop. */
+typedef struct walk_until {
+    double until;
+    const ft_search_opts *o;
+} walk_until;
+
 static int stop_walk(void *ctx, int64_t done, int64_t total)
 {
     (void)done, (void)total;
-    return ft__now_s() > *(const double *)ctx;
+    const walk_until *w = ctx;
+    return ft__now_s() > w->until || stop_asked(w->o);
 }
 
 /* Figures of schedule s (made from a plan whose latencies are in its
- * reported fields) into *ev: ft_evaluate's walk when it fits before `until`,
- * else the scorer's latencies after ft_schedule_validate.  FT_OK, or the
- * error of an invalid schedule. */
-static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double until, ft_eval *ev, ft_status *st)
+ * reported fields) into *ev: ft_evaluate's walk when it fits before `until`
+ * (and o's stop is not asked), else the scorer's latencies after
+ * ft_schedule_validate.  FT_OK, or the error of an invalid schedule. */
+static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double until,
+                   const ft_search_opts *o, ft_eval *ev, ft_status *st)
 {
     double left = until - ft__now_s();
-    if ((double)schedule_steps(p, s) < left * WALK_RATE) {
-        int rc = ft_evaluate_progress(p, s, model, stop_walk, &until, ev, st);
+    walk_until w = {until, o};
+    if (!stop_asked(o) && (double)schedule_steps(p, s) < left * WALK_RATE) {
+        int rc = ft_evaluate_progress(p, s, model, stop_walk, &w, ev, st);
         if (rc != FT_EINPUT)
             return rc; /* FT_OK, FT_EINVALID or FT_ENOMEM; FT_EINPUT: cut short */
     }
@@ -253,7 +269,7 @@ static void publish(search *S, const plan *P, double total)
         ft_status st;
         if (s && label_schedule(sh, s))
             ft_schedule_free(s), s = NULL;
-        if (s && figures(S->p, s, S->sc.model, sh->hard - reserve(sh->limit), &e, &st) == FT_OK) {
+        if (s && figures(S->p, s, S->sc.model, sh->hard - reserve(sh->limit), sh->o, &e, &st) == FT_OK) {
             double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
             if (lat && e.total < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
@@ -694,7 +710,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
-    rc = figures(p, s, o->model, sh.hard - 0.25 * reserve(sh.limit), ev, st);
+    rc = figures(p, s, o->model, sh.hard - 0.25 * reserve(sh.limit), o, ev, st);
     if (rc == FT_OK) {
         for (int i = 0; i < ev->nsubgraphs; i++)
             s->sg[i].reported = ev->sg[i].latency;

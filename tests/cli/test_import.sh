@@ -126,6 +126,7 @@ if PYTHONPATH="$build/python" "$py" -c 'import fusetile._fusetile' >/dev/null 2>
     check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 822.443, native 64x64, base costs MatMul 152.50459003072.*, Pointwise 32 per input, gelu x73.5315$' \
         -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
     check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[152.50459003072[0-9]*,2353.008,32,64,152.50459003072[0-9]*\]' "$tmp/gelu.json"
+    check import-target-imported-for 0 - '' -- grep -q "^  \"imported_for\": {\"target\":\"gpu-h100\",\"file\":\"$h100\"}" "$tmp/gelu.json"
     check import-target-schedules 0 - '' -- "$bin" schedule "$tmp/gelu.json" --target "$h100" --time-limit 0.5 -q -o "$tmp/gelu.sched.json"
     "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --keep-costs --json >"$tmp/kept.json" 2>"$tmp/err"
     "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --json >"$tmp/derived.json" 2>>"$tmp/err"
@@ -139,6 +140,8 @@ else
     one_line import-target-no-binding
     check import-no-target-no-binding 0 - '' -- "$bin" import "$tmp/model.py:gelu" -q -o "$tmp/gelu.json"
 fi
+check import-no-target 0 - '' -- "$bin" import "$tmp/model.py:gelu" -q -o "$tmp/plain.json"
+check import-no-target-no-imported-for 1 - '' -- grep -q imported_for "$tmp/plain.json"
 # the output rules (docs/OUTPUTS.md): an input, a directory refused; a
 # device written in place; - is stdout; a failed stdout is exit 2
 msum=$(cksum <"$tmp/model.py")

@@ -106,8 +106,10 @@ check sched-seed-run2 0 - '' -- "$bin" schedule "$E" -o "$tmp/r2.json" --time-li
 expect sched-deterministic "two runs with --seed 7 wrote different files" cmp -s "$tmp/r1.json" "$tmp/r2.json"
 
 # threads, progress and the time a search above its bound uses
-check sched-threads-zero 2 err "--threads is '0', must be an integer from 1 to 256" -- "$bin" schedule "$P" --threads 0
-check sched-threads-word 2 err "--threads is 'all', must be an integer from 1 to 256" -- "$bin" schedule "$P" --threads all
+# --threads 0 is one thread per core, as Python's threads=0 (the progress
+# line names the threads the search ran)
+check sched-threads-too-many 2 err "--threads is '257', must be an integer from 0 \(one per core\) to 256" -- "$bin" schedule "$P" --threads 257
+check sched-threads-word 2 err "--threads is 'all', must be an integer from 0 \(one per core\) to 256" -- "$bin" schedule "$P" --threads all
 check sched-threads-no-value 2 err 'option --threads needs a value' -- "$bin" schedule "$P" --threads
 check sched-threads-run1 0 - '' -- "$bin" schedule "$E" -o "$tmp/t1.json" --time-limit 1 --seed 7 --threads 2 --quiet
 check sched-threads-run2 0 - '' -- "$bin" schedule "$E" -o "$tmp/t2.json" --time-limit 1 --seed 7 --threads 2 --quiet
@@ -120,6 +122,12 @@ check sched-progress-summary 0 out ', [0-9]+ improvements, the last at [0-9.]+ s
 expect sched-progress-no-cr "plain progress lines carry no carriage return when stderr is not a terminal" sh -c "! grep -q \"$(printf '\r')\" '$tmp/perr'"
 check sched-progress-quiet 0 - '' -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 1 --quiet
 expect sched-progress-quiet-empty "--quiet printed something" test ! -s "$tmp/err"
+# --threads 0 is one thread per core, as Python's threads=0: the progress
+# lines name as many threads as the machine has cores (before the fix:
+# "--threads is '0', must be an integer from 1 to 256", exit 2)
+ncores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+[ "$ncores" -gt 256 ] && ncores=256
+check sched-threads-zero 0 err "  $ncores threads?\$" -- "$bin" schedule "$B5" -o "$tmp/t0.json" --time-limit 1.5 --threads 0
 
 # a generated 8-op problem with a small native tile: the restarts pass split
 # an op out of a partition of singletons (a group id past the op count) and

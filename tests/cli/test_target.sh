@@ -5,6 +5,7 @@ set -u
 bin=${1:?usage: test_target.sh FUSETILE VECTORS_DIR}
 vec=${2:?usage: test_target.sh FUSETILE VECTORS_DIR}
 . "$(dirname "$0")/lib.sh"
+vec=$(cd "$vec" && pwd)
 targets=$(cd "$(dirname "$0")/../../targets" && pwd)
 contest=$targets/contest.cfg
 gpu=$targets/gpu-h100-sm.cfg
@@ -79,7 +80,34 @@ for f in "$targets"/*.cfg; do
 done
 
 # Bad targets and usage: exit 2, one line, FILE:LINE.
-check missing-target 2 err "^fusetile: $tmp/nope.cfg: cannot open: No such file or directory$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
+check missing-target 2 err "^fusetile: --target $tmp/nope.cfg: cannot open: No such file or directory; shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
+
+# Targets by name (ft_target_find): a shipped target from any directory,
+# with or without .cfg; $FUSETILE_TARGETS is searched first; an unknown
+# name says where it looked and lists the shipped names.
+abin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+check name-target 0 out "^target +$targets/gpu-h100-sm.cfg \(gpu-h100-sm\): " -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
+check name-target-cfg 0 out "^target +$targets/gpu-h100-sm.cfg \(gpu-h100-sm\): " -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm.cfg
+check name-schedule 0 err "^fusetile: schedule: target $targets/kpu.cfg \(kpu\): " -- env -C "$tmp" "$abin" schedule "$P" --target kpu --time-limit 1 -o /dev/null
+mkdir -p "$tmp/mine" "$tmp/empty"
+sed 's/^name = .*/name = "mine";/' "$gpu" >"$tmp/mine/gpu-h100-sm.cfg"
+check name-env-first 0 out "^target +$tmp/mine/gpu-h100-sm.cfg \(mine\): " -- \
+    env -C / FUSETILE_TARGETS="$tmp/empty::$tmp/mine" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
+check name-env-shipped 0 out "^target +$targets/tpu-v5e.cfg \(tpu-v5e\): " -- env FUSETILE_TARGETS="$tmp/mine" "$bin" evaluate "$P" "$S" --target tpu-v5e
+check name-unknown 2 err "^fusetile: --target kpu2: no such file or shipped target \(looked in \./, $tmp/empty, $targets\); shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- \
+    env -C "$tmp" FUSETILE_TARGETS="$tmp/empty" "$abin" evaluate "$P" "$S" --target kpu2
+expect name-unknown-one-line "want one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+check name-unknown-simulate 2 err '^fusetile: --target kpu2: no such file or shipped target' -- "$bin" simulate "$P" "$S" --target kpu2
+check name-unknown-validate 2 err '^fusetile: --target kpu2: no such file or shipped target' -- "$bin" validate --target kpu2 --measured "$targets/measured/h100/gemm.tsv"
+check name-unknown-calibrate 2 err '^fusetile: --target kpu2: no such file or shipped target' -- "$bin" calibrate --target kpu2 --measured "$targets/measured/h100/gemm.tsv"
+# a target file in the working directory wins over the shipped one
+cp "$tmp/mine/gpu-h100-sm.cfg" "$tmp/gpu-h100-sm"
+check name-cwd-first 0 out '^target +gpu-h100-sm \(mine\): ' -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
+rm -f "$tmp/gpu-h100-sm"
+# a directory of that name there does not hide the shipped target
+mkdir "$tmp/gpu-h100-sm"
+check name-cwd-dir 0 out "^target +$targets/gpu-h100-sm.cfg \(gpu-h100-sm\): " -- env -C "$tmp" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
+rmdir "$tmp/gpu-h100-sm"
 check dir-target 2 err "^fusetile: $tmp: cannot read: Is a directory$" -- "$bin" evaluate "$P" "$S" --target "$tmp"
 check target-no-value 2 err 'option --target needs a value' -- "$bin" evaluate "$P" "$S" --target
 check target-empty 2 err 'evaluate: --target needs a file name' -- "$bin" evaluate "$P" "$S" --target=
@@ -219,7 +247,12 @@ check imported-bad 2 err 'bad-imported.json: imported_for.target: expected a non
 # a NUL byte in a target file: one line naming the file and the offset
 printf 'name = "x";\0\n' >"$tmp/nul.cfg"
 check nul-byte 2 err 'nul.cfg: not a text file \(a NUL byte at offset 11\)' -- "$bin" schedule "$P" --target "$tmp/nul.cfg"
+# the whole target line, however long (it was cut at 352 bytes of the
+# whole-device terms: "...MatMul efficiency 0.839319, Point")
+check gpu-h100-line 0 out '^target .*\(gpu-h100\): .*MatMul efficiency 0\.839319, Pointwise ops unpadded; base costs from the target.s throughput \(MatMul [0-9.]+, Pointwise 32 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz$' \
+    -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/gpu-h100.cfg"
 check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
+check schedule-help-name 0 out "shipped target's name" -- "$bin" schedule --help
 check evaluate-help 0 out '--keep-costs' -- "$bin" evaluate --help
 
 finish test_target

@@ -198,6 +198,29 @@ class TestFallback(unittest.TestCase):
             support.graph(models.DataDependent, (8, 64), frontend="fx")
         self.assertIn("torch.fx cannot trace the model", cm.exception.line())
 
+    def test_built_module_is_the_same_every_run(self):
+        # a model the importer builds (FILE.py:CALLABLE) has the same weights
+        # every time, so the branch the export keeps does not change between
+        # runs; the caller's generator is left as it was
+        import torch
+        from fusetile.importer import source
+        src = source.parse_model(f"{MODELS}:data_dependent")
+        torch.manual_seed(123)
+        expected = torch.rand(1)
+        torch.manual_seed(123)
+        a = source.build_module(src).state_dict()
+        b = source.build_module(src).state_dict()
+        self.assertTrue(all(torch.equal(a[k], b[k]) for k in a))
+        self.assertTrue(torch.equal(torch.rand(1), expected))
+
+    def test_onnx_frontend_notes_the_branch_kept(self):
+        rc, _, err = run_cli(f"{MODELS}:data_dependent", "--frontend", "onnx")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("note: " + MODELS + ":data_dependent: the ONNX export kept one branch of data-dependent "
+                      "control flow, the one the example inputs take (Converting a tensor to a Python boolean", err)
+        rc, _, err = run_cli(f"{MODELS}:mlp", "--frontend", "onnx")
+        self.assertNotIn("kept one branch", err)
+
 
 if __name__ == "__main__":
     unittest.main()

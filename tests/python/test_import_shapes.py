@@ -1,4 +1,4 @@
-"""test_import_shapes.py - stage 4: shape rules, broadcasting, and the checks against recorded shapes."""
+"""test_import_shapes.py - stage 4: output shapes from torch on meta tensors, broadcasting, and the checks against recorded shapes."""
 
 import unittest
 
@@ -31,7 +31,8 @@ class TestBroadcast(unittest.TestCase):
             run({"a": ((4, 3), "input"), "b": ((5,), "weight"), "c": (None, "activation")},
                 [("add_1", "add", ["a", "b"], ["c"], {})], ["a"], ["c"])
         line = cm.exception.line()
-        self.assertTrue(line.startswith("add_1 (add): shape mismatch: add operands [4, 3] and [5] do not broadcast"), line)
+        self.assertTrue(line.startswith("add_1 (add): shape mismatch: add of [4, 3] and [5]: "), line)
+        self.assertIn("cannot be broadcast", line)
         self.assertIn("(hint: ", line)
 
     def test_recorded_shape_disagrees(self):
@@ -57,7 +58,7 @@ class TestRules(unittest.TestCase):
         self.assertEqual(self.one("conv2d", [(2, 16, 10, 12), (16, 1, 3, 3)], dw, ["input", "weight"]), (2, 16, 5, 6))
         with self.assertRaises(ImportFailure) as cm:
             self.one("conv2d", [(2, 8, 10, 12), (32, 16, 3, 3)], conv, ["input", "weight"])
-        self.assertIn("conv2d input has 8 channels", cm.exception.line())
+        self.assertIn("n (conv2d): shape mismatch: conv2d of [2, 8, 10, 12] and [32, 16, 3, 3]: ", cm.exception.line())
 
     def test_matmul_broadcasts_batch(self):
         self.assertEqual(self.one("matmul", [(2, 1, 5, 7), (3, 7, 4)], {}), (2, 3, 5, 4))
@@ -65,7 +66,7 @@ class TestRules(unittest.TestCase):
         self.assertEqual(self.one("matmul", [(3, 5, 7), (7,)], {}), (3, 5))
         with self.assertRaises(ImportFailure) as cm:
             self.one("matmul", [(5, 7), (6, 4)], {})
-        self.assertIn("inner dimensions 7 and 6 differ", cm.exception.line())
+        self.assertIn("mat1 and mat2 shapes cannot be multiplied (5x7 and 6x4)", cm.exception.line())
 
     def test_linear(self):
         attrs = {"in_features": 8, "out_features": 5, "weight_layout": "out_in"}
@@ -90,7 +91,7 @@ class TestRules(unittest.TestCase):
         self.assertEqual(self.one("expand", [(2, 1, 4)], {"shape": [5, 2, 3, 4]}), (5, 2, 3, 4))
         with self.assertRaises(ImportFailure) as cm:
             self.one("reshape", [(2, 3, 4)], {"shape": [5, 5]})
-        self.assertIn("24 elements", cm.exception.line())
+        self.assertIn("invalid for input of size 24", cm.exception.line())
 
     def test_cat_and_split(self):
         self.assertEqual(self.one("cat", [(2, 3, 4), (2, 5, 4)], {"dim": 1}), (2, 8, 4))

@@ -1,6 +1,7 @@
-/* test_search_deadline.c - cmocka tests of ft_search's time use: huge tensors get a valid schedule in time, a search above its bound uses its limit, progress comes at least once a second, threads stay deterministic. */
+/* test_search_deadline.c - cmocka tests of ft_search's time use: huge tensors get a valid schedule in time, a search above its bound uses its limit, progress comes at least once a second, threads stay deterministic, and a caller's stop flag (ft_search_opts.stop) ends a search early with its best schedule. */
 #include "ft_testutil.h"
 
+#include <math.h>
 #include <time.h>
 
 /* Under FT_SLOW=1 (valgrind, sanitizers) the code runs many times slower:
@@ -178,12 +179,62 @@ static void test_search_deadline_threads_deterministic(void **state)
     }
 }
 
+/* A progress callback that raises the stop flag (ctx) once the search has
+ * run `after` seconds, as the Python binding does on Ctrl-C. */
+typedef struct stopper {
+    volatile int flag;
+    double after, asked_at;
+} stopper;
+
+static void stop_later(void *ctx, const ft_search_progress *pr)
+{
+    stopper *x = ctx;
+    if (!x->flag && pr->elapsed >= x->after) {
+        x->flag = 1;
+        x->asked_at = pr->elapsed;
+    }
+}
+
+/* mlsys-2026-5 stays above its bound for the whole minute; asked to stop
+ * at 1 s, the search returns within a second after, with a valid schedule
+ * whose figures are ft_evaluate's (before ft_search_opts.stop, only the
+ * deadline ended a search). */
+static void test_search_stop_flag(void **state)
+{
+    (void)state;
+    ft_problem *p = load_benchmark("mlsys-2026-5.json");
+    assert_non_null(p);
+    ft_search_opts o;
+    ft_search_opts_init(&o);
+    o.time_limit = 60;
+    o.threads = 2;
+    stopper x = {0, 1.0, 0};
+    o.on_progress = stop_later;
+    o.ctx = &x;
+    o.stop = &x.flag;
+    ft_schedule *s = NULL;
+    ft_eval ev;
+    double wall = timed_search(p, &o, &s, &ev);
+    assert_int_equal(x.flag, 1);
+    if (!slow() && wall > x.asked_at + 1.0)
+        fail_msg("asked to stop at %.2f s, ft_search returned at %.2f s", x.asked_at, wall);
+    ft_eval check;
+    ft_status st;
+    assert_int_equal(ft_evaluate(p, s, o.model, &check, &st), FT_OK);
+    assert_true(fabs(check.total - ev.total) <= 1e-9 * check.total);
+    ft_eval_free(&check);
+    ft_eval_free(&ev);
+    ft_schedule_free(s);
+    ft_problem_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_deadline_huge_tensors),
         cmocka_unit_test(test_search_deadline_uses_its_time),
         cmocka_unit_test(test_search_deadline_threads_deterministic),
+        cmocka_unit_test(test_search_stop_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,11 @@ class _Call:
         return v
 
 
+def param(path, name):
+    """The weight buffer of a module's parameter: "PATH.NAME", or NAME for the model itself (path "")."""
+    return f"{path}.{name}" if path else name
+
+
 def _pair(v):
     if isinstance(v, (list, tuple)):
         return [int(x) for x in v] if len(v) == 2 else [int(v[0])] * 2
@@ -246,9 +251,9 @@ def _conv2d(c):
             pad = _same_padding(k, list(m.dilation)) if pad == "same" else [0, 0, 0, 0]
         else:
             pad = [pad[0], pad[1], pad[0], pad[1]]
-        inputs = [x, f"{c.node.source['module']}.weight"]
+        inputs = [x, param(c.node.source['module'], "weight")]
         if m.bias is not None:
-            inputs.append(f"{c.node.source['module']}.bias")
+            inputs.append(param(c.node.source['module'], "bias"))
         return inputs, {"kernel": k, "stride": list(m.stride), "padding": pad, "dilation": list(m.dilation),
                         "groups": m.groups, "in_channels": m.in_channels, "out_channels": m.out_channels}
     if c.onnx:
@@ -291,7 +296,7 @@ def _same_padding(k, dil):
 def _linear(c):
     if c.m is not None:
         p = c.node.source["module"]
-        inputs = [c.node.inputs[0], f"{p}.weight"] + ([f"{p}.bias"] if c.m.bias is not None else [])
+        inputs = [c.node.inputs[0], param(p, "weight")] + ([param(p, "bias")] if c.m.bias is not None else [])
         return inputs, {"in_features": c.m.in_features, "out_features": c.m.out_features, "weight_layout": "out_in"}
     if c.onnx:  # Gemm: Y = alpha A B' + beta C
         if int(c.attr("transA", 0)):
@@ -323,7 +328,7 @@ def _matmul(c):
 def _batch_norm(c):
     if c.m is not None:
         p = c.node.source["module"]
-        names = [f"{p}.{s}" for s in ("running_mean", "running_var", "weight", "bias")]
+        names = [param(p, s) for s in ("running_mean", "running_var", "weight", "bias")]
         inputs = [c.node.inputs[0]] + [n for n in names if n in c.node.inputs]
         return inputs, {"eps": c.m.eps, "num_features": c.m.num_features}
     if c.onnx:
@@ -338,7 +343,7 @@ def _batch_norm(c):
 def _layer_norm(c):
     if c.m is not None:
         p = c.node.source["module"]
-        extra = [f"{p}.{s}" for s in ("weight", "bias") if f"{p}.{s}" in c.node.inputs]
+        extra = [param(p, s) for s in ("weight", "bias") if param(p, s) in c.node.inputs]
         return [c.node.inputs[0]] + extra, {"normalized_shape": list(c.m.normalized_shape), "eps": c.m.eps}
     if c.onnx:
         x = c.tensor(c.args[0], "X")
@@ -553,13 +558,13 @@ def _flatten(c):
     shape = c.graph.buffers[x].shape
     rank = len(shape)
     s, e = _dim(start, rank), _dim(end, rank)
-    mid = 1
-    for d in shape[s:e + 1]:
-        mid *= d
-    return [x], {"start_dim": s, "end_dim": e, "shape": list(shape[:s]) + [mid] + list(shape[e + 1:])}
+    return [x], {"start_dim": s, "end_dim": e,
+                 "shape": _on_meta(c, shape, lambda t: t.flatten(s, e), f"flatten dimensions {s} to {e}")}
 
 
 def _reshape(c):
+    """Every reshaping form as one "reshape" to its result's shape, which torch computes (the form's own
+    call on a meta tensor of the operand's shape: -1 resolved, squeeze and unsqueeze dims applied)."""
     form = c.node.form
     if c.onnx:
         x = c.tensor(c.args[0], "data")
@@ -574,7 +579,8 @@ def _reshape(c):
             sizes = [c.kwargs["size"]]
         if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
             sizes = list(sizes[0])
-        shape = _resolve(c, in_shape, [int(s) for s in sizes])
+        sizes = [int(s) for s in sizes]
+        shape = _on_meta(c, in_shape, lambda t: t.reshape(sizes), f"cannot view {list(in_shape)} as {sizes}")
     elif form in ("Tensor.view_as", "Tensor.reshape_as"):
         shape = list(c.shape(c.get(1, "other")))
     elif form in ("Tensor.unflatten", "nn.Unflatten"):
@@ -582,18 +588,23 @@ def _reshape(c):
             dim, sizes = c.m.dim, list(c.m.unflattened_size)
         else:
             dim, sizes = c.get(1, "dim"), list(c.get(2, "sizes"))
-        dim = _dim(dim, len(in_shape))
-        inner = _resolve(c, (in_shape[dim],), [int(s) for s in sizes])
-        shape = list(in_shape[:dim]) + inner + list(in_shape[dim + 1:])
+        sizes = [int(s) for s in sizes]
+        shape = _on_meta(c, in_shape, lambda t: t.unflatten(int(dim), sizes),
+                         f"cannot unflatten dimension {dim} of {list(in_shape)} into {sizes}")
     elif form in ("Tensor.squeeze", "torch.squeeze", "onnx.Squeeze"):
         dims = c.const(1) if c.onnx else c.get(1, "dim")
         if c.onnx and dims is None:
             dims = c.attr("axes")
         if dims is None:
-            shape = [d for d in in_shape if d != 1]
+            shape = _on_meta(c, in_shape, lambda t: t.squeeze(), "squeeze")
         else:
-            dims = {_dim(d, len(in_shape)) for d in (dims if isinstance(dims, (list, tuple)) else [dims])}
-            shape = [d for i, d in enumerate(in_shape) if not (i in dims and d == 1)]
+            dims = sorted({_dim(d, len(in_shape)) for d in (dims if isinstance(dims, (list, tuple)) else [dims])})
+
+            def squeeze(t):
+                for d in reversed(dims):   # one at a time: torch 1.13 takes one dim
+                    t = t.squeeze(d)
+                return t
+            shape = _on_meta(c, in_shape, squeeze, f"squeeze {dims}")
     elif form in ("Tensor.unsqueeze", "torch.unsqueeze", "onnx.Unsqueeze"):
         dims = c.const(1) if c.onnx else c.get(1, "dim")
         if c.onnx and dims is None:
@@ -601,36 +612,34 @@ def _reshape(c):
         dims = dims if isinstance(dims, (list, tuple)) else [dims]
         rank = len(in_shape) + len(dims)
         dims = sorted(_dim(d, rank) for d in dims)
-        shape = list(in_shape)
-        for d in dims:
-            shape.insert(d, 1)
+
+        def unsqueeze(t):
+            for d in dims:
+                t = t.unsqueeze(d)
+            return t
+        shape = _on_meta(c, in_shape, unsqueeze, f"unsqueeze {dims}")
     elif form == "onnx.Reshape":
         target = [int(v) for v in c.const(1)]
         allow_zero = int(c.attr("allowzero", 0))
         if not allow_zero:
             target = [in_shape[i] if v == 0 else v for i, v in enumerate(target)]
-        shape = _resolve(c, in_shape, target)
+        shape = _on_meta(c, in_shape, lambda t: t.reshape(target), f"cannot view {list(in_shape)} as {target}")
     else:
         raise c.fail("unknown reshape form")
     return [x], {"shape": [int(d) for d in shape]}
 
 
-def _resolve(c, in_shape, sizes):
-    total = 1
-    for d in in_shape:
-        total *= d
-    known = 1
-    free = [i for i, s in enumerate(sizes) if s == -1]
-    for s in sizes:
-        if s != -1:
-            known *= s
-    if len(free) > 1 or (free and (known == 0 or total % known)) or (not free and known != total):
-        raise c.fail(f"shape mismatch: cannot view {list(in_shape)} as {sizes}",
-                     "the sizes must multiply to the input's element count")
-    out = list(sizes)
-    if free:
-        out[free[0]] = total // known
-    return out
+def _on_meta(c, in_shape, fn, what, parts=False):
+    """The shape of fn(a meta tensor of in_shape) (parts: the list of shapes of the tensors it returns):
+    torch's own rules; ImportFailure "shape mismatch" when torch refuses."""
+    import torch
+    try:
+        out = fn(torch.empty(tuple(in_shape), device="meta"))
+        return [list(t.shape) for t in out] if parts else list(out.shape)
+    except (RuntimeError, IndexError, ValueError, TypeError) as e:
+        text = str(e).strip().splitlines()
+        raise c.fail(f"shape mismatch: {what}: {text[0] if text else type(e).__name__}",
+                     "the sizes must multiply to the input's element count") from None
 
 
 def _permute(c):
@@ -766,23 +775,17 @@ def _split(c):
     if form in ("Tensor.unbind", "torch.unbind"):
         dim = _dim(c.get(1, "dim", 0), len(shape))
         return [x], {"dim": dim, "sizes": [1] * shape[dim], "squeeze": True}
+    dim = _dim(c.get(2, "dim", 0), len(shape))
     if form in ("Tensor.chunk", "torch.chunk"):
-        dim = _dim(c.get(2, "dim", 0), len(shape))
         chunks = int(c.get(1, "chunks"))
-        each = -(-shape[dim] // chunks)
+        parts = _on_meta(c, shape, lambda t: t.chunk(chunks, dim), f"chunk into {chunks} along {dim}", parts=True)
     else:
-        dim = _dim(c.get(2, "dim", 0), len(shape))
         s = c.get(1, "split_size_or_sections")
         if s is None:
             s = c.get(1, "split_size")
-        if isinstance(s, (list, tuple)):
-            return [x], {"dim": dim, "sizes": [int(v) for v in s], "squeeze": False}
-        each = int(s)
-    sizes, left = [], shape[dim]
-    while left > 0:
-        sizes.append(min(each, left))
-        left -= each
-    return [x], {"dim": dim, "sizes": sizes, "squeeze": False}
+        s = [int(v) for v in s] if isinstance(s, (list, tuple)) else int(s)
+        parts = _on_meta(c, shape, lambda t: t.split(s, dim), f"split into {s} along {dim}", parts=True)
+    return [x], {"dim": dim, "sizes": [p[dim] for p in parts], "squeeze": False}
 
 
 def _cat(c):

@@ -134,8 +134,12 @@ def _run(argv):
         _check_writable(args.output, _inputs(args))
 
     log = (lambda text: None) if args.quiet else _err
+    import warnings
+    from .errors import FallbackWarning
     from .pipeline import import_graph
-    g = import_graph(args.model, shapes, args.frontend, log)
+    with warnings.catch_warnings():   # the note on stderr says it (log)
+        warnings.simplefilter("ignore", FallbackWarning)
+        g = import_graph(args.model, shapes, args.frontend, log)
     counts = g.op_counts()
     log(f"graph: {', '.join(f'{n} {op}' for op, n in counts.items())} ({len(g.nodes)} nodes, {g.frontend})")
     if args.graph_only:
@@ -143,8 +147,7 @@ def _run(argv):
     else:
         from .lower import Options, lower
         p, stats = lower(g, scaled, Options(args.batch_split, args.group_split))
-        extra = {"importer": {"model": args.model, "frontend": g.frontend, "dtype": args.dtype,
-                              "element_bytes": scaled.element_bytes, "machine": machine.name}}
+        extra = importer_field(args.model, g, scaled, machine)
         text = p.dumps(extra)
         c = p.counts()
         log(f"problem: {len(p.types)} ops ({c['MatMul']} MatMul, {c['Pointwise']} Pointwise, {c['Layout']} Layout), "
@@ -156,6 +159,16 @@ def _run(argv):
             log("lowering: " + ", ".join(f"{n} {what}" for what, n in sorted(stats.items(), key=lambda kv: -kv[1])))
     write_atomic(args.output, text, _inputs(args))
     return 0
+
+
+def importer_field(model, g, scaled, machine):
+    """The problem's extra fields: "importer" (model, frontend, dtype, element_bytes, machine) and, for a
+    target, "imported_for" ({"target": its name, "file": its path}, machine.load_target)."""
+    extra = {"importer": {"model": model, "frontend": g.frontend, "dtype": scaled.dtype,
+                          "element_bytes": scaled.element_bytes, "machine": machine.name}}
+    if getattr(machine, "imported_for", None):
+        extra["imported_for"] = dict(machine.imported_for)
+    return extra
 
 
 def _inputs(args):

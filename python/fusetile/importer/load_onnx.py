@@ -430,25 +430,31 @@ _EVAL = {
 }
 
 
-def export_module(model, input_shapes, input_names):
+def export_module(model, inputs, input_names, branches=None):
     """Export `model` (real-valued, eval mode) to ONNX (opset OPSET) in memory; returns the bytes.
 
-    The model runs once on zero inputs of input_shapes (torch.onnx.export
+    inputs: one entry per model input, a tensor or a shape (zeros of that
+    shape).  The model runs once on them (torch.onnx.export
     traces by running every op; on a meta-device model the meta kernels'
     own shape arithmetic would be recorded instead).  Parameters are not
-    exported: they become graph inputs other than input_names.
-    ImportFailure when the export fails.
+    exported: they become graph inputs other than input_names.  branches,
+    when a list, receives the first sentence of each tracer warning about a
+    tensor turned into a Python bool (data-dependent control flow: the
+    export keeps the branch taken).  ImportFailure when the export fails.
     """
     import torch
     import warnings
-    xs = tuple(torch.zeros(tuple(s)) for s in input_shapes)
+    xs = tuple(s if isinstance(s, torch.Tensor) else torch.zeros(tuple(s)) for s in inputs)
     try:
-        with warnings.catch_warnings():   # not under no_grad: nn.TransformerEncoderLayer's fast path would run
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as seen:   # not under no_grad: nn.TransformerEncoderLayer's fast path would run
+            warnings.simplefilter("always")
             f = io.BytesIO()
             torch.onnx.export(model, xs, f, export_params=False, opset_version=OPSET, do_constant_folding=True,
                               input_names=list(input_names), training=torch.onnx.TrainingMode.EVAL)
-            return f.getvalue()
+        if branches is not None:
+            branches.extend(str(w.message).split(". ")[0] for w in seen
+                            if issubclass(w.category, torch.jit.TracerWarning) and "Python boolean" in str(w.message))
+        return f.getvalue()
     except ImportFailure:
         raise
     except Exception as e:  # noqa: BLE001

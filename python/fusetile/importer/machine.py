@@ -113,6 +113,8 @@ def _binding():
 def load_target(path):
     """The machine of a target file (targets/*.cfg): DEFAULT's figures for a contest target, else a Target.
 
+    Its imported_for is the problem's "imported_for" field: {"target": the
+    file's name setting, "file": path as given}.
     The file is read and checked by the C library (fusetile.load_target);
     its message ("FILE:LINE: SETTING: message") becomes an ImportFailure.
     Without the binding's C extension: ImportFailure saying so.
@@ -125,9 +127,12 @@ def load_target(path):
         raise ImportFailure("", e.message or str(e), hint) from None
     if t.contest:
         d = DEFAULT
-        return Machine("contest", d.element_bytes, d.capacity_bytes, d.read_bandwidth, d.native_w, d.native_h, d.macs,
-                       d.pointwise)
-    return Target(t)
+        m = Machine("contest", d.element_bytes, d.capacity_bytes, d.read_bandwidth, d.native_w, d.native_h, d.macs,
+                    d.pointwise)
+    else:
+        m = Target(t)
+    m.imported_for = {"target": t.info()["name"], "file": os.fspath(path)}
+    return m
 
 
 class Target:

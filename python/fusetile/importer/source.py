@@ -7,6 +7,8 @@ import re
 from .errors import ImportFailure
 
 DEFAULT_IMAGE_SHAPE = (1, 3, 224, 224)
+#: Seed of torch's generator while build_module constructs a model.
+BUILD_SEED = 0
 
 # torchvision models whose default input is not 1x3x224x224
 _TORCHVISION_SHAPES = {
@@ -104,8 +106,18 @@ def build_module(src):
     torchvision: torchvision.models.NAME(weights=None), built without weight
     initialisation (nothing is downloaded; values are never read).  python:
     FILE.py is run as a module and CALLABLE() must return an nn.Module.
-    ImportFailure when that fails.
+    Both are built with torch's random generator seeded (BUILD_SEED; the
+    caller's generator state is put back), so the weights, and with them the
+    branch an ONNX export takes through data-dependent control flow, are the
+    same on every run.  ImportFailure when that fails.
     """
+    import torch
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(BUILD_SEED)
+        return _build_module(src)
+
+
+def _build_module(src):
     import torch
     if src.kind == "torchvision":
         import torchvision.models as tvm
