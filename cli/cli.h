@@ -210,6 +210,12 @@ const char *cli_opt_file(cli_opts *o, const char *opt);
  * print the error and return -1); otherwise return 0. */
 int cli_opt_target(cli_opts *o, const char *arg, const char **target, int *keep_costs);
 
+/* The search's options --time-limit S, --threads N and --seed N of command
+ * cmd ("schedule", "report"), with cli_opt_target's contract: the value
+ * into *time_limit (a positive number of seconds), *threads (0, one per
+ * core, to FT_SEARCH_MAX_THREADS) or *seed. */
+int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_limit, int *threads, uint64_t *seed);
+
 /* The --compute-model native|op option, with cli_opt_target's contract. */
 int cli_opt_model(cli_opts *o, const char *arg, ft_compute_model *model);
 
@@ -273,6 +279,10 @@ double cli_contest_margin(double limit);
  * space): 0 with *out set, or -1. */
 int cli_parse_u64(const char *v, uint64_t *out);
 
+/* Parse a positive, finite number of seconds (strtod's syntax, nothing
+ * after it): 0 with *out set, or -1. */
+int cli_parse_seconds(const char *v, double *out);
+
 /* Monotonic clock in seconds (arbitrary origin). */
 double cli_now(void);
 
@@ -285,6 +295,8 @@ int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+/* `fusetile report`: a schedule's HTML report (cmd_report.c). */
+int cmd_report(int argc, char **argv);
 int cmd_mlsys(int argc, char **argv);
 /* `fusetile generate`: a generated problem file (cmd_generate.c). */
 int cmd_generate(int argc, char **argv);

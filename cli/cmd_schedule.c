@@ -404,18 +404,6 @@ int cli_schedule_run(const cli_sched_job *job)
     return rc;
 }
 
-/* Parse a positive, finite number of seconds; 0 or -1. */
-static int parse_seconds(const char *v, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x) || x <= 0)
-        return -1;
-    *out = x;
-    return 0;
-}
-
 /* The strategy options (--strategy, --start-from, --patterns, --partition,
  * --parts) of
  * `fusetile schedule`: 1 taken, 0 not one of them, -1 after a message. */
@@ -505,39 +493,15 @@ int cmd_schedule(int argc, char **argv)
             if (!(job.output = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
             job.output = cli_out_or_stdout(job.output);
-        } else if (cli_opt_is(&o, arg, "--time-limit")) {
-            const char *v = cli_opt_value(&o, "--time-limit");
-            if (!v)
+        } else if ((r = cli_opt_search(&o, arg, "schedule", &job.time_limit, &job.threads, &job.seed)) != 0) {
+            if (r < 0)
                 return EXIT_USAGE;
-            if (parse_seconds(v, &job.time_limit)) {
-                cli_error("schedule: --time-limit is '%s', must be a positive number of seconds", v);
-                return EXIT_USAGE;
-            }
         } else if (cli_opt_is(&o, arg, "--csv")) {
             if (!(job.csv = cli_opt_file(&o, "--csv")))
                 return EXIT_USAGE;
-        } else if (cli_opt_is(&o, arg, "--threads")) {
-            const char *v = cli_opt_value(&o, "--threads");
-            uint64_t n;
-            if (!v)
-                return EXIT_USAGE;
-            if (cli_parse_u64(v, &n) || n > FT_SEARCH_MAX_THREADS) {
-                cli_error("schedule: --threads is '%s', must be an integer from 0 (one per core) to %d", v,
-                          FT_SEARCH_MAX_THREADS);
-                return EXIT_USAGE;
-            }
-            job.threads = (int)n;
         } else if ((r = strategy_option(&o, arg, &job)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-        } else if (cli_opt_is(&o, arg, "--seed")) {
-            const char *v = cli_opt_value(&o, "--seed");
-            if (!v)
-                return EXIT_USAGE;
-            if (cli_parse_u64(v, &job.seed)) {
-                cli_error("schedule: --seed is '%s', must be an integer from 0 to 18446744073709551615", v);
-                return EXIT_USAGE;
-            }
         } else {
             cli_error("schedule: unknown option '%s' (try 'fusetile schedule --help')", arg);
             return EXIT_USAGE;

@@ -14,6 +14,7 @@ static const char simulate_help[] =
     "usage: fusetile simulate PROBLEM.json SCHEDULE.json [--compute-model native|op]\n"
     "                         [--target TARGET.cfg [--keep-costs]]\n"
     "                         [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT]\n"
+    "                         [--detail waves|steps] [--trace-warn BYTES]\n"
     "                         [--json] [--csv FILE]\n"
     "\n"
     "Replay SCHEDULE for PROBLEM step by step in the SystemC simulator (a\n"
@@ -53,18 +54,34 @@ static const char simulate_help[] =
     "  --keep-costs       with --target: keep the problem file's base costs\n"
     "  --trace FILE       write a Chrome trace (JSON; opens in Perfetto): a\n"
     "                     thread per channel and compute unit, one span per\n"
-    "                     subgraph (named after its ops), step and transfer\n"
+    "                     subgraph (named after its ops) and, by default, per\n"
+    "                     tile (or run of tiles) on the controller and the\n"
+    "                     compute units, with\n"
+    "                     counters of occupancy and channel busy (at most\n"
+    "                     1000 samples each); --detail steps: per step and\n"
+    "                     transfer\n"
     "  --vcd FILE         write a VCD waveform (busy signals per channel and\n"
     "                     compute unit, the current subgraph and step, the\n"
-    "                     occupancy) and next to it a GTKWave save file, FILE\n"
-    "                     without .vcd plus .gtkw, that lists every signal\n"
-    "                     (--vcd OUT.vcd: 'gtkwave OUT.gtkw' opens with them\n"
-    "                     in view)\n"
+    "                     occupancy; by default per tile, with --detail steps\n"
+    "                     per step) and next to it a GTKWave save file, FILE\n"
+    "                     without .vcd plus .gtkw, and FILE without .vcd plus\n"
+    "                     .subgraphs.txt ('gtkwave OUT.gtkw' opens with every\n"
+    "                     signal in view, the whole run in the window and the\n"
+    "                     subgraph shown by name)\n"
+    "  --detail D         what the traces keep: waves (default: spans per\n"
+    "                     subgraph and per tile or run of tiles, at most about\n"
+    "                     20000 a track, counters sampled) or steps\n"
+    "                     (every step, transfer and occupancy change: large,\n"
+    "                     about 400 bytes a step; pair it with --window)\n"
     "  --window FIRST:COUNT\n"
     "                     trace only the steps FIRST to FIRST+COUNT-1 of the\n"
     "                     replay (counted from 0 over all subgraphs, as the\n"
-    "                     traces number them); the replay and its report are\n"
-    "                     whole\n"
+    "                     traces number them), every step of them; the replay\n"
+    "                     and its report are whole\n"
+    "  --trace-warn BYTES warn on stderr (once) when a trace file grows or is\n"
+    "                     bound to grow past BYTES (default 100000000, about\n"
+    "                     what the Perfetto UI loads; suffixes k, M, G: powers\n"
+    "                     of 1000; 0: never)\n"
     "  --json             print one JSON object instead of the table; with a\n"
     "                     real target (not the contest's) it has total_seconds,\n"
     "                     the simulated total in cycles divided by the target's\n"
@@ -329,6 +346,32 @@ static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, 
     return EXIT_OK;
 }
 
+/* Parse --trace-warn BYTES (a whole number, optionally with k, M or G:
+ * powers of 1000; 0: never) into so.  0, or -1 after an error line. */
+static int parse_trace_warn(const char *v, ft_sim_opts *so)
+{
+    char num[32];
+    uint64_t n, mult = 1;
+    size_t len = v ? strlen(v) : 0;
+    if (!v)
+        return -1;
+    if (len > 0 && strchr("kMG", v[len - 1])) {
+        mult = v[len - 1] == 'k' ? 1000 : v[len - 1] == 'M' ? 1000000 : 1000000000;
+        len--;
+    }
+    if (len > 0 && len < sizeof num) {
+        memcpy(num, v, len);
+        num[len] = '\0';
+        if (cli_parse_u64(num, &n) == 0 && n <= (uint64_t)INT64_MAX / mult) {
+            so->trace_warn_bytes = n == 0 ? -1 : (int64_t)(n * mult);
+            return 0;
+        }
+    }
+    cli_error("simulate: --trace-warn '%s': expected a size in bytes, a whole number with an optional k, M or G "
+              "(0: never warn)", v);
+    return -1;
+}
+
 /* Parse --window FIRST:COUNT into so.  0, or -1 after an error line. */
 static int parse_window(const char *v, ft_sim_opts *so)
 {
@@ -359,6 +402,7 @@ int cmd_simulate(int argc, char **argv)
     int is_opt;
     cli_pair c = {.help = simulate_help, .model = FT_COMPUTE_NATIVE};
     ft_sim_opts so;
+    int detail_given = 0;
     ft_sim_opts_init(&so);
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
@@ -371,6 +415,23 @@ int cmd_simulate(int argc, char **argv)
         }
         if (r == CLI_OTHER && cli_opt_is(&o, arg, "--window")) {
             if (parse_window(cli_opt_value(&o, "--window"), &so) != 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        if (r == CLI_OTHER && cli_opt_is(&o, arg, "--detail")) {
+            const char *v = cli_opt_value(&o, "--detail");
+            if (!v)
+                return EXIT_USAGE;
+            if (strcmp(v, "waves") != 0 && strcmp(v, "steps") != 0) {
+                cli_error("simulate: --detail '%s': expected waves or steps", v);
+                return EXIT_USAGE;
+            }
+            so.trace_detail = strcmp(v, "steps") == 0 ? FT_TRACE_DETAIL_STEPS : FT_TRACE_DETAIL_WAVES;
+            detail_given = 1;
+            continue;
+        }
+        if (r == CLI_OTHER && cli_opt_is(&o, arg, "--trace-warn")) {
+            if (parse_trace_warn(cli_opt_value(&o, "--trace-warn"), &so) != 0)
                 return EXIT_USAGE;
             continue;
         }
@@ -387,6 +448,10 @@ int cmd_simulate(int argc, char **argv)
     }
     if (so.window_count > 0 && !so.trace_json && !so.trace_vcd) {
         cli_error("simulate: --window limits the traces: give --trace or --vcd too");
+        return EXIT_USAGE;
+    }
+    if (detail_given && !so.trace_json && !so.trace_vcd) {
+        cli_error("simulate: --detail says what the traces keep: give --trace or --vcd too");
         return EXIT_USAGE;
     }
     char *gtkw = so.trace_vcd ? ft_trace_gtkw_path(so.trace_vcd) : NULL;

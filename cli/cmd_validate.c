@@ -150,7 +150,7 @@ static int write_svg(const char *path, const ft_measured *m, const ft_target *t,
 {
     char title[400];
     snprintf(title, sizeof title, "%s on %s: MAPE %.1f %%, %d rows", ft_meas_format_name(m->format), t->name, sx->mape, n);
-    ft_plot_series ser = {ft_meas_format_name(m->format), meas, pred, labels, n, 0};
+    ft_plot_series ser = {ft_meas_format_name(m->format), meas, pred, labels, n, 0, 0};
     ft_plot pl = {title, "measured (us)", "predicted (us)", 1, 1, 1, &ser, 1, 0, 0};
     char err[512];
     if (ft_plot_write_svg(&pl, path, err, sizeof err) != 0) {

@@ -297,3 +297,45 @@ void cli_progress_end(cli_progress_state *ps)
     ps->done = ps->total;
     progress_line(ps);
 }
+
+int cli_parse_seconds(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x <= 0)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_limit, int *threads, uint64_t *seed)
+{
+    const char *name = cli_opt_is(o, arg, "--time-limit") ? "--time-limit"
+                       : cli_opt_is(o, arg, "--threads")  ? "--threads"
+                       : cli_opt_is(o, arg, "--seed")     ? "--seed"
+                                                          : NULL;
+    if (!name)
+        return 0;
+    const char *v = cli_opt_value(o, name);
+    uint64_t n;
+    if (!v)
+        return -1;
+    if (name[2] == 't' && name[3] == 'i') {
+        if (cli_parse_seconds(v, time_limit)) {
+            cli_error("%s: --time-limit is '%s', must be a positive number of seconds", cmd, v);
+            return -1;
+        }
+    } else if (name[2] == 't') {
+        if (cli_parse_u64(v, &n) || n > FT_SEARCH_MAX_THREADS) {
+            cli_error("%s: --threads is '%s', must be an integer from 0 (one per core) to %d", cmd, v,
+                      FT_SEARCH_MAX_THREADS);
+            return -1;
+        }
+        *threads = (int)n;
+    } else if (cli_parse_u64(v, seed)) {
+        cli_error("%s: --seed is '%s', must be an integer from 0 to 18446744073709551615", cmd, v);
+        return -1;
+    }
+    return 1;
+}

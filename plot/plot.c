@@ -530,7 +530,7 @@ static int draw_series(svg_buf *b, const frame *f, const ft_plot *pl, int i)
     ft__plot_puts(b, "<g ");
     marker_style(b, i);
     ft__plot_puts(b, ">\n");
-    for (int j = 0; j < s->n; j++) {
+    for (int j = 0; j < s->n && !(s->lines && s->line_only); j++) {
         if (point_kind(pl, s->x[j], s->y[j]) != PT_OK)
             continue;
         const char *label = s->labels && svg_nonempty(s->labels[j]) ? s->labels[j] : NULL;
@@ -585,9 +585,12 @@ static void draw_legend(svg_buf *b, const ft_plot *pl, double x, double y)
         if (s->lines)
             ft__plot_emit(b, "<line x1=\"%p\" y1=\"%p\" x2=\"%p\" y2=\"%p\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
                           x, y, x + 20, y, series_colour(i));
-        ft__plot_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
-        marker_style(b, i);
-        ft__plot_emit(b, "/>\n<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
+        if (!(s->lines && s->line_only)) {
+            ft__plot_emit(b, "<circle cx=\"%p\" cy=\"%p\" r=\"%p\" ", x + 10, y, MARK_R + 0.5);
+            marker_style(b, i);
+            ft__plot_puts(b, "/>\n");
+        }
+        ft__plot_emit(b, "<text class=\"legend\" x=\"%p\" y=\"%p\">", x + 28, y + 4);
         ft__plot_xml(b, series_name(s, i, nb, sizeof nb), LEGEND_CHARS);
         if (shown_points(pl, s) == 0)
             ft__plot_puts(b, NO_POINTS);

@@ -95,6 +95,7 @@ void Controller::replay(Job &job)
     if (src != FT_OK)
         throw std::runtime_error(st.msg);
     job.total_steps = nsteps * job.progress_parts;
+    ft_trace_expect_steps(job.trace, nsteps);
     produced_.assign((size_t)p->ntensors, 0);
     written_.assign((size_t)p->ntensors, 0);
     executed_.assign((size_t)p->nops, 0);

@@ -99,6 +99,8 @@ void ft_sim_opts_init(ft_sim_opts *o)
     o->clock_hz = 0;
     o->window_first = 0;
     o->window_count = 0;
+    o->trace_detail = FT_TRACE_DETAIL_WAVES;
+    o->trace_warn_bytes = 0;
     o->progress = NULL;
     o->progress_ctx = NULL;
 }
@@ -161,6 +163,8 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             tc.units = p->timing.units > 1 ? p->timing.units : 1; /* a VCD signal and a thread per compute unit */
             tc.window_first = o->window_first;
             tc.window_count = o->window_count;
+            tc.detail = o->trace_detail;
+            tc.warn_bytes = o->trace_warn_bytes;
             int rc = ft_trace_open_config(&trace.t, &tc, err, sizeof err);
             if (rc != FT_OK) {
                 trace.t = NULL;

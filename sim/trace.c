@@ -23,6 +23,15 @@
 /* Longest name of a subgraph span before it is cut with a count. */
 #define SG_NAME_MAX 160
 
+/* Merge slots of the default detail: one per track (trace_int.h). */
+enum { SLOT_STEP, SLOT_LOAD, SLOT_WRITE, SLOT_UNIT0 };
+
+/* Replay steps between two checks of the trace's size. */
+#define SIZE_CHECK_STEPS 4096
+
+/* The size warning extrapolates once this fraction (1/N) of the steps is done. */
+#define SIZE_EXTRAPOLATE_AFTER 32
+
 /* ------------------------------------------------------------ helpers */
 
 /* Contract: trace_int.h. */
@@ -80,7 +89,9 @@ static void trace_free(ft_trace *t)
     ft__tfile_discard(&t->c.out);
     ft__tfile_discard(&t->v.out);
     ft__tfile_discard(&t->gtkw);
+    ft__tfile_discard(&t->xlate);
     ft__json_free(&t->c);
+    free(t->slot);
     ft__vcd_free(&t->v);
     free(t->target);
     for (int i = 0; t->labels && i < t->nlabels; i++)
@@ -136,6 +147,11 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
         ft__trace_put_err(err, errlen, "trace: clock_hz %g must be a finite number, 0 or more", c->clock_hz);
         return FT_EINPUT;
     }
+    if (c->detail != FT_TRACE_DETAIL_WAVES && c->detail != FT_TRACE_DETAIL_STEPS) {
+        ft__trace_put_err(err, errlen, "trace: detail %d is not one of %d (waves) and %d (steps)", c->detail,
+                          FT_TRACE_DETAIL_WAVES, FT_TRACE_DETAIL_STEPS);
+        return FT_EINPUT;
+    }
     if (c->window_first < 0 || c->window_count < 0 || c->window_count > INT64_MAX - c->window_first) {
         ft__trace_put_err(err, errlen, "trace: window of %" PRId64 " steps from step %" PRId64 " is out of range",
                           c->window_count, c->window_first);
@@ -156,7 +172,15 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
     t->windowed = c->window_count > 0;
     t->win_first = c->window_first;
     t->win_count = c->window_count;
-    if (!t->target) {
+    t->waves = c->detail == FT_TRACE_DETAIL_WAVES && !t->windowed;
+    t->nslot = SLOT_UNIT0 + t->units;
+    t->slot = calloc((size_t)t->nslot, sizeof *t->slot);
+    t->per_len = 1;
+    t->span_len = 1;
+    t->warn_bytes = c->warn_bytes ? c->warn_bytes : FT_TRACE_WARN_BYTES;
+    if (!t->target || !t->slot) {
+        free(t->slot);
+        free(t->target);
         free(t);
         ft__trace_put_err(err, errlen, "trace: out of memory");
         return FT_ENOMEM;
@@ -180,6 +204,23 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
         if ((rc = ft__tfile_open(&t->gtkw, c->gtkw_path, err, errlen)) != FT_OK)
             goto fail;
         t->has_gtkw = 1;
+        char *xp = ft_trace_translate_path(c->gtkw_path);
+        if (!xp) {
+            ft__trace_put_err(err, errlen, "%s: out of memory", c->gtkw_path);
+            rc = FT_ENOMEM;
+            goto fail;
+        }
+        if (same(xp, c->json_path) || same(xp, c->vcd_path)) {
+            ft__trace_put_err(err, errlen, "%s: the trace would overwrite it with the GTKWave translate file", xp);
+            free(xp);
+            rc = FT_EINPUT;
+            goto fail;
+        }
+        rc = ft__tfile_open(&t->xlate, xp, err, errlen);
+        free(xp);
+        if (rc != FT_OK)
+            goto fail;
+        t->has_xlate = 1;
     }
     if (t->has_json)
         ft__json_begin(t);
@@ -220,6 +261,35 @@ char *ft_trace_gtkw_path(const char *vcd_path)
         memcpy(s + n, ".gtkw", 6);
     }
     return s;
+}
+
+/* Contract: trace.h. */
+char *ft_trace_translate_path(const char *gtkw_path)
+{
+    static const char ext[] = ".subgraphs.txt";
+    size_t n = strlen(gtkw_path);
+    if (n >= 5 && strcmp(gtkw_path + n - 5, ".gtkw") == 0)
+        n -= 5;
+    char *s = malloc(n + sizeof ext);
+    if (s) {
+        memcpy(s, gtkw_path, n);
+        memcpy(s + n, ext, sizeof ext);
+    }
+    return s;
+}
+
+/* Contract: trace.h. */
+void ft_trace_expect_steps(ft_trace *t, int64_t steps)
+{
+    if (!t || steps <= 0)
+        return;
+    t->expect_steps = steps;
+    t->per_len = (steps + FT_TRACE_COUNTER_SAMPLES - 1) / FT_TRACE_COUNTER_SAMPLES;
+    if (t->per_len < 1)
+        t->per_len = 1;
+    t->span_len = (steps + FT_TRACE_WAVE_SPANS - 1) / FT_TRACE_WAVE_SPANS;
+    if (t->span_len < 1)
+        t->span_len = 1;
 }
 
 /* ------------------------------------------------------------ names */
@@ -319,6 +389,157 @@ static int64_t replay_step(ft_trace *t, const ft_trace_event *e)
     return t->sg_base + e->step;
 }
 
+/* ------------------------------------------------------------ size warning */
+
+/* Say on stderr, once, that file f is (final) or is bound to be about
+ * `bytes` long, past the warning size, and how to trace less. */
+static void size_warn(ft_trace *t, const tfile *f, double bytes, int final)
+{
+    char a[32], b[32];
+    double mb[2] = {bytes / 1e6, (double)t->warn_bytes / 1e6};
+    char *s[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        snprintf(s[i], sizeof a, mb[i] >= 10 ? "%.0f" : "%.3g", mb[i]);
+    t->warned = 1;
+    fprintf(stderr,
+            "fusetile: warning: trace %s %s %s MB, past the warning size of %s MB (--trace-warn): Perfetto and GTKWave "
+            "may not load it; trace part of the run with --window FIRST:COUNT%s\n",
+            f->o.path, final ? "has" : "is on course for about", a, b,
+            t->waves ? "" : " or leave out --detail steps (the default keeps a span per subgraph and per tile or run of tiles)");
+}
+
+/* Check the files' sizes at replay step g (every SIZE_CHECK_STEPS steps;
+ * final: at close, the sizes as written). */
+static void size_check(ft_trace *t, int64_t g, int final)
+{
+    if (t->warned || t->warn_bytes < 0 || (!final && g < t->warn_next))
+        return;
+    t->warn_next = g + SIZE_CHECK_STEPS;
+    const tfile *f[2] = {t->has_json ? &t->c.out : NULL, t->has_vcd ? &t->v.out : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!f[i])
+            continue;
+        double have = (double)f[i]->bytes + (i == 1 && !final ? 12.0 * (double)t->v.npend : 0.0);
+        double est = have;
+        if (!final && !t->windowed && t->expect_steps > g && g > 0 && g * SIZE_EXTRAPOLATE_AFTER >= t->expect_steps)
+            est = have * (double)t->expect_steps / (double)g;
+        if (est > (double)t->warn_bytes) {
+            size_warn(t, f[i], est, final || est == have);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the default detail */
+
+/* Write the merged spans of slot m. */
+static void merged_out(ft_trace *t, merged *m)
+{
+    if (!m->open)
+        return;
+    m->open = 0;
+    if (t->has_vcd && ft__vcd_order(t, m->ev.kind, m->ev.unit, m->ev.start, &m->ev) != 0)
+        return;
+    if (m->ev.end > t->win_t1)
+        t->win_t1 = m->ev.end;
+    if (t->has_json && (m->ev.kind == FT_TRACE_STEP || m->ev.kind == FT_TRACE_COMPUTE))
+        ft__json_merged(t, m);
+    if (t->has_vcd)
+        ft__vcd_span(t, &m->ev, m->first_g);
+}
+
+/* Write an occupancy change (a repeated value is not). */
+static void occupancy_out(ft_trace *t, double time, int64_t elems);
+
+/* Write the counters' samples of the current period and start the next. */
+static void period_flush(ft_trace *t)
+{
+    period *p = &t->per;
+    if (p->has_occ && !(t->have_occ && p->occ_max == t->last_occ) &&
+        !(t->has_vcd && ft__vcd_order(t, -1, 0, p->occ_time, NULL) != 0))
+        occupancy_out(t, p->occ_time, p->occ_max);
+    if (p->has_span && t->has_json && !t->failed) {
+        double d = p->t1 - p->t0;
+        ft__json_busy(t, p->t0, d > 0 ? p->busy[0] / d : 0, d > 0 ? p->busy[1] / d : 0);
+        t->busy_end = p->t1 > t->busy_end ? p->t1 : t->busy_end;
+        t->busy_shown = 1;
+    }
+    p->has_occ = p->has_span = 0;
+    p->busy[0] = p->busy[1] = 0;
+}
+
+/* Move the counters to the period of replay step g. */
+static void period_at(ft_trace *t, int64_t g)
+{
+    int64_t i = g / t->per_len;
+    if (i > t->per.index) {
+        period_flush(t);
+        t->per.index = i;
+    }
+}
+
+/* Flush every slot (a subgraph ended, or the trace closes). */
+static void slots_flush(ft_trace *t)
+{
+    for (int i = 0; i < t->nslot; i++)
+        merged_out(t, &t->slot[i]);
+}
+
+/* A step, transfer or compute span in the default detail: merged into its
+ * track's slot, counted in the period. */
+static void waves_span(ft_trace *t, const ft_trace_event *e, int64_t g)
+{
+    size_check(t, g, 0);
+    period_at(t, g);
+    if (e->kind == FT_TRACE_LOAD || e->kind == FT_TRACE_WRITE) {
+        period *p = &t->per;
+        if (!p->has_span || e->start < p->t0)
+            p->t0 = e->start;
+        if (!p->has_span || e->end > p->t1)
+            p->t1 = e->end;
+        p->has_span = 1;
+        p->busy[e->kind == FT_TRACE_WRITE] += e->end - e->start;
+    }
+    int si = e->kind == FT_TRACE_STEP ? SLOT_STEP : e->kind == FT_TRACE_LOAD ? SLOT_LOAD
+             : e->kind == FT_TRACE_WRITE ? SLOT_WRITE : SLOT_UNIT0 + e->unit;
+    merged *m = &t->slot[si];
+    /* a new tile closes the span once it covers span_len steps (a compute
+     * unit's span: its share of them, steps going to the units in turn) */
+    int64_t covers = si >= SLOT_UNIT0 ? t->span_len * t->units : t->span_len;
+    if (m->open && (m->ev.sg != e->sg || (e->tile != m->ev.tile && e->tile != m->last_tile && g - m->first_g >= covers)))
+        merged_out(t, m);
+    if (!m->open) {
+        m->open = 1;
+        m->ev = *e;
+        m->ev.elems = 0;
+        m->first_g = g;
+        m->last_tile = e->tile;
+        m->count = 0;
+        m->busy = 0;
+    }
+    if (e->tile > m->last_tile)
+        m->last_tile = e->tile;
+    if (e->tile < m->ev.tile)
+        m->ev.tile = e->tile;
+    m->count++;
+    m->busy += e->end - e->start;
+    m->ev.elems += e->elems;
+    if (e->end > m->ev.end)
+        m->ev.end = e->end;
+}
+
+/* The earliest time a held slot or sample will be written at (+inf: none). */
+static double waves_hold(const ft_trace *t)
+{
+    double h = HUGE_VAL;
+    for (int i = 0; i < t->nslot; i++)
+        if (t->slot[i].open && t->slot[i].ev.start < h)
+            h = t->slot[i].ev.start;
+    if (t->per.has_occ && t->per.occ_time < h)
+        h = t->per.occ_time;
+    return h;
+}
+
 /* A subgraph span: written when a step of it was, cut to the window. */
 static void subgraph_span(ft_trace *t, const ft_trace_event *e)
 {
@@ -359,6 +580,8 @@ void ft_trace_span(ft_trace *t, const ft_trace_event *e)
         return;
     }
     if (e->kind == FT_TRACE_SUBGRAPH) {
+        if (t->waves)
+            slots_flush(t);
         subgraph_span(t, e);
         return;
     }
@@ -370,6 +593,11 @@ void ft_trace_span(ft_trace *t, const ft_trace_event *e)
     int64_t g = replay_step(t, e);
     if (g < 0)
         return;
+    if (t->waves) {
+        waves_span(t, e, g);
+        return;
+    }
+    size_check(t, g, 0);
     if (t->has_vcd && ft__vcd_order(t, e->kind, e->unit, e->start, e) != 0)
         return;
     t->last_in = !t->windowed || (g >= t->win_first && g - t->win_first < t->win_count);
@@ -406,6 +634,19 @@ void ft_trace_occupancy(ft_trace *t, double time, int64_t elems)
         ft__trace_fail(t, "%s: occupancy %" PRId64 " at time %.17g is out of range", ft__trace_name(t), elems, time);
         return;
     }
+    if (t->waves) {
+        period *p = &t->per;
+        period_at(t, t->sg_base + t->cur_steps);
+        if (!p->has_occ || elems > p->occ_max)
+            p->occ_max = elems;
+        if (!p->has_occ)
+            p->occ_time = time;
+        p->has_occ = 1;
+        t->raw_occ_seen = 1;
+        t->raw_occ_time = time;
+        t->raw_occ = elems;
+        return;
+    }
     if (t->has_vcd && ft__vcd_order(t, -1, 0, time, NULL) != 0)
         return;
     if (!t->windowed) {
@@ -426,6 +667,11 @@ void ft_trace_sync(ft_trace *t, double time)
         ft__trace_fail(t, "%s: sync time %.17g is out of range", ft__trace_name(t), time);
         return;
     }
+    if (t->waves) { /* what is held is written later at its own time */
+        double h = waves_hold(t);
+        if (time > h)
+            time = h;
+    }
     ft__vcd_sync(t, time);
 }
 
@@ -438,6 +684,16 @@ int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
         return FT_OK;
     if (!t->failed && (t->has_json || t->has_vcd) && (!isfinite(end_time) || end_time < 0))
         ft__trace_fail(t, "%s: end time %.17g is out of range", ft__trace_name(t), end_time);
+    if (t->waves && !t->failed && (t->has_json || t->has_vcd)) {
+        slots_flush(t);
+        period_flush(t);
+        /* the latest occupancy (0 at the end of a replay) */
+        if (!t->failed && t->raw_occ_seen && !(t->have_occ && t->raw_occ == t->last_occ) &&
+            !(t->has_vcd && ft__vcd_order(t, -1, 0, t->raw_occ_time, NULL) != 0))
+            occupancy_out(t, t->raw_occ_time, t->raw_occ);
+        if (!t->failed && t->has_json && t->busy_shown) /* the channel idle after its last transfer */
+            ft__json_busy(t, t->busy_end, 0, 0);
+    }
     if (t->windowed && !t->failed) {
         /* the change at the replay's end belongs to its last step */
         if (t->pend_occ && t->last_in)
@@ -451,16 +707,20 @@ int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
         ft__json_end(t, end_time);
     if (!t->failed && t->has_gtkw)
         ft__vcd_gtkw(t);
+    if (!t->failed && t->has_xlate)
+        ft__vcd_translate(t);
+    if (!t->failed)
+        size_check(t, 0, 1);
     if (t->failed) {
         ft__trace_put_err(err, errlen, "%s", t->msg);
         rc = FT_EINPUT;
     }
-    tfile *files[] = {&t->c.out, &t->v.out, &t->gtkw};
-    int has[] = {t->has_json, t->has_vcd, t->has_gtkw};
-    for (int i = 0; i < 3 && rc == FT_OK; i++)
+    tfile *files[] = {&t->c.out, &t->v.out, &t->gtkw, &t->xlate};
+    int has[] = {t->has_json, t->has_vcd, t->has_gtkw, t->has_xlate};
+    for (int i = 0; i < 4 && rc == FT_OK; i++)
         if (has[i])
             rc = ft__tfile_close(files[i], err, errlen);
-    for (int i = 0; i < 3 && rc == FT_OK; i++)
+    for (int i = 0; i < 4 && rc == FT_OK; i++)
         if (has[i])
             rc = ft__tfile_commit(files[i], err, errlen);
     trace_free(t); /* removes whatever temporary is left */

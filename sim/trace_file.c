@@ -66,6 +66,7 @@ void ft__tfile_write(tfile *tf, const char *s, size_t n)
 {
     if (n && fwrite(s, 1, n, tf->o.f) != n && !tf->err)
         tf->err = errno ? errno : EIO;
+    tf->bytes += (int64_t)n;
 }
 
 /* Contract: trace_int.h. */
@@ -79,8 +80,11 @@ void ft__tfile_printf(tfile *tf, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (vfprintf(tf->o.f, fmt, ap) < 0 && !tf->err)
+    int n = vfprintf(tf->o.f, fmt, ap);
+    if (n < 0 && !tf->err)
         tf->err = errno ? errno : EIO;
+    if (n > 0)
+        tf->bytes += n;
     va_end(ap);
 }
 

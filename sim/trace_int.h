@@ -17,6 +17,7 @@ typedef struct tfile {
     ft_out o;  /* o.path: the path as named; o.f: where to write */
     char *buf;  /* stdio buffer, freed after the close */
     int err;    /* errno of the first failed write, 0 if none */
+    int64_t bytes; /* written so far */
 } tfile;
 
 /* printf into err (errlen bytes; nothing when err is NULL). */
@@ -110,12 +111,38 @@ typedef struct vcd {
     int dumped;                /* $dumpvars written */
     int64_t origin;            /* time of $dumpvars */
     int64_t last_time;         /* last timestamp written */
+    int64_t end_ticks;         /* the final timestamp (ft__vcd_end) */
     int group_open;
     int64_t group_t;
 } vcd;
 
 /* Watermark units of the VCD. */
 enum { WM_STEP, WM_LOAD, WM_WRITE, WM_OCC, WM_UNIT0 };
+
+/* ------------------------------------------------------------ the default detail (trace.c) */
+
+/* A tile's spans of one track merged (FT_TRACE_DETAIL_WAVES): from the
+ * first span's start to the last one's end. */
+typedef struct merged {
+    int open;
+    ft_trace_event ev;   /* kind, sg, tile (the first), unit; start and end of the merge; elems summed */
+    int64_t last_tile;   /* the highest tile merged */
+    int64_t first_g;     /* replay step of the first span */
+    int64_t count;       /* spans merged */
+    double busy;         /* their durations summed */
+} merged;
+
+/* One sampling period of the counters: FT_TRACE_COUNTER_SAMPLES at most
+ * per track. */
+typedef struct period {
+    int64_t index;       /* replay step / period length; -1 before the first */
+    int has_occ;         /* an occupancy change arrived in it */
+    double occ_time;     /* the first change's time */
+    int64_t occ_max;     /* the fullest */
+    int has_span;        /* a load or write arrived in it */
+    double t0, t1;       /* earliest start, latest end of its loads and writes */
+    double busy[2];      /* loads', writes' durations summed */
+} period;
 
 /* ------------------------------------------------------------ the handle */
 
@@ -124,6 +151,8 @@ struct ft_trace {
     chrome c;
     vcd v;
     tfile gtkw;
+    tfile xlate;               /* the translate filter file beside the save file */
+    int has_xlate;
     char *target;
     double capacity;
     double clock_hz;           /* 0: cost units */
@@ -158,6 +187,23 @@ struct ft_trace {
     int pend_occ;              /* an occupancy change waits for its step's first span */
     double pend_time;
     int64_t pend_elems;
+    /* the default detail: spans merged per tile (slots: step, load,
+     * write, compute unit 0 ..), counters sampled per period */
+    int waves;                 /* FT_TRACE_DETAIL_WAVES and no window */
+    merged *slot;
+    int nslot;
+    period per;
+    int64_t per_len;           /* steps per period */
+    int64_t span_len;          /* steps a merged span covers at least (whole tiles) */
+    int64_t expect_steps;      /* ft_trace_expect_steps, 0: unknown */
+    int64_t warn_bytes;        /* < 0: never */
+    int warned;
+    int64_t warn_next;         /* replay step of the next size check */
+    int busy_shown;            /* a channel busy sample was written; the latest end it covers */
+    double busy_end;
+    int raw_occ_seen;          /* the latest occupancy reported (written at close) */
+    double raw_occ_time;
+    int64_t raw_occ;
 };
 
 /* Record the first error (t->msg); later ones are dropped. */
@@ -178,6 +224,10 @@ void ft__json_begin(ft_trace *t);
 void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g);
 void ft__json_subgraph(ft_trace *t, const ft_trace_event *e, int clipped, int64_t first_step, int64_t steps);
 void ft__json_counter(ft_trace *t, double time, int64_t elems);
+/* The default detail: a tile's merged spans (step: on the controller,
+ * compute: on its unit) and a period's channel busy fractions. */
+void ft__json_merged(ft_trace *t, const merged *m);
+void ft__json_busy(ft_trace *t, double time, double load, double write);
 void ft__json_end(ft_trace *t, double end_time);
 void ft__json_free(chrome *c);
 
@@ -197,6 +247,8 @@ void ft__vcd_occupancy(ft_trace *t, double time, int64_t elems);
 void ft__vcd_position(ft_trace *t, double time, int sg, int64_t g);
 void ft__vcd_end(ft_trace *t, double end_time);
 void ft__vcd_gtkw(ft_trace *t);
+/* The translate filter file: "INDEX LABEL" per subgraph. */
+void ft__vcd_translate(ft_trace *t);
 void ft__vcd_free(vcd *v);
 /* Cost units to ticks; -1 if negative, not finite or too large. */
 int64_t ft__vcd_ticks(const vcd *v, double units);

@@ -231,6 +231,17 @@ static void tensor_list(ft_trace *t, const char *key, const int *v, int n)
     ft__tfile_puts(&t->c.out, "]");
 }
 
+/* Where a span of subgraph sg is, in its name: the subgraph's label when
+ * the problem names its ops, else "sg 3". */
+static void where_text(const ft_trace *t, int sg, char *where, size_t len)
+{
+    const char *label = ft__trace_sg_label(t, sg);
+    if (label)
+        snprintf(where, len, "%s", label);
+    else
+        snprintf(where, len, "sg %d", sg);
+}
+
 /* Contract: trace_int.h. */
 void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g)
 {
@@ -252,11 +263,7 @@ void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g)
     int li = lane_pick(t, e->kind, e->unit, e->start);
     if (li < 0)
         return;
-    /* "sg 3", or the subgraph's label when the problem names its ops */
-    if (label)
-        snprintf(where, sizeof where, "%s", label);
-    else
-        snprintf(where, sizeof where, "sg %d", e->sg);
+    where_text(t, e->sg, where, sizeof where);
     switch (e->kind) {
     case FT_TRACE_STEP:
         snprintf(name, sizeof name, "step %" PRId64 " (%s tile %" PRId64 " k %" PRId64 ")", e->step, where, e->tile,
@@ -349,6 +356,55 @@ void ft__json_counter(ft_trace *t, double time, int64_t elems)
 }
 
 /* Contract: trace_int.h. */
+void ft__json_merged(ft_trace *t, const merged *m)
+{
+    chrome *c = &t->c;
+    const ft_trace_event *e = &m->ev;
+    char name[FT_LABEL_MAX + 96], where[FT_LABEL_MAX + 16], a[40], tiles[48];
+    const char *label = ft__trace_sg_label(t, e->sg);
+    int li = lane_pick(t, e->kind, e->unit, e->start);
+    if (li < 0)
+        return;
+    where_text(t, e->sg, where, sizeof where);
+    if (m->last_tile > e->tile)
+        snprintf(tiles, sizeof tiles, "tiles %" PRId64 "-%" PRId64, e->tile, m->last_tile);
+    else
+        snprintf(tiles, sizeof tiles, "tile %" PRId64, e->tile);
+    if (e->kind == FT_TRACE_STEP)
+        snprintf(name, sizeof name, "%s (%s)", tiles, where);
+    else
+        snprintf(name, sizeof name, "compute %s %s", where, tiles);
+    open_x(t, name, e->kind == FT_TRACE_STEP ? "tile" : "compute", e->start, e->end, li);
+    ft__tfile_printf(&c->out, "\"sg\":%d,\"tile\":%" PRId64, e->sg, e->tile);
+    if (m->last_tile > e->tile)
+        ft__tfile_printf(&c->out, ",\"last_tile\":%" PRId64, m->last_tile);
+    ft__tfile_printf(&c->out, ",\"first_step\":%" PRId64, m->first_g);
+    if (e->kind == FT_TRACE_STEP)
+        ft__tfile_printf(&c->out, ",\"steps\":%" PRId64, m->count);
+    else
+        ft__tfile_printf(&c->out, ",\"ksteps\":%" PRId64 ",\"busy_fraction\":%s", m->count,
+                         ft__trace_num(a, sizeof a, e->end > e->start ? m->busy / (e->end - e->start) : 1));
+    if (e->kind == FT_TRACE_COMPUTE && t->units > 1)
+        ft__tfile_printf(&c->out, ",\"unit\":%d", e->unit);
+    if (label) {
+        ft__tfile_puts(&c->out, ",\"label\":");
+        emit_string(&c->out, label);
+    }
+    ft__tfile_puts(&c->out, "}}");
+}
+
+/* Contract: trace_int.h. */
+void ft__json_busy(ft_trace *t, double time, double load, double write)
+{
+    char a[40], b[40], d[40];
+    sep(t);
+    ft__tfile_printf(&t->c.out,
+                     "{\"name\":\"channel busy\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,\"args\":{\"load\":%s,\"write\":%s}}",
+                     ft__trace_num(a, sizeof a, time * t->us_per_unit), ft__trace_num(b, sizeof b, load),
+                     ft__trace_num(d, sizeof d, write));
+}
+
+/* Contract: trace_int.h. */
 void ft__json_begin(ft_trace *t)
 {
     chrome *c = &t->c;
@@ -385,6 +441,9 @@ void ft__json_end(ft_trace *t, double end_time)
     ft__tfile_printf(&c->out, ",\"fast_memory_capacity\":%s,\"end_time\":%s,\"compute_units\":%d",
                      isfinite(t->capacity) ? ft__trace_num(a, sizeof a, t->capacity) : "null",
                      ft__trace_num(b, sizeof b, end_time * t->us_per_unit), t->units);
+    if (t->waves) /* (the step detail's files read as they did before the default changed) */
+        ft__tfile_printf(&c->out, ",\"detail\":\"waves\",\"counter_period_steps\":%" PRId64 ",\"span_steps\":%" PRId64,
+                         t->per_len, t->span_len);
     if (t->windowed)
         ft__tfile_printf(&c->out, ",\"window\":{\"first_step\":%" PRId64 ",\"steps\":%" PRId64 "}", t->win_first,
                          t->win_count);

@@ -43,6 +43,12 @@ static size_t vcd_buffer_cap = FT_TRACE_VCD_BUFFER;
 #define MERGE_MEMORY (1u << 20) /* entries read ahead by all runs together at close */
 #define FS_PER_UNIT 1e9         /* without a clock: one cost unit = 1e9 fs (1 us) */
 #define MIN_TICKS_PER_CYCLE 100 /* with a clock: the coarsest timescale with this many ticks per cycle */
+#define GTKW_WIDTH 1400          /* the save file's window, pixels wide ... */
+#define GTKW_HEIGHT 900          /* ... and high */
+#define GTKW_SIGNALS_WIDTH 260   /* its signal-name pane; the waves get the rest */
+#define GTKW_MARGIN 70           /* the window's borders and scroll bar */
+#define GTKW_FRAME_PX 200.0      /* GTKWave's zoom z shows 2^-z ticks per frame of this many pixels */
+#define GTKW_ZOOM_MIN (-62.0)    /* GTKWave's most zoomed-out zoom */
 
 /* Signal indices: the controller's two, the channel's two, one per compute
  * unit, occupancy last. */
@@ -593,6 +599,30 @@ void ft__vcd_end(ft_trace *t, double end_time)
     }
     if (end > v->last_time)
         ft__tfile_printf(&v->out, "#%" PRId64 "\n", end);
+    v->end_ticks = end > v->last_time ? end : v->last_time;
+}
+
+/* The name save files and the translate file give subgraph sg. */
+static const char *sg_text(const ft_trace *t, int sg)
+{
+    const char *l = ft__trace_sg_label(t, sg);
+    return l ? l : t->sg_names && sg < t->nsg ? t->sg_names[sg] : NULL;
+}
+
+/* Contract: trace_int.h. */
+void ft__vcd_translate(ft_trace *t)
+{
+    tfile *tf = &t->xlate;
+    ft__tfile_puts(tf, "# GTKWave translate filter file written by fusetile " FT_VERSION ": subgraph index, label\n");
+    for (int i = 0; i < t->nsg; i++) {
+        const char *l = sg_text(t, i);
+        ft__tfile_printf(tf, "%d ", i);
+        if (l && *l)
+            comment_text(tf, l);
+        else
+            ft__tfile_printf(tf, "sg %d", i);
+        ft__tfile_puts(tf, "\n");
+    }
 }
 
 /* The file name in path: after its last '/'. */
@@ -624,14 +654,34 @@ void ft__vcd_gtkw(ft_trace *t)
     ft__tfile_puts(tf, vcd);
     ft__tfile_puts(tf, "\"\n[savefile] \"");
     ft__tfile_puts(tf, sav);
-    ft__tfile_printf(tf, "\"\n[timestart] %" PRId64 "\n[treeopen] fusetile.\n", v->origin);
+    /* zoomed so that the whole run fills the waves' pane (the signal tree
+     * folded away): GTKWave shows 2^-zoom ticks per GTKW_FRAME_PX pixels,
+     * and zooms no further in than 1 tick per frame (zoom 0) */
+    double span = (double)(v->end_ticks - v->origin), zoom = 0;
+    double px = GTKW_WIDTH - GTKW_SIGNALS_WIDTH - GTKW_MARGIN, frame = span / px * GTKW_FRAME_PX;
+    if (frame > 1)
+        zoom = -log2(frame);
+    if (zoom < GTKW_ZOOM_MIN)
+        zoom = GTKW_ZOOM_MIN;
+    ft__tfile_printf(tf,
+                     "\"\n[timestart] %" PRId64 "\n[size] %d %d\n[pos] -1 -1\n[sst_expanded] 0\n[signals_width] %d\n*%.6f -1\n"
+                     "[treeopen] fusetile.\n",
+                     v->origin, GTKW_WIDTH, GTKW_HEIGHT, GTKW_SIGNALS_WIDTH, zoom);
     for (int i = 0; i < v->nsig; i++)
         if (i == 0 || v->sig[i].scope != v->sig[i - 1].scope)
             ft__tfile_printf(tf, "[treeopen] fusetile.%s.\n", v->sig[i].scope);
-    /* flags: 0x28 = right-justified binary (one bit), 0x24 = decimal */
+    /* flags: 0x28 = right-justified binary (one bit), 0x24 = decimal,
+     * 0x2000 = through a translate filter file (the subgraph, by name) */
     int flags = 0;
     for (int i = 0; i < v->nsig; i++) {
-        int want = v->sig[i].width == 1 ? 0x28 : 0x24;
+        int named = i == SIG_SG && t->has_xlate;
+        int want = v->sig[i].width == 1 ? 0x28 : named ? 0x2024 : 0x24;
+        if (named) {
+            ft__tfile_puts(tf, "^1 ");
+            const char *x = t->xlate.o.path;
+            comment_text(tf, sav == base_name(sav) ? base_name(x) : x); /* beside the save file */
+            ft__tfile_puts(tf, "\n");
+        }
         if (want != flags)
             ft__tfile_printf(tf, "@%x\n", flags = want);
         ft__tfile_printf(tf, "fusetile.%s.%s\n", v->sig[i].scope, v->sig[i].ref);

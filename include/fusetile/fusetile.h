@@ -306,6 +306,17 @@ int64_t ft_native_k(const ft_problem *p);
 double ft_step_time(const ft_problem *p, double compute, int64_t loaded,
                     int64_t written, double *memory);
 
+/* The roofs of p's machine for a roofline chart (fusetile/report.h): in
+ * *compute (may be NULL) the most cost units of compute it does per cost
+ * unit, its compute units (at least 1); in *data (may be NULL) the most
+ * elements a step moves per cost unit between the slow and the fast
+ * memory, at the fastest rates ft_step_time's rule allows (a shared
+ * cache's bandwidth when it is faster): read plus write bandwidth on
+ * separate channels (ft_timing.duplex), else the larger of the two.  No
+ * subgraph of an evaluation computes faster (ft_sg_result.compute_time
+ * over its latency) nor moves loaded + written elements faster. */
+void ft_roofline_peaks(const ft_problem *p, double *compute, double *data);
+
 /* Load and validate a contest problem file (SPEC section 1).  On success
  * returns FT_OK and stores a new problem in *out (free with
  * ft_problem_free).  On failure returns FT_EINPUT (or FT_ENOMEM), leaves *out

@@ -174,6 +174,24 @@ FT_API_BEGIN
 /* Most compute units a trace shows (simulate --trace/--vcd). */
 #define FT_TRACE_MAX_UNITS 1024
 
+/* Most samples a counter track of a trace holds by default (the
+ * fast-memory occupancy, the channels' busy fractions): the steps are
+ * taken in periods of ceil(steps / FT_TRACE_COUNTER_SAMPLES) and each
+ * period gives one sample (trace.h).  --detail steps writes every change. */
+#define FT_TRACE_COUNTER_SAMPLES 1000
+
+/* Spans per track of a trace by default, about (FT_TRACE_DETAIL_WAVES):
+ * a track's span covers a tile's k-steps, and consecutive tiles while
+ * they cover fewer than ceil(steps / FT_TRACE_WAVE_SPANS) steps, so that a
+ * track holds at most this many spans plus one per subgraph (8 MB of
+ * JSON or so); --detail steps writes one per step. */
+#define FT_TRACE_WAVE_SPANS 20000
+
+/* Size of a trace file above which the simulator warns on stderr, once,
+ * how to trace less (--window, --detail): 100 MB, about what the Perfetto
+ * UI loads.  ft_sim_opts.trace_warn_bytes (--trace-warn) sets another. */
+#define FT_TRACE_WARN_BYTES ((int64_t)100000000)
+
 /* Most search threads ft_search runs (ft_search_opts.threads, --threads). */
 #define FT_SEARCH_MAX_THREADS 256
 

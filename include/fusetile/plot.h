@@ -29,6 +29,8 @@ typedef struct ft_plot_series {
     int n;                     /* points; 0 draws only the legend entry */
     int lines;                 /* 1: also join the points in x order with a
                                   polyline (ties keep their input order) */
+    int line_only;             /* with lines: 1 draws the polyline alone, no
+                                  markers (a bound, a roof); 0: markers too */
 } ft_plot_series;
 
 /* A plot: its texts, its axes and its series. */

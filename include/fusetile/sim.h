@@ -55,6 +55,14 @@ typedef struct ft_sim_opts {
                                  0 over all subgraphs); the replay and its
                                  results are whole */
     int64_t window_count;     /* 0 (default): every step */
+    int trace_detail;         /* ft_trace_detail (trace.h): FT_TRACE_DETAIL_WAVES
+                                 (0, default: spans per subgraph and tile,
+                                 counters at most FT_TRACE_COUNTER_SAMPLES
+                                 samples per track) or FT_TRACE_DETAIL_STEPS
+                                 (every step and transfer) */
+    int64_t trace_warn_bytes; /* a trace file past this size is named on
+                                 stderr once; 0 (default): FT_TRACE_WARN_BYTES;
+                                 negative: never */
     ft_progress_fn progress;  /* called about every 2^18 steps of the
                                  replay, then of the analytic evaluation,
                                  with the work done and the total (the

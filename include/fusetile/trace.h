@@ -14,6 +14,15 @@
  * subgraph (ft_trace_sync() says when every unit has moved on);
  * ft_trace_close() writes the files.  traces/README.md documents
  * the formats.
+ *
+ * Detail: by default (FT_TRACE_DETAIL_WAVES) a trace keeps what a person
+ * can look at: one span per subgraph and, per track, one span per tile
+ * (the k-steps of a tile merged; consecutive tiles merged too while they
+ * cover fewer than ceil(steps / FT_TRACE_WAVE_SPANS) steps; the tiles of a
+ * wave each on their unit), and counters (fast-memory occupancy, channel busy) at most
+ * FT_TRACE_COUNTER_SAMPLES samples per track.  FT_TRACE_DETAIL_STEPS (or a
+ * window) writes every step, transfer and occupancy change.  A trace that
+ * grows past ft_trace_config.warn_bytes says so on stderr, once.
  */
 #ifndef FT_TRACE_H
 #define FT_TRACE_H
@@ -59,6 +68,12 @@ typedef struct ft_trace_event {
 
 /* FT_TRACE_MAX_UNITS (fusetile/limits.h): most compute units a trace shows. */
 
+/* How much a trace writes (ft_trace_config.detail). */
+typedef enum ft_trace_detail {
+    FT_TRACE_DETAIL_WAVES = 0, /* default: spans per subgraph and per tile, counters sampled */
+    FT_TRACE_DETAIL_STEPS = 1  /* every step, transfer, compute and occupancy change */
+} ft_trace_detail;
+
 /* What a trace writes and how; ft_trace_config_init sets the defaults
  * (zero, NULL and one unit: the contest target's trace). */
 typedef struct ft_trace_config {
@@ -78,6 +93,10 @@ typedef struct ft_trace_config {
                                window_first + window_count - 1 of the replay (counted from 0
                                over all subgraphs, in the order they arrive) are written */
     int64_t window_count;   /* 0: every step */
+    int detail;             /* ft_trace_detail; a window writes every step of it */
+    int64_t warn_bytes;     /* a file that grows (or is bound to grow) past this many bytes
+                               is named on stderr once, with how to trace less;
+                               0: FT_TRACE_WARN_BYTES; negative: never */
 } ft_trace_config;
 
 /* Fill *c with the defaults above. */
@@ -96,6 +115,23 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
  * and capacity (the trace of the contest target). */
 int ft_trace_open(ft_trace **out, const char *json_path, const char *vcd_path, const char *target, double capacity,
                   char *err, size_t errlen);
+
+/* The GTKWave translate filter file next to the save file gtkw_path: its
+ * name with a final ".gtkw" replaced by ".subgraphs.txt" (appended when it
+ * does not end in ".gtkw").  Each line is a subgraph index and its label;
+ * the save file shows controller.subgraph through it.  The trace writes it
+ * with the save file.  Returns a malloc'd string, or NULL when out of
+ * memory. */
+char *ft_trace_translate_path(const char *gtkw_path);
+
+/* Tell the trace how many replay steps are to come (the simulator does,
+ * before the first span): the default detail's counters sample in periods
+ * of ceil(steps / FT_TRACE_COUNTER_SAMPLES) steps, its spans cover at least
+ * ceil(steps / FT_TRACE_WAVE_SPANS) steps (whole tiles), and the size
+ * warning extrapolates from the steps done.  Without it periods are one
+ * step and spans one tile.
+ * t may be NULL. */
+void ft_trace_expect_steps(ft_trace *t, int64_t steps);
 
 /* The GTKWave save file next to vcd_path: its name with a final ".vcd"
  * replaced by ".gtkw" (".gtkw" appended when it does not end in ".vcd").

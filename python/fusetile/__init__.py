@@ -103,6 +103,7 @@ __all__ = [
     "schedule", "evaluate", "simulate", "contest_time_limit", "import_model",
     "target", "sweep", "Result", "Evaluation", "Simulation",
     "FusetileWarning", "FallbackWarning",
+    "report",
 ]
 
 
@@ -327,7 +328,7 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
 
 
 def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None,
-             progress=None, effects=True):
+             progress=None, effects=True, detail="waves"):
     """Replay a schedule in the SystemC simulator, beside the analytic model -> dict.
 
     Keys: compute_model, total_simulated, total_analytic, difference,
@@ -351,12 +352,15 @@ def simulate(problem, schedule, compute_model="native", target=None, keep_costs=
     subgraphs_analytic).  The result is a :class:`Simulation` (to_rows();
     on a clocked target clock_hz, total_seconds, per subgraph
     simulated_seconds; traces show real time).  progress and Ctrl-C as in
-    schedule().
+    schedule().  detail: what trace and vcd hold, "waves" (a span per
+    subgraph and per tile or run of tiles, counters sampled) or "steps"
+    (every step and transfer, as ``fusetile simulate --detail steps``).
     """
     p, t = _on_target2(problem, target, keep_costs)
     hz = _notebook._clock(t)
     d = _notebook.run_with(progress, "simulate", _fusetile.simulate, p, _schedule(schedule), compute_model, trace, vcd,
-                           effects=bool(effects), target_name=None if t is None else t.name, clock_hz=hz or 0.0)
+                           effects=bool(effects), target_name=None if t is None else t.name, clock_hz=hz or 0.0,
+                           detail=detail)
     return _notebook.simulation(d, t)
 
 
@@ -396,6 +400,33 @@ def sweep(cfg, db=None, jobs=0, progress=None):
         e.rows = rows
         raise e
     return rows
+
+
+def report(problem, schedule=None, target=None, path=None, keep_costs=False, compute_model="native",
+           time_limit=10, strategies="all", threads=0, seed=1, progress=None):
+    """The HTML report of a schedule (``fusetile report``, ``ft_report_html``) -> str.
+
+    One self-contained page: the subgraphs' table, a roofline chart, the
+    simulator's timeline, the schedule beside the search and the classic
+    strategies, and headings kept for later analyses; its data is JSON in
+    ``<script type="application/json" id="report-data">`` and its script
+    checks the page against it (``<body data-checks="pass">``).  schedule
+    None: the search's schedule, found in time_limit seconds (also each
+    strategy's limit).  strategies: "all", "none" or names joined by
+    commas.  path: also write the page there atomically.  Returns the
+    page's text.  The GIL is released while it runs, and the process's
+    simulator is held (one replay at a time).  progress(dict) is called
+    about every 0.25 s with what ("report"), done and total (phases: the
+    search, the evaluation, the replay, each strategy) and fraction; Ctrl-C
+    (or an exception from progress) stops the report and raises, writing
+    nothing.
+    """
+    p, t = _on_target2(problem, target, keep_costs)
+    s = None if schedule is None else _schedule(schedule)
+    name = lambda x: _os.fsdecode(x) if _is_path(x) else None  # noqa: E731
+    return _fusetile.report(p, s, t, path, keep_costs=bool(keep_costs), compute_model=compute_model,
+                            time_limit=float(time_limit), strategies=strategies, threads=threads, seed=seed,
+                            problem_name=name(problem), schedule_name=name(schedule), progress=progress)
 
 
 # ------------------------------------------------------------------ importer

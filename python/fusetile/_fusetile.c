@@ -309,6 +309,10 @@ static PyMethodDef module_methods[] = {
      "sweep_run(path, text=None, db=None, jobs=0, progress=None) -> dict db selected skipped ok failed interrupted "
      "seconds keys\n\nRun a sweep file (or text, read as if it were the file path) on forked workers into its SQLite "
      "database (ft_sweep_execute); Ctrl-C stops the pool (interrupted True)."},
+    {"report", FN(ftpy_report), METH_VARARGS | METH_KEYWORDS,
+     "report(problem, schedule=None, target=None, path=None, keep_costs=False, compute_model='native',\n"
+     "       time_limit=10, strategies='all', threads=0, seed=1) -> str\n\n"
+     "The HTML report (ft_report_html); written to path when given.  The GIL is released while it runs."},
     {NULL, NULL, 0, NULL}};
 
 static void module_free(void *m)

@@ -18,6 +18,7 @@
 #include <Python.h>
 
 #include "fusetile/fusetile.h"
+#include "fusetile/report.h"
 #include "fusetile/sim.h"
 #include "fusetile/target.h"
 
@@ -111,6 +112,54 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw);
 
 /* sweep_run (ft_run.c): a sweep file (or its text) run into its database. */
 PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw);
+
+/* What a long call's callbacks share: the caller's progress callable (NULL:
+ * none), the stop flag the library reads, and the exception that stopped
+ * the run (NULL until one did). */
+typedef struct watch {
+    PyObject *progress;
+    volatile int stop;
+    PyObject *exc_type, *exc_value, *exc_tb;
+} watch;
+
+/* What ftpy_steps_progress reports: ctx of the ft_progress_fn of evaluate,
+ * simulate and report. */
+typedef struct watch_steps {
+    watch *w;
+    const char *what;
+} watch_steps;
+
+/* The ft_progress_fn of evaluate, simulate and report (ft_run.c): ctx is
+ * a watch_steps; it polls for Ctrl-C and calls the progress callable with
+ * {what, done, total, fraction}.  0, or 1 once the run is to stop. */
+int ftpy_steps_progress(void *ctx, int64_t done, int64_t total);
+
+/* PyArg converter for progress=: None (NULL in *(PyObject **)out) or a
+ * callable (borrowed). */
+int ftpy_progress_converter(PyObject *o, void *out);
+
+/* Raise the exception that stopped a run (w->stop set), with NAME = value
+ * attached for each (name, value) pair before the final NULL.  NULL. */
+PyObject *ftpy_watch_raise(watch *w, ...);
+
+/* report(problem, schedule, target, path, ...) -> str (ft_report.c). */
+PyObject *ftpy_report(PyObject *self, PyObject *args, PyObject *kw);
+
+/* The process's simulator handle (ft_run.c), made on first use, for one
+ * replay at a time: call with the GIL released; FT_OK with *out set and
+ * the lock held (ftpy_sim_release gives it back), or the code with a
+ * message in msg (n bytes) and the lock not held. */
+int ftpy_sim_acquire(ft_sim **out, char *msg, size_t n);
+void ftpy_sim_release(void);
+
+/* $FT_PATTERNS_DIR (os.environ) copied into buf (n bytes) while the GIL
+ * is held, for ft_search_opts.patterns_dir (the library reads no
+ * environment): buf, or NULL when unset, empty or too long. */
+const char *ftpy_patterns_dir(char *buf, size_t n);
+
+/* PyArg converter: None, or a path (os.fsencode) into a new bytes
+ * object in *(PyObject **)out (NULL for None). */
+int ftpy_path_or_none(PyObject *o, void *out);
 
 /* Set up and release what ft_run.c keeps for the process (the simulator's
  * lock and handle).  0 or -1. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fusetile/sweep.h"
+#include "fusetile/trace.h"
 #include "pythread.h"
 
 #include <unistd.h>
@@ -47,16 +48,37 @@ void ftpy_run_free(void)
     sim_lock = NULL;
 }
 
+int ftpy_sim_acquire(ft_sim **out, char *msg, size_t n)
+{
+    const char *err = NULL;
+    PyThread_acquire_lock(sim_lock, WAIT_LOCK);
+    int rc = sim_handle ? FT_OK : ft_sim_new(&sim_handle, &err);
+    if (rc != FT_OK) {
+        snprintf(msg, n, "simulator: %s", err ? err : "cannot start");
+        PyThread_release_lock(sim_lock);
+        *out = NULL;
+        return rc;
+    }
+    *out = sim_handle;
+    return FT_OK;
+}
+
+void ftpy_sim_release(void)
+{
+    PyThread_release_lock(sim_lock);
+}
+
+const char *ftpy_patterns_dir(char *buf, size_t n)
+{
+    const char *env = getenv("FT_PATTERNS_DIR");
+    if (!env || !*env || strlen(env) >= n)
+        return NULL;
+    memcpy(buf, env, strlen(env) + 1);
+    return buf;
+}
+
 /* ------------------------------------------------------------ watching */
 
-/* What a long call's callbacks share: the caller's progress callable (NULL:
- * none), the stop flag the library reads, and the exception that stopped
- * the run (NULL until one did). */
-typedef struct watch {
-    PyObject *progress;
-    volatile int stop;
-    PyObject *exc_type, *exc_value, *exc_tb;
-} watch;
 
 /* From a library callback (GIL released): take the GIL, check for signals
  * and call w->progress(make(arg)) (when both are set).  Returns 0, or 1
@@ -86,7 +108,7 @@ static int watch_poll(watch *w, PyObject *(*make)(const void *), const void *arg
 /* Raise the exception that stopped the run (w->stop set), with `name` =
  * value attached for each non-NULL pair of attrs (name, value, ..., NULL;
  * the values are borrowed).  Returns NULL. */
-static PyObject *watch_raise(watch *w, ...)
+PyObject *ftpy_watch_raise(watch *w, ...)
 {
     va_list ap;
     va_start(ap, w);
@@ -104,7 +126,7 @@ static PyObject *watch_raise(watch *w, ...)
 
 /* PyArg converter for progress=: None or a callable (borrowed into
  * *(PyObject **)out; None gives NULL). */
-static int progress_converter(PyObject *o, void *out)
+int ftpy_progress_converter(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -131,13 +153,8 @@ static PyObject *steps_dict(const void *arg)
                          "fraction", s->total > 0 ? (double)s->done / (double)s->total : 0.0);
 }
 
-/* The ft_progress_fn of evaluate and simulate: ctx is a watch_steps. */
-typedef struct watch_steps {
-    watch *w;
-    const char *what;
-} watch_steps;
 
-static int steps_progress(void *ctx, int64_t done, int64_t total)
+int ftpy_steps_progress(void *ctx, int64_t done, int64_t total)
 {
     const watch_steps *ws = ctx;
     steps_done sd = {ws->what, done, total};
@@ -445,7 +462,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     const char *strategy = NULL, *starts = NULL, *method = NULL, *paths[FTPY_MAX_PATTERN_FILES];
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOziO&:search", kwlist, &FtProblem_Type, &pobj, &limit,
                                      ftpy_model_converter, &o.model, &seed, &threads, &restarts, &strategy, &starts,
-                                     &patterns, &method, &parts, progress_converter, &progress))
+                                     &patterns, &method, &parts, ftpy_progress_converter, &progress))
         return NULL;
     if (strategy_opts(&o, strategy, starts, method, parts, patterns, &files, paths)) {
         Py_XDECREF(files);
@@ -473,14 +490,8 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     o.seed = (uint64_t)seed;
     o.threads = threads;
     o.max_restarts = restarts;
-    /* $FT_PATTERNS_DIR (os.environ), copied while the GIL is held: the
-     * library reads no environment */
     char pdir[4096];
-    const char *env = getenv("FT_PATTERNS_DIR");
-    if (env && *env && strlen(env) < sizeof pdir) {
-        memcpy(pdir, env, strlen(env) + 1);
-        o.patterns_dir = pdir;
-    }
+    o.patterns_dir = ftpy_patterns_dir(pdir, sizeof pdir);
     /* Ctrl-C and progress: on_progress polls (watch_poll); an exception
      * there sets w.stop, which ends the search with its best so far */
     watch w = {progress, 0, NULL, NULL, NULL};
@@ -499,7 +510,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *e = NULL, *so = NULL, *r = NULL;
     if (rc != FT_OK) {
         if (w.stop) /* the interrupt, not the failure it caused */
-            return watch_raise(&w, NULL);
+            return ftpy_watch_raise(&w, NULL);
         return ftpy_raise_status(&st);
     }
     e = eval_dict(p, s, &ev);
@@ -511,7 +522,7 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     if (!(so = ftpy_schedule_new(s)))
         goto out;
     if (w.stop)
-        watch_raise(&w, "schedule", so, "evaluation", e, NULL);
+        ftpy_watch_raise(&w, "schedule", so, "evaluation", e, NULL);
     else
         r = PyTuple_Pack(2, so, e);
 out:
@@ -533,7 +544,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *pobj, *sobj, *progress = NULL;
     ft_compute_model model = FT_COMPUTE_NATIVE;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
-                                     ftpy_model_converter, &model, progress_converter, &progress))
+                                     ftpy_model_converter, &model, ftpy_progress_converter, &progress))
         return NULL;
     const ft_problem *p = ((FtProblem *)pobj)->p;
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
@@ -543,12 +554,12 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     watch w = {progress, 0, NULL, NULL, NULL};
     watch_steps ws = {&w, "evaluate"};
     Py_BEGIN_ALLOW_THREADS
-    rc = ft_evaluate_progress(p, s, model, steps_progress, &ws, &e, &st);
+    rc = ft_evaluate_progress(p, s, model, ftpy_steps_progress, &ws, &e, &st);
     Py_END_ALLOW_THREADS
     if (w.stop) {
         if (rc == FT_OK)
             ft_eval_free(&e);
-        return watch_raise(&w, NULL);
+        return ftpy_watch_raise(&w, NULL);
     }
     if (rc == FT_EINVALID) {
         /* as `fusetile evaluate` and the Tcl binding say it */
@@ -563,9 +574,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     return d;
 }
 
-/* PyArg converter: a path (str, bytes, os.PathLike) into bytes, or None
- * into NULL (with PyUnicode_FSConverter's cleanup). */
-static int path_or_none(PyObject *o, void *out)
+int ftpy_path_or_none(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -575,20 +584,27 @@ static int path_or_none(PyObject *o, void *out)
 }
 
 /* simulate(problem, schedule, compute_model='native', trace=None, vcd=None,
- * progress=None, effects=True, target_name=None, clock_hz=0) -> dict */
+ * progress=None, effects=True, target_name=None, clock_hz=0, detail='waves') -> dict */
 PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"problem", "schedule", "compute_model", "trace", "vcd", "progress", "effects", "target_name",
-                             "clock_hz", NULL};
+                             "clock_hz", "detail", NULL};
     PyObject *pobj, *sobj, *trace = NULL, *vcd = NULL, *progress = NULL;
+    const char *detail = "waves";
     int effects = 1;
     ft_sim_opts so;
     ft_sim_opts_init(&so);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzd:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
-                                     &sobj, ftpy_model_converter, &so.model, path_or_none, &trace, path_or_none, &vcd,
-                                     progress_converter, &progress, &effects, &so.target, &so.clock_hz))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&O&O&pzds:simulate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type,
+                                     &sobj, ftpy_model_converter, &so.model, ftpy_path_or_none, &trace, ftpy_path_or_none, &vcd,
+                                     ftpy_progress_converter, &progress, &effects, &so.target, &so.clock_hz, &detail))
         return NULL;
+    if (strcmp(detail, "waves") != 0 && strcmp(detail, "steps") != 0) {
+        Py_XDECREF(trace);
+        Py_XDECREF(vcd);
+        return ftpy_usage("detail is '%s', must be 'waves' (a span per subgraph and tile) or 'steps' (every step)", detail);
+    }
+    so.trace_detail = strcmp(detail, "steps") == 0 ? FT_TRACE_DETAIL_STEPS : FT_TRACE_DETAIL_WAVES;
     if (!(so.clock_hz >= 0) || !isfinite(so.clock_hz)) {
         Py_XDECREF(trace);
         Py_XDECREF(vcd);
@@ -596,7 +612,7 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     }
     watch w = {progress, 0, NULL, NULL, NULL};
     watch_steps wsr = {&w, "simulate"}, wse = {&w, "simulate effects off"};
-    so.progress = steps_progress;
+    so.progress = ftpy_steps_progress;
     so.progress_ctx = &wsr;
     so.trace_json = trace ? PyBytes_AS_STRING(trace) : NULL;
     so.trace_vcd = vcd ? PyBytes_AS_STRING(vcd) : NULL;
@@ -605,36 +621,33 @@ PyObject *ftpy_simulate(PyObject *self, PyObject *args, PyObject *kw)
     ft_sim_result r;
     ft_sim_effects rep;
     char msg[512] = "";
-    const char *err = NULL;
+    ft_sim *sim;
     int rc;
     memset(&r, 0, sizeof r);
     memset(&rep, 0, sizeof rep);
     Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(sim_lock, WAIT_LOCK);
-    rc = sim_handle ? FT_OK : ft_sim_new(&sim_handle, &err);
-    if (rc != FT_OK)
-        snprintf(msg, sizeof msg, "simulator: %s", err ? err : "cannot start");
-    else {
-        rc = ft_sim_run(sim_handle, p, s, &so, &r);
+    rc = ftpy_sim_acquire(&sim, msg, sizeof msg);
+    if (rc == FT_OK) {
+        rc = ft_sim_run(sim, p, s, &so, &r);
         if (rc != FT_OK)
-            snprintf(msg, sizeof msg, "%s", ft_sim_errmsg(sim_handle));
+            snprintf(msg, sizeof msg, "%s", ft_sim_errmsg(sim));
         else if (effects) {
             /* the same replay with each effect of the target off, as
              * `fusetile simulate` (the library's ft_sim_effects_run) */
             so.progress_ctx = &wse;
-            rc = ft_sim_effects_run(sim_handle, p, s, &so, &rep);
+            rc = ft_sim_effects_run(sim, p, s, &so, &rep);
             if (rc != FT_OK)
                 snprintf(msg, sizeof msg, "simulator: %s",
                          rc == FT_ENOMEM ? "out of memory" : "the replays with effects off were interrupted");
         }
+        ftpy_sim_release();
     }
-    PyThread_release_lock(sim_lock);
     Py_END_ALLOW_THREADS
     Py_XDECREF(trace);
     Py_XDECREF(vcd);
     PyObject *d = NULL;
     if (w.stop)
-        watch_raise(&w, NULL);
+        ftpy_watch_raise(&w, NULL);
     else if (rc == FT_EINVALID) {
         char full[600];
         snprintf(full, sizeof full, "invalid schedule (%s): simulator: %s", ft_reason_name(r.reason), msg);
@@ -685,7 +698,7 @@ PyObject *ftpy_sweep(PyObject *self, PyObject *args, PyObject *kw)
     ft_sweep_exec_opts o;
     ft_sweep_exec_opts_init(&o);
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|zO&iO&:sweep_run", kwlist, PyUnicode_FSConverter, &path, &text,
-                                     path_or_none, &db, &o.jobs, progress_converter, &progress))
+                                     ftpy_path_or_none, &db, &o.jobs, ftpy_progress_converter, &progress))
         return NULL;
     PyObject *r = NULL;
     ft_sweep *sw = NULL;

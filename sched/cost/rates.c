@@ -107,3 +107,14 @@ double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, in
 {
     return p->timing.launch_overhead + step_time(p, FT_OVERLAP_NONE, r->rb, r->wb, compute, loaded, written, NULL);
 }
+
+/* Contract: fusetile.h. */
+void ft_roofline_peaks(const ft_problem *p, double *compute, double *data)
+{
+    ft__rates r;
+    ft__fastest_rates(p, &r);
+    if (compute)
+        *compute = (double)ft__units(p);
+    if (data)
+        *data = p->timing.duplex ? r.rb + r.wb : r.rb > r.wb ? r.rb : r.wb;
+}

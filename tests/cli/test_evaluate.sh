@@ -14,7 +14,9 @@ check help 0 out 'fusetile evaluate PROBLEM' -- "$bin" --help
 # the top-level help's line for each command lists every option of the
 # command's own usage lines (issue 32: simulate's lacked --target)
 "$bin" --help >"$tmp/top-help" 2>&1
-for c in schedule evaluate simulate validate calibrate generate import sweep shell mlsys; do
+cmds=$(grep -oE '^  fusetile [a-z]+' "$tmp/top-help" | awk '{print $2}')
+expect top-help-commands "fusetile --help lists no commands" test -n "$cmds"
+for c in $cmds; do
     "$bin" "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u >"$tmp/opts-$c"
     missing=$(while read -r opt; do
         grep -E "^  fusetile $c " "$tmp/top-help" | grep -qF -- "$opt" || printf '%s ' "$opt"

@@ -54,7 +54,7 @@ check inst-sweep-example 0 out '^35[[:space:]]problem=../gpt2_block.problem.json
 # each compiles, links and runs (PKG_CONFIG_SYSROOT_DIR puts DESTDIR before
 # the configured paths)
 export PKG_CONFIG_PATH=$D$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
-check pkg-config-all 0 out "-I$D" -- pkg-config --cflags --libs fusetile fusetile-sim fusetile-sweep fusetile-plot
+check pkg-config-all 0 out "-I$D" -- pkg-config --cflags --libs fusetile fusetile-sim fusetile-sweep fusetile-plot fusetile-report
 cat >"$tmp/core.c" <<'EOF'
 /* the core library: a shipped target by name, from the installed libfusetile.so */
 #include <fusetile/fusetile.h>
@@ -135,7 +135,7 @@ cat >"$tmp/plot.c" <<'EOF'
 int main(void)
 {
     double x[] = {1, 2, 3}, y[] = {2, 4, 8};
-    ft_plot_series sr = {"s", x, y, NULL, 3, 1};
+    ft_plot_series sr = {"s", x, y, NULL, 3, 1, 0};
     ft_plot pl = {"t", "x", "y", 0, 1, 0, &sr, 1, 0, 0};
     char err[256];
     char *svg = ft_plot_svg(&pl, err, sizeof err);
@@ -145,6 +145,37 @@ int main(void)
     }
     printf("plot %s\n", strstr(svg, "<svg") ? "svg" : "no svg");
     free(svg);
+    return 0;
+}
+EOF
+cat >"$tmp/report.c" <<'EOF'
+/* the report: a schedule's HTML page in memory (no strategies compared) */
+#include <fusetile/fusetile.h>
+#include <fusetile/report.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    ft_status st;
+    ft_problem *p;
+    ft_schedule *s;
+    ft_report_opts o;
+    char *html = NULL;
+    if (argc < 3 || ft_problem_load(argv[1], &p, &st) || ft_schedule_load(argv[2], &s, &st)) {
+        fprintf(stderr, "%s\n", argc < 3 ? "usage" : st.msg);
+        return 2;
+    }
+    ft_report_opts_init(&o);
+    o.strategies = 0;
+    if (ft_report_html(p, s, &o, &html, &st)) {
+        fprintf(stderr, "report: %s\n", st.msg);
+        return 2;
+    }
+    printf("report %s\n", strstr(html, "id=\"report-data\"") ? "html" : "no data");
+    free(html);
+    ft_schedule_free(s);
+    ft_problem_free(p);
     return 0;
 }
 EOF
@@ -162,6 +193,8 @@ check cc-fusetile-sweep 0 - '' -- link sweep fusetile-sweep
 check run-fusetile-sweep 0 out '^sweep ok db$' -- run_prog "$tmp/sweep" "$share/examples/sweep/capacity-bandwidth.cfg"
 check cc-fusetile-plot 0 - '' -- link plot fusetile-plot
 check run-fusetile-plot 0 out '^plot svg$' -- run_prog "$tmp/plot"
+check cc-fusetile-report 0 - '' -- link report fusetile-report
+check run-fusetile-report 0 out '^report html$' -- run_prog "$tmp/report" "$vec/ex1A.problem.json" "$vec/ex1A.solution.json"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 
 # --- the installed Tcl package: package require, and a shipped target by name

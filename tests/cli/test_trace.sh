@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_trace.sh - traces of `fusetile simulate`: golden traces byte for byte, the trace options and their errors, traces of real targets (name, real time, read and write signals, the GTKWave save file, op names, the step window), and the mlsys-2026-13 acceptance check (Chrome JSON consistent, VCD accepted).
+# test_trace.sh - traces of `fusetile simulate`: golden traces (--detail steps) byte for byte, the trace options and their errors, traces of real targets (name, real time, read and write signals, the GTKWave save file and its translate file, op names, the step window), the default detail against the step detail (a span per subgraph and per tile, bounded counters, a ResNet-18 trace under 20 MB, the size warning), GTKWave opening the whole run with subgraphs by name, and the mlsys-2026-13 acceptance check (Chrome JSON consistent, VCD accepted).
 # usage: test_trace.sh FUSETILE VECTORS_DIR
 # The golden traces are SRCDIR/traces/NAME.{json,vcd} (SRCDIR is two levels
 # above VECTORS_DIR); traces/README.md says how they were made.  The checks
@@ -61,6 +61,10 @@ def check_json(path, capacity, total, us):
                 fail("%s: negative duration: %r" % (path, ev))
             spans.setdefault(ev["tid"], []).append((ev["ts"], ev["ts"] + ev["dur"], ev["name"]))
         elif ph == "C":
+            if ev["name"] == "channel busy":
+                if set(ev["args"]) != {"load", "write"} or min(ev["args"].values()) < 0:
+                    fail("%s: bad channel busy counter %r" % (path, ev))
+                continue
             if ev["name"] != "fast memory":
                 fail("%s: unexpected counter %r" % (path, ev["name"]))
             occ.append((ev["ts"], ev["args"]["elements"]))
@@ -90,7 +94,15 @@ def check_json(path, capacity, total, us):
         fail("%s: last span ends at %r, total latency is %r (x %r us per unit)" % (path, last_end, total, us))
     if abs(other.get("end_time", -1) - total * us) > 1e-9 * max(1.0, abs(total * us)):
         fail("%s: otherData.end_time %r, total latency is %r (x %r us per unit)" % (path, other.get("end_time"), total, us))
-    return nspans, occ
+    # what the GTKWave translate file should call each subgraph: its label
+    # (op names), else its span's name
+    labels = other.get("subgraph_labels")
+    sgnames = {}
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("cat") == "subgraph":
+            sg = ev["args"]["sg"]
+            sgnames[sg] = labels[sg] if labels else ev["name"]
+    return nspans, occ, sgnames
 
 def parse_vcd(path):
     """Strict VCD reader: header, $var declarations, increasing timestamps,
@@ -218,14 +230,35 @@ def check_vcd(path, capacity, total, occ, clock):
     got = sig["occupancy"]["changes"]
     if len(got) != len(want_occ) or any(a[1] != b[1] or abs(a[0] - b[0]) > tol for a, b in zip(got, want_occ)):
         fail("%s: occupancy changes differ from the JSON counter" % path)
-    return sig
+    return sig, last
 
-def check_gtkw(path, vcd, sig):
+def check_gtkw(path, vcd, sig, last, sgnames):
     """The save file names the VCD by its base name and lists every signal
-    by its full path, each scope opened."""
+    by its full path, each scope opened; it opens zoomed to the whole run
+    (GTKWave shows 2^-zoom ticks per 200 pixels; the waves' pane is 1400 -
+    260 - 70 pixels wide) and shows the subgraph through the translate file
+    beside it, which names every subgraph."""
     import os
     with open(path, encoding="ascii") as f:
         lines = f.read().split("\n")
+    start = [int(l.split()[1]) for l in lines if l.startswith("[timestart] ")]
+    zoom = [float(l[1:].split()[0]) for l in lines if l.startswith("*")]
+    if len(start) != 1 or len(zoom) != 1:
+        fail("%s: want one [timestart] and one zoom line" % path)
+    shown, span = 2.0 ** -zoom[0] / 200 * (1400 - 260 - 70), last - start[0]
+    if not (shown >= span * 0.999 and (shown <= span * 1.001 or zoom[0] == 0)):
+        fail("%s: zoom %r shows %r ticks, the run lasts %r" % (path, zoom[0], shown, span))
+    xl = re.sub(r"\.vcd$", "", os.path.basename(vcd)) + ".subgraphs.txt"
+    i = lines.index("^1 " + xl) if "^1 " + xl in lines else -1
+    if i < 0 or lines[i + 1:i + 3] != ["@2024", "fusetile.controller.subgraph"]:
+        fail("%s: the subgraph is not shown through %s (^1, @2024)" % (path, xl))
+    with open(os.path.join(os.path.dirname(path), xl), encoding="ascii") as f:
+        rows = [l.split(" ", 1) for l in f.read().split("\n") if l and not l.startswith("#")]
+    if [int(r[0]) for r in rows] != list(range(len(rows))) or any(len(r) != 2 or not r[1] for r in rows):
+        fail("%s: not one line INDEX LABEL per subgraph from 0" % xl)
+    for sg, name in sgnames.items():
+        if sg >= len(rows) or rows[sg][1] != name:
+            fail("%s: subgraph %d is %r, want %r" % (xl, sg, rows[sg][1] if sg < len(rows) else None, name))
     if '[dumpfile] "%s"' % os.path.basename(vcd) not in lines:
         fail("%s: no [dumpfile] line naming %s" % (path, os.path.basename(vcd)))
     for v in sig.values():
@@ -239,9 +272,9 @@ def main():
     if len(sys.argv) != 6:
         fail("usage: check_trace.py TRACE.json TRACE.vcd CAPACITY TOTAL CLOCK_HZ")
     capacity, total, clock = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-    nspans, occ = check_json(sys.argv[1], capacity, total, 1 if clock == 0 else 1e6 / clock)
-    sig = check_vcd(sys.argv[2], capacity, total, occ, clock)
-    check_gtkw(re.sub(r"\.vcd$", "", sys.argv[2]) + ".gtkw", sys.argv[2], sig)
+    nspans, occ, sgnames = check_json(sys.argv[1], capacity, total, 1 if clock == 0 else 1e6 / clock)
+    sig, last = check_vcd(sys.argv[2], capacity, total, occ, clock)
+    check_gtkw(re.sub(r"\.vcd$", "", sys.argv[2]) + ".gtkw", sys.argv[2], sig, last, sgnames)
     print("check_trace: %s: %d spans, %d occupancy changes; %s and its save file: accepted" % (sys.argv[1], nspans, len(occ), sys.argv[2]))
 
 main()
@@ -262,24 +295,36 @@ check_trace() {
         python3 "$tmp/check_trace.py" "$json" "$vcd" "$cap" "$total" "$clock"
 }
 
-# --- golden traces: regenerated byte for byte, and consistent
+# --- golden traces (every step): regenerated byte for byte, and consistent
 for n in ex1A ex4B E-mlp-fused B-prologue-splitk; do
     P=$vec/$n.problem.json
     S=$vec/$n.solution.json
-    check "golden-$n-simulate" 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --trace "$tmp/$n.json" --vcd "$tmp/$n.vcd" --json
+    check "golden-$n-simulate" 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --trace "$tmp/$n.json" --vcd "$tmp/$n.vcd" --detail steps --json
     cp "$tmp/out" "$tmp/$n.out"
     expect "golden-$n-json" "$tmp/$n.json differs from traces/$n.json" cmp -s "$golden/$n.json" "$tmp/$n.json"
     expect "golden-$n-vcd" "$tmp/$n.vcd differs from traces/$n.vcd" cmp -s "$golden/$n.vcd" "$tmp/$n.vcd"
     expect "golden-$n-gtkw" "$tmp/$n.gtkw differs from traces/$n.gtkw" cmp -s "$golden/$n.gtkw" "$tmp/$n.gtkw"
+    expect "golden-$n-translate" "$tmp/$n.subgraphs.txt differs from traces/$n.subgraphs.txt" \
+        cmp -s "$golden/$n.subgraphs.txt" "$tmp/$n.subgraphs.txt"
     check_trace "golden-$n-consistent" "$tmp/$n.json" "$tmp/$n.vcd" "$P" "$tmp/$n.out"
 done
+
+# --- the golden trace of the default detail (a span per subgraph and per
+# tile, counters per period): ex1A.waves.*, byte for byte, and consistent
+P=$vec/ex1A.problem.json
+S=$vec/ex1A.solution.json
+check golden-waves-simulate 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --trace "$tmp/ex1A.waves.json" --vcd "$tmp/ex1A.waves.vcd" --json
+for x in json vcd gtkw subgraphs.txt; do
+    expect "golden-waves-$x" "$tmp/ex1A.waves.$x differs from traces/ex1A.waves.$x" cmp -s "$golden/ex1A.waves.$x" "$tmp/ex1A.waves.$x"
+done
+check_trace golden-waves-consistent "$tmp/ex1A.waves.json" "$tmp/ex1A.waves.vcd" "$P" "$tmp/out"
 
 # --- a problem with names (N-named-mlp is E-mlp-fused with op_names and
 # tensor_names): spans named after the subgraph's label and the tensors,
 # args with "label" and "tensor_name", the VCD's subgraph comment; apart
 # from those, the same events as the golden E-mlp-fused trace
 N=$vec/N-named-mlp.problem.json
-check named-simulate 0 out '"agree": true' -- "$bin" simulate "$N" "$vec/N-named-mlp.solution.json" --trace "$tmp/named.json" --vcd "$tmp/named.vcd" --json
+check named-simulate 0 out '"agree": true' -- "$bin" simulate "$N" "$vec/N-named-mlp.solution.json" --trace "$tmp/named.json" --vcd "$tmp/named.vcd" --detail steps --json
 cp "$tmp/out" "$tmp/named.out"
 check_trace named-consistent "$tmp/named.json" "$tmp/named.vcd" "$N" "$tmp/named.out"
 expect named-compute-span "a compute span is named after the label" grep -q '"name":"compute encoder.layer1.fc1+act+fc2 tile 0 k 0"' "$tmp/named.json"
@@ -311,13 +356,15 @@ expect named-step-tensors "a step lists its tensors by name" grep -q '"loads":\[
 # --- one file at a time; the report is the same with and without traces
 P=$vec/E-mlp-fused.problem.json
 S=$vec/E-mlp-fused.solution.json
-check trace-only 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/only.json"
+check trace-only 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/only.json" --detail steps
 expect trace-only-files "only only.json is written" test -s "$tmp/only.json" -a ! -e "$tmp/only.vcd"
 expect trace-only-same "--trace alone writes the same JSON" cmp -s "$tmp/only.json" "$golden/E-mlp-fused.json"
-check vcd-only 0 - '' -- "$bin" simulate "$P" "$S" --vcd "$tmp/only.vcd"
+check vcd-only 0 - '' -- "$bin" simulate "$P" "$S" --vcd "$tmp/only.vcd" --detail steps
 expect vcd-only-same "--vcd alone writes the same VCD" cmp -s "$tmp/only.vcd" "$golden/E-mlp-fused.vcd"
 expect vcd-only-gtkw "--vcd writes the save file next to the VCD" \
     cmp -s <(sed 's/only\./E-mlp-fused./g' "$tmp/only.gtkw") "$golden/E-mlp-fused.gtkw"
+expect vcd-only-translate "--vcd writes the translate file next to the save file" \
+    cmp -s "$tmp/only.subgraphs.txt" "$golden/E-mlp-fused.subgraphs.txt"
 check no-trace 0 out '"agree": true' -- "$bin" simulate "$P" "$S" --json
 expect no-trace-same-report "the --json report does not depend on the trace options" cmp -s "$tmp/out" "$tmp/E-mlp-fused.out"
 
@@ -387,6 +434,20 @@ check window-no-value 2 err "option --window needs a value" -- "$bin" simulate "
 check window-no-trace 2 err "--window limits the traces: give --trace or --vcd too" -- "$bin" simulate "$P" "$S" --window 1:2
 expect window-bad-clean "no trace file is left" no_files "$tmp/wb.*"
 
+# --- the detail options and the size warning's: errors on one line, exit 2
+check detail-bad 2 err "--detail 'all': expected waves or steps" -- "$bin" simulate "$P" "$S" --trace "$tmp/db.json" --detail all
+expect detail-bad-one-line "one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+check detail-no-value 2 err "option --detail needs a value" -- "$bin" simulate "$P" "$S" --trace "$tmp/db.json" --detail
+check detail-no-trace 2 err "--detail says what the traces keep: give --trace or --vcd too" -- "$bin" simulate "$P" "$S" --detail steps
+for bad in x 10X -1 M 99999999999999999999 ''; do
+    check "trace-warn-bad-'$bad'" 2 err "--trace-warn '$bad': expected a size in bytes" -- \
+        "$bin" simulate "$P" "$S" --trace "$tmp/db.json" --trace-warn="$bad"
+done
+expect detail-bad-clean "no trace file is left" no_files "$tmp/db.*"
+check detail-waves 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/dw.json" --detail waves
+check detail-default 0 - '' -- "$bin" simulate "$P" "$S" --trace "$tmp/dd.json"
+expect detail-waves-default "--detail waves is the default" cmp -s "$tmp/dw.json" "$tmp/dd.json"
+
 # --- acceptance: a trace of mlsys-2026-13 is valid JSON whose events and
 # counters are consistent (spans per thread never overlap, occupancy never
 # exceeds capacity, the last span ends at the total simulated latency), and
@@ -397,6 +458,69 @@ check m13-simulate 0 out '"agree": true' -- \
     "$bin" simulate "$B" "$tmp/m13.schedule.json" --trace "$tmp/m13.json" --vcd "$tmp/m13.vcd" --json
 cp "$tmp/out" "$tmp/m13.out"
 check_trace m13-consistent "$tmp/m13.json" "$tmp/m13.vcd" "$B" "$tmp/m13.out"
+# the same replay with every step: consistent too, and the default is its
+# summary (compare_detail.py)
+check m13-steps-simulate 0 out '"agree": true' -- \
+    "$bin" simulate "$B" "$tmp/m13.schedule.json" --trace "$tmp/m13s.json" --vcd "$tmp/m13s.vcd" --detail steps --json
+check_trace m13-steps-consistent "$tmp/m13s.json" "$tmp/m13s.vcd" "$B" "$tmp/out"
+cat >"$tmp/compare_detail.py" <<'PY'
+# compare_detail.py DEFAULT.json STEPS.json SCHEDULE.json MAX_BYTES: the
+# default trace has the step trace's subgraph spans, one span per subgraph
+# of the schedule; controller spans that cover every tile of the step trace
+# once, each a run of whole tiles ("tile", "last_tile") from its first
+# step's start to its last step's end, counting its steps, each covering
+# fewer than 2 x span_steps steps unless it is one tile; at most
+# FT_TRACE_WAVE_SPANS (20000) plus one per subgraph; no step, load or write
+# spans; at most FT_TRACE_COUNTER_SAMPLES (1000) samples per counter track
+# plus the final one; and fewer than MAX_BYTES bytes.
+import json, os, sys
+from collections import Counter
+d, s = (json.load(open(p)) for p in sys.argv[1:3])
+nsg = len(json.load(open(sys.argv[3]))["subgraphs"])
+def fail(msg):
+    print("compare_detail: " + msg)
+    sys.exit(1)
+def xs(doc, cat):
+    return [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == cat]
+near = lambda a, b: abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+sd = sorted((e["args"]["sg"], e["ts"], e["dur"]) for e in xs(d, "subgraph"))
+ss = sorted((e["args"]["sg"], e["ts"], e["dur"]) for e in xs(s, "subgraph"))
+if [x[0] for x in sd] != list(range(nsg)) or sd != ss:
+    fail("%d subgraph spans, want one per subgraph (%d) as in the step trace" % (len(sd), nsg))
+for cat in ("step", "load", "write"):
+    if xs(d, cat):
+        fail("the default trace has %s spans" % cat)
+tiles = {}
+for e in xs(s, "step"):
+    k = (e["args"]["sg"], e["args"]["tile"])
+    a, b, n = tiles.get(k, (e["ts"], e["ts"] + e["dur"], 0))
+    tiles[k] = (min(a, e["ts"]), max(b, e["ts"] + e["dur"]), n + 1)
+span = d["otherData"]["span_steps"]
+covered = set()
+for e in xs(d, "tile"):
+    sg, t0 = e["args"]["sg"], e["args"]["tile"]
+    ks = [(sg, t) for t in range(t0, e["args"].get("last_tile", t0) + 1) if (sg, t) in tiles]
+    if not ks or covered & set(ks):
+        fail("span %r covers no tile or one covered before" % e["name"])
+    covered |= set(ks)
+    a, b, n = min(tiles[k][0] for k in ks), max(tiles[k][1] for k in ks), sum(tiles[k][2] for k in ks)
+    if not (near(e["ts"], a) and near(e["ts"] + e["dur"], b) and e["args"]["steps"] == n):
+        fail("span %r: %r, its tiles' steps %r" % (e["name"], (e["ts"], e["ts"] + e["dur"], e["args"]["steps"]), (a, b, n)))
+    if len(ks) > 1 and n - tiles[ks[-1]][2] >= span:
+        fail("span %r goes on past %d steps" % (e["name"], span))
+if covered != set(tiles):
+    fail("the tile spans cover %d of %d tiles" % (len(covered), len(tiles)))
+if len(xs(d, "tile")) > 20000 + nsg or not xs(d, "compute"):
+    fail("%d tile spans (at most 20000 + %d), %d compute spans" % (len(xs(d, "tile")), nsg, len(xs(d, "compute"))))
+samples = Counter(e["name"] for e in d["traceEvents"] if e["ph"] == "C")
+if not samples or max(samples.values()) > 1001:
+    fail("counter samples %r, want at most 1001 per track" % dict(samples))
+if os.path.getsize(sys.argv[1]) >= int(sys.argv[4]):
+    fail("%s has %d bytes, want fewer than %s" % (sys.argv[1], os.path.getsize(sys.argv[1]), sys.argv[4]))
+print("compare_detail: %d subgraphs, %d tiles in %d spans (span_steps %d), %d of %d bytes" % (nsg, len(tiles), len(xs(d, "tile")), span, os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])))
+PY
+expect m13-default-summary "the default trace sums up the step trace (compare_detail.py)" \
+    python3 "$tmp/compare_detail.py" "$tmp/m13.json" "$tmp/m13s.json" "$tmp/m13.schedule.json" "$(stat -c %s "$tmp/m13s.json")"
 
 # --- on the machine targets (steps overlap with double buffering; the KPU
 # writes back on a channel of its own): still consistent, capacity in the
@@ -442,5 +566,52 @@ def stamps(p):
     return "$timescale 1 ps $end" in t, [int(x[1:]) for x in t.split() if x.startswith("#") and x[1:].isdigit()]
 (sa, ta), (sb, tb) = stamps(sys.argv[1]), stamps(sys.argv[2])
 sys.exit(0 if sa and sb and len(ta) == len(tb) > 10 and all(abs(x - 2 * y) <= 1 for x, y in zip(ta, tb)) else 1)' "$tmp/c1.vcd" "$tmp/c2.vcd"
+
+# --- a big problem: the quick start's ResNet-18 on the KPU.  The default
+# trace stays under 20 MB with a span per subgraph and per run of tiles and says
+# nothing; every step (85 MB or so) passes a 20 MB warning size, which the
+# run says once, early, with how to trace less; the VCD's warning likewise
+R=$src/examples/resnet18.problem.json
+check r18-schedule 0 - '' -- "$bin" schedule "$R" --target "$src/targets/kpu.cfg" --time-limit 1 -q -o "$tmp/r18.schedule.json"
+check r18-default 0 - '' -- "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" \
+    --trace "$tmp/r18.json" --vcd "$tmp/r18.vcd" --trace-warn 20M --json
+cp "$tmp/out" "$tmp/r18.out"
+expect r18-default-quiet "no warning under 20 MB" test ! -s "$tmp/err"
+check r18-steps-warns 0 err "^fusetile: warning: trace $tmp/r18s.json is on course for about [0-9.]+ MB, past the warning size of 20 MB \(--trace-warn\).*--window FIRST:COUNT.*leave out --detail steps" -- \
+    "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --trace "$tmp/r18s.json" --detail steps --trace-warn 20M
+expect r18-steps-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
+expect r18-summary "one span per subgraph, spans of whole tiles, under 20 MB (compare_detail.py)" \
+    python3 "$tmp/compare_detail.py" "$tmp/r18.json" "$tmp/r18s.json" "$tmp/r18.schedule.json" 20000000
+rm -f "$tmp/r18s.json"
+cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/r18.json")
+check_trace r18-consistent "$tmp/r18.json" "$tmp/r18.vcd" "$R" "$tmp/r18.out" "$cap" 1.0e9
+check r18-vcd-warns 0 err "^fusetile: warning: trace $tmp/r18w.vcd (is on course for about|has) [0-9.]+ MB, past the warning size of 0.1 MB" -- \
+    "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 100k
+expect r18-vcd-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
+check r18-warn-never 0 - '' -- "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 0
+expect r18-warn-never-quiet "--trace-warn 0: no warning" test ! -s "$tmp/err"
+
+# --- GTKWave (when it and xvfb-run are installed) opens the ResNet-18 VCD
+# with its save file showing the whole run and the subgraph by name
+if command -v gtkwave >/dev/null 2>&1 && command -v xvfb-run >/dev/null 2>&1; then
+    cat >"$tmp/gtkwave.tcl" <<'TCL'
+puts "window [gtkwave::getWindowStartTime] [gtkwave::getWindowEndTime] [gtkwave::getMaxTime]"
+gtkwave::setMarker [expr {[gtkwave::getMaxTime] / 2}]
+puts "subgraph [gtkwave::getTraceValueAtMarkerFromName fusetile.controller.subgraph]"
+gtkwave::/File/Quit
+TCL
+    (cd "$tmp" && timeout 120 xvfb-run -a -s '-screen 0 1400x900x24' gtkwave -S gtkwave.tcl r18.vcd r18.gtkw) >"$tmp/gtkwave.out" 2>&1
+    expect gtkwave-whole-run "GTKWave's window shows the whole run and little more" python3 -c '
+import sys
+w = [l.split()[1:] for l in open(sys.argv[1]) if l.startswith("window ")]
+sys.exit(0 if w and int(w[0][0]) == 0 and int(w[0][2]) <= int(w[0][1]) <= 1.02 * int(w[0][2]) else 1)' "$tmp/gtkwave.out"
+    expect gtkwave-subgraph-name "GTKWave shows the subgraph by its label" python3 -c '
+import sys
+v = [l.split(" ", 1)[1].strip() for l in open(sys.argv[1]) if l.startswith("subgraph ")]
+names = [l.split(" ", 1)[1].strip() for l in open(sys.argv[2]) if not l.startswith("#")]
+sys.exit(0 if v and v[0] in names and not v[0].isdigit() else 1)' "$tmp/gtkwave.out" "$tmp/r18.subgraphs.txt"
+else
+    skip 2 "gtkwave or xvfb-run is not installed: GTKWave opening the save file is not checked"
+fi
 
 finish trace

@@ -245,16 +245,27 @@ class TestSimulate(unittest.TestCase):
         with open(tr) as f:
             doc = json.load(f)
         names = {e["name"] for e in doc["traceEvents"] if e.get("ph") == "X"}
-        self.assertIn("compute encoder.layer1.fc1+act tile 0 k 0", names)
+        self.assertIn("compute encoder.layer1.fc1+act tile 0", names)    # the default: a span per tile
         self.assertEqual(doc["otherData"]["subgraph_labels"], ["encoder.layer1.fc1+act", "encoder.layer1.fc2"])
         with open(vcd) as f:
             self.assertIn("$comment subgraph 1 encoder.layer1.fc2 $end\n", f.read())
 
     def test_trace_matches_cli_golden(self):
+        # the CLI's default detail (a span per subgraph and tile)
         tr = os.path.join(self.tmp, "ex1A.json")
         fusetile.simulate(vec("ex1A.problem.json"), vec("ex1A.solution.json"), trace=tr)
+        with open(tr, "rb") as a, open(os.path.join(SRC, "traces", "ex1A.waves.json"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_trace_detail_steps_matches_cli_golden(self):
+        # detail="steps": every step, as `fusetile simulate --detail steps`
+        tr = os.path.join(self.tmp, "ex1A.json")
+        fusetile.simulate(vec("ex1A.problem.json"), vec("ex1A.solution.json"), trace=tr, detail="steps")
         with open(tr, "rb") as a, open(os.path.join(SRC, "traces", "ex1A.json"), "rb") as b:
             self.assertEqual(a.read(), b.read())
+        with self.assertRaises(fusetile.UsageError) as cm:
+            fusetile.simulate(vec("ex1A.problem.json"), vec("ex1A.solution.json"), trace=tr, detail="all")
+        self.assertIn("detail is 'all', must be 'waves'", str(cm.exception))
 
     def test_target(self):
         s = {"subgraphs": [[0, 1, 2]], "granularities": [[32, 32, 32]], "tensors_to_retain": [[]]}

@@ -250,7 +250,7 @@ typedef struct drawn_axis {
 static int x_axis(int log, double lo, double hi, int have, int width, drawn_axis *a)
 {
     const double x[] = {lo, hi}, y[] = {1, 1};
-    ft_plot_series s = {"s", x, y, NULL, have ? (lo == hi ? 1 : 2) : 0, 0};
+    ft_plot_series s = {"s", x, y, NULL, have ? (lo == hi ? 1 : 2) : 0, 0, 0};
     ft_plot pl = {NULL, NULL, NULL, log, 0, 0, &s, 1, width, 0};
     char err[256];
     memset(a, 0, sizeof *a);
@@ -375,8 +375,8 @@ static const double pw_meas[] = {5.0, 9.9, 28.1, 111.0};
 
 static ft_plot sample_plot(ft_plot_series *s)
 {
-    s[0] = (ft_plot_series){"gemm", gemm_pred, gemm_meas, gemm_labels, 5, 0};
-    s[1] = (ft_plot_series){"pointwise", pw_pred, pw_meas, NULL, 4, 0};
+    s[0] = (ft_plot_series){"gemm", gemm_pred, gemm_meas, gemm_labels, 5, 0, 0};
+    s[1] = (ft_plot_series){"pointwise", pw_pred, pw_meas, NULL, 4, 0, 0};
     return (ft_plot){"Predicted against measured (H100)", "predicted (us)", "measured (us)", 1, 1, 1, s, 2, 0, 0};
 }
 
@@ -425,7 +425,7 @@ static void test_svgplot_labels_apart(void **state)
     static const double x[] = {10, 10, 10, 1000, 1};
     static const double y[] = {12, 12, 12, 900, 1};
     static const char *const labels[] = {"gemm 128x128x128", "gemm 128x256x128", "gemm 256x256x128", "big", NULL};
-    ft_plot_series s = {"gemm", x, y, labels, 5, 0};
+    ft_plot_series s = {"gemm", x, y, labels, 5, 0, 0};
     ft_plot pl = {"labels", "x", "y", 1, 1, 1, &s, 1, 0, 0};
     char err[256] = "";
     char *svg = ft_plot_svg(&pl, err, sizeof err);
@@ -538,7 +538,7 @@ static void test_svgplot_escaping(void **state)
     (void)state;
     static const double x[] = {1, 2}, y[] = {3, 4};
     static const char *const labels[] = {"a&b <c>", "</text><script>alert(1)</script>"};
-    ft_plot_series s[] = {{"a<b & \"c\" 'd'", x, y, labels, 2, 1}, {"bad\x01\xff" "byte \xc3\xa9t\xc3\xa9 \xce\xbcs", x, y, NULL, 2, 0}};
+    ft_plot_series s[] = {{"a<b & \"c\" 'd'", x, y, labels, 2, 1, 0}, {"bad\x01\xff" "byte \xc3\xa9t\xc3\xa9 \xce\xbcs", x, y, NULL, 2, 0, 0}};
     ft_plot pl = {"<title> & \"quotes\"", "x <ms>", "y & z", 0, 0, 0, s, 2, 0, 0};
     char err[256] = "", buf[1024];
     char *svg = ft_plot_svg(&pl, err, sizeof err);
@@ -560,7 +560,7 @@ static void test_svgplot_escaping(void **state)
     char longname[200] = "";
     for (int i = 0; i < 50; i++)
         strcat(longname, "\xce\xbc");
-    ft_plot_series one = {longname, x, y, NULL, 2, 0};
+    ft_plot_series one = {longname, x, y, NULL, 2, 0, 0};
     ft_plot pl2 = {NULL, NULL, NULL, 0, 0, 0, &one, 1, 0, 0};
     svg = ft_plot_svg(&pl2, err, sizeof err);
     assert_non_null(svg);
@@ -580,7 +580,7 @@ static void test_svgplot_skips_points(void **state)
     (void)state;
     const double x[] = {1, 0, -5, NAN, 10, INFINITY, 100, 3};
     const double y[] = {2, 5, 5, 1, 20, 3, -1, 30};
-    ft_plot_series s = {"g", x, y, NULL, 8, 1};
+    ft_plot_series s = {"g", x, y, NULL, 8, 1, 0};
     ft_plot pl = {"t", "x", "y", 1, 1, 0, &s, 1, 0, 0};
     char err[256] = "", buf[1024];
     assert_int_equal(ft_plot_count_skipped(&pl), 5);
@@ -608,7 +608,7 @@ static void test_svgplot_skips_points(void **state)
 
     /* one skipped point: singular */
     const double x1[] = {1, 2}, y1[] = {0, 5};
-    ft_plot_series s1 = {"g", x1, y1, NULL, 2, 0};
+    ft_plot_series s1 = {"g", x1, y1, NULL, 2, 0, 0};
     ft_plot pl1 = {NULL, NULL, NULL, 0, 1, 0, &s1, 1, 0, 0};
     svg = ft_plot_svg(&pl1, err, sizeof err);
     assert_non_null(svg);
@@ -617,7 +617,7 @@ static void test_svgplot_skips_points(void **state)
 
     /* every point skipped: default axes, the legend says so */
     const double bad[] = {-1, 0};
-    ft_plot_series s2 = {"none", bad, bad, NULL, 2, 1};
+    ft_plot_series s2 = {"none", bad, bad, NULL, 2, 1, 0};
     ft_plot pl2 = {NULL, NULL, NULL, 1, 1, 1, &s2, 1, 0, 0};
     svg = ft_plot_svg(&pl2, err, sizeof err);
     assert_non_null(svg);
@@ -628,6 +628,31 @@ static void test_svgplot_skips_points(void **state)
     free(svg);
 }
 
+/* A series with line_only draws its polyline and a legend line, no
+ * markers; lines off, line_only changes nothing. */
+static void test_svgplot_line_only(void **state)
+{
+    (void)state;
+    char err[256] = "", buf[1024];
+    const double x[] = {1, 2, 4}, y[] = {1, 3, 3};
+    ft_plot_series s[2] = {{"points", x, y, NULL, 3, 0, 0}, {"roof", x, y, NULL, 3, 1, 1}};
+    ft_plot pl = {NULL, NULL, NULL, 1, 1, 0, s, 2, 0, 0};
+    char *svg = ft_plot_svg(&pl, err, sizeof err);
+    assert_non_null(svg);
+    assert_xml_ok(svg);
+    assert_int_equal(count(svg, "</circle>"), 3);        /* the first series' markers only */
+    assert_int_equal(count(svg, "<circle"), 3 + 1);      /* and one legend marker */
+    assert_int_equal(count(svg, "<polyline"), 1);
+    assert_string_equal(texts(svg, "legend", buf, sizeof buf), "points|roof");
+    free(svg);
+    s[1].lines = 0; /* line_only needs lines */
+    svg = ft_plot_svg(&pl, err, sizeof err);
+    assert_non_null(svg);
+    assert_int_equal(count(svg, "</circle>"), 6);
+    assert_int_equal(count(svg, "<polyline"), 0);
+    free(svg);
+}
+
 /* One point, all-equal values, empty series, many series: no crash, a
  * padded range, points inside the frame. */
 static void test_svgplot_edge_cases(void **state)
@@ -635,7 +660,7 @@ static void test_svgplot_edge_cases(void **state)
     (void)state;
     char err[256] = "", buf[1024];
     const double one[] = {5};
-    ft_plot_series s = {"one", one, one, NULL, 1, 1};
+    ft_plot_series s = {"one", one, one, NULL, 1, 1, 0};
     ft_plot pl = {NULL, NULL, NULL, 0, 0, 1, &s, 1, 0, 0};
     char *svg = ft_plot_svg(&pl, err, sizeof err);
     assert_non_null(svg);
@@ -652,7 +677,7 @@ static void test_svgplot_edge_cases(void **state)
     free(svg);
 
     const double xs[] = {1, 2, 3}, ys[] = {7, 7, 7};
-    ft_plot_series flat[] = {{"flat", xs, ys, NULL, 3, 1}, {"empty", NULL, NULL, NULL, 0, 1}};
+    ft_plot_series flat[] = {{"flat", xs, ys, NULL, 3, 1, 0}, {"empty", NULL, NULL, NULL, 0, 1, 0}};
     ft_plot pf = {"flat", NULL, NULL, 0, 0, 0, flat, 2, 0, 0};
     svg = ft_plot_svg(&pf, err, sizeof err);
     assert_non_null(svg);
@@ -662,7 +687,7 @@ static void test_svgplot_edge_cases(void **state)
     assert_points_inside(svg);
     free(svg);
 
-    ft_plot_series empty = {NULL, NULL, NULL, NULL, 0, 0};
+    ft_plot_series empty = {NULL, NULL, NULL, NULL, 0, 0, 0};
     ft_plot pe = {NULL, NULL, NULL, 1, 0, 0, &empty, 1, 0, 0};
     svg = ft_plot_svg(&pe, err, sizeof err);
     assert_non_null(svg);
@@ -676,7 +701,7 @@ static void test_svgplot_edge_cases(void **state)
     char names[12][16];
     for (int i = 0; i < 12; i++) {
         snprintf(names[i], sizeof names[i], "g%d", i);
-        many[i] = (ft_plot_series){names[i], xs, ys, NULL, 3, 0};
+        many[i] = (ft_plot_series){names[i], xs, ys, NULL, 3, 0, 0};
     }
     ft_plot pm = {NULL, NULL, NULL, 0, 0, 0, many, 12, 300, 200};
     svg = ft_plot_svg(&pm, err, sizeof err);
@@ -690,7 +715,7 @@ static void test_svgplot_edge_cases(void **state)
 
     /* a log x axis and a linear y axis: y = x drawn as a sampled curve */
     const double px_[] = {1, 10, 100}, py_[] = {2, 20, 90};
-    ft_plot_series ms = {"m", px_, py_, NULL, 3, 0};
+    ft_plot_series ms = {"m", px_, py_, NULL, 3, 0, 0};
     ft_plot mixed = {NULL, NULL, NULL, 1, 0, 1, &ms, 1, 0, 0};
     svg = ft_plot_svg(&mixed, err, sizeof err);
     assert_non_null(svg);
@@ -714,7 +739,7 @@ static void test_svgplot_errors(void **state)
     assert_null(ft_plot_svg(NULL, err, sizeof err));
     assert_string_equal(err, "plot: no series to draw");
     assert_null(ft_plot_svg(NULL, NULL, 0)); /* no room for a message */
-    ft_plot_series s = {"gemm", x, NULL, NULL, 1, 0};
+    ft_plot_series s = {"gemm", x, NULL, NULL, 1, 0, 0};
     pl.series = &s;
     pl.nseries = 1;
     assert_null(ft_plot_svg(&pl, err, sizeof err));
@@ -724,12 +749,12 @@ static void test_svgplot_errors(void **state)
     assert_null(ft_plot_svg(&pl, err, sizeof err));
     assert_string_equal(err, "plot: series 'gemm' has a negative number of points (-2)");
     const double huge[] = {-1e308, 1e308};
-    ft_plot_series h = {NULL, huge, huge, NULL, 2, 0};
+    ft_plot_series h = {NULL, huge, huge, NULL, 2, 0, 0};
     pl.series = &h;
     assert_null(ft_plot_svg(&pl, err, sizeof err));
     assert_string_equal(err, "plot: the x values span too wide a range to plot (-1e+308 to 1e+308)");
     const double small[] = {1, 2};
-    ft_plot_series h2 = {NULL, small, huge, NULL, 2, 0};
+    ft_plot_series h2 = {NULL, small, huge, NULL, 2, 0, 0};
     pl.series = &h2;
     assert_null(ft_plot_svg(&pl, err, sizeof err));
     assert_string_equal(err, "plot: the y values span too wide a range to plot (-1e+308 to 1e+308)");
@@ -740,7 +765,7 @@ static void test_svgplot_lines_in_x_order(void **state)
 {
     (void)state;
     const double x[] = {4, 1, 3, 2, 3, 5}, y[] = {40, 10, 31, 20, 30, 50};
-    ft_plot_series s = {"sweep", x, y, NULL, 6, 1};
+    ft_plot_series s = {"sweep", x, y, NULL, 6, 1, 0};
     ft_plot pl = {NULL, "tile", "latency", 0, 0, 0, &s, 1, 0, 0};
     char err[256] = "";
     char *svg = ft_plot_svg(&pl, err, sizeof err);
@@ -849,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_svgplot_escaping),
         cmocka_unit_test(test_svgplot_skips_points),
         cmocka_unit_test(test_svgplot_edge_cases),
+        cmocka_unit_test(test_svgplot_line_only),
         cmocka_unit_test(test_svgplot_errors),
         cmocka_unit_test(test_svgplot_lines_in_x_order),
         cmocka_unit_test(test_svgplot_deterministic),

@@ -293,13 +293,52 @@ static void test_search_with_timing(void **state)
     }
 }
 
+/* ft_roofline_peaks: the machine's compute units and fastest data rate,
+ * and no subgraph of an evaluation above either roof, in every overlap
+ * mode, with separate channels, a shared cache and several units. */
+static void test_roofline_peaks(void **state)
+{
+    (void)state;
+    double c, d;
+    for (int v = 0; v < 8; v++) {
+        ft_problem *p = load();
+        ft_status st;
+        p->timing.overlap = (ft_overlap)(v % 3);
+        p->timing.write_bandwidth = 5;
+        p->timing.transfer_latency = v & 1 ? 7 : 0;
+        p->timing.duplex = v >= 4;
+        p->timing.units = v & 2 ? 3 : 0;
+        if (v == 6) {
+            p->timing.cache_capacity = 1e9;
+            p->timing.cache_bandwidth = 40;
+        }
+        assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+        ft_roofline_peaks(p, &c, &d);
+        assert_cost(c, v & 2 ? 3 : 1);
+        double rb = v == 6 ? 40 : 10, wb = v == 6 ? 40 : 5;
+        assert_cost(d, p->timing.duplex ? rb + wb : rb);
+        ft_schedule *s = sched("{\"subgraphs\": [[0], [1]], \"granularities\": [[64, 64, 64], [64, 64, 32]],"
+                               " \"tensors_to_retain\": [[], []], \"traversal_orders\": [null, null]}");
+        ft_eval e;
+        assert_int_equal(ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, &st), FT_OK);
+        for (int i = 0; i < e.nsubgraphs; i++) {
+            const ft_sg_result *r = &e.sg[i];
+            assert_true(r->compute_time / r->latency <= c * (1 + 1e-12));
+            assert_true((double)(r->loaded + r->written) / r->latency <= d * (1 + 1e-12));
+        }
+        ft_eval_free(&e);
+        ft_schedule_free(s);
+        ft_problem_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_time_spec),     cmocka_unit_test(test_step_time_modes),
         cmocka_unit_test(test_subgraph_terms),     cmocka_unit_test(test_lower_bound),
         cmocka_unit_test(test_native_k_and_larger), cmocka_unit_test(test_timing_validation),
-        cmocka_unit_test(test_search_with_timing),
+        cmocka_unit_test(test_search_with_timing), cmocka_unit_test(test_roofline_peaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,7 +115,7 @@ static void test_trace_vcd_spills_when_a_unit_is_silent(void **state)
         add_span(&s, i % 2 ? FT_TRACE_COMPUTE : FT_TRACE_LOAD, i * 0.5, i * 0.5 + 0.7 * (i % 3) / 2, 0, i, i, 0,
                  i % 2 ? -1 : 0, 0, 1, 0, 1);
     add_span(&s, FT_TRACE_WRITE, n * 0.5, n * 0.5 + 1, 0, n, n, 0, 1, 0, 1, 0, 1);
-    assert_int_equal(ft_trace_open(&t, NULL, f->vcd, "silent", 10, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, NULL, f->vcd, "silent", 10, err, sizeof err), FT_OK);
     replay(t, &s);
     assert_true(t->v.nruns > 0);
     if (ft_trace_close(t, s.end, err, sizeof err) != FT_OK)
@@ -169,7 +169,7 @@ static void test_trace_names(void **state)
                                        " \"tensors_to_retain\": [[], []]}",
                                        "names.schedule.json", &sc, &st),
                      FT_OK);
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, "x", 1000, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_set_names(t, p, sc), FT_OK);
     ft_trace_event e = {FT_TRACE_LOAD, 0, 1, 0, 0, 0, 0, 0, {0, 8, 0, 8}, 64, 0};
     ft_trace_span(t, &e);
@@ -201,7 +201,7 @@ static void test_trace_names(void **state)
     free(text);
 
     /* too late: after an event */
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
     ft_trace_occupancy(t, 0, 1);
     assert_int_equal(ft_trace_set_names(t, p, sc), FT_EINPUT);
     assert_int_equal(ft_trace_close(t, 1, err, sizeof err), FT_EINPUT);
@@ -219,7 +219,7 @@ static void test_trace_empty(void **state)
     fixture *f = *state;
     ft_trace *t;
     char err[256];
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, NULL, 64, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, NULL, 64, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_close(t, 2.5, err, sizeof err), FT_OK);
     json_t *root = load_json(f->json);
     json_t *events = json_object_get(root, "traceEvents");
@@ -278,7 +278,7 @@ static void test_trace_temporary_then_rename(void **state)
     ft_trace *t;
     char err[256], files[512], want[512];
     struct ft_trace_event e = {FT_TRACE_COMPUTE, 0, 1, 0, 0, 0, 0, -1, {0, 0, 0, 0}, 0, 0};
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
     ft_trace_span(t, &e);
     dir_listing(f, files, sizeof files);
     /* PATH.fusetile-tmp.PID.N (fusetile/io.h), N counting per process */
@@ -303,7 +303,7 @@ static void test_trace_abort_leaves_no_files(void **state)
     char err[256], files[512];
     make_stream(&s, 50, 1, 2);
     vcd_buffer_cap = 4; /* spills */
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
     replay(t, &s);
     assert_true(t->v.nruns > 0);
     ft_trace_abort(t);
@@ -322,7 +322,7 @@ static void test_trace_null_paths_is_noop(void **state)
     stream s;
     char err[256] = "junk", files[512];
     make_stream(&s, 20, 0, 9);
-    assert_int_equal(ft_trace_open(&t, NULL, NULL, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, NULL, NULL, "x", 1, err, sizeof err), FT_OK);
     assert_non_null(t);
     replay(t, &s);
     assert_int_equal(ft_trace_close(t, s.end, err, sizeof err), FT_OK);
@@ -333,7 +333,7 @@ static void test_trace_null_paths_is_noop(void **state)
     dir_listing(f, files, sizeof files);
     assert_string_equal(files, "");
     /* one file only */
-    assert_int_equal(ft_trace_open(&t, NULL, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, NULL, f->vcd, "x", 1, err, sizeof err), FT_OK);
     replay(t, &s);
     assert_int_equal(ft_trace_close(t, s.end, err, sizeof err), FT_OK);
     dir_listing(f, files, sizeof files);
@@ -351,24 +351,24 @@ static void test_trace_unwritable_paths(void **state)
     char err[512], bad[400], want[600], files[512];
 
     snprintf(bad, sizeof bad, "%s/no-such-dir/t.json", f->dir);
-    assert_int_equal(ft_trace_open(&t, bad, f->vcd, "x", 1, err, sizeof err), FT_EINPUT);
+    assert_int_equal(trace_open_steps(&t, bad, f->vcd, "x", 1, err, sizeof err), FT_EINPUT);
     assert_null(t);
     snprintf(want, sizeof want, "%s: cannot write: %s", bad, strerror(ENOENT));
     if (strncmp(err, want, strlen(want)) != 0)
         fail_msg("message '%s', want it to start with '%s'", err, want);
 
     snprintf(bad, sizeof bad, "%s/no-such-dir/t.vcd", f->dir);
-    assert_int_equal(ft_trace_open(&t, f->json, bad, "x", 1, err, sizeof err), FT_EINPUT);
+    assert_int_equal(trace_open_steps(&t, f->json, bad, "x", 1, err, sizeof err), FT_EINPUT);
     snprintf(want, sizeof want, "%s: cannot write: %s", bad, strerror(ENOENT));
     assert_true(strncmp(err, want, strlen(want)) == 0);
 
     /* a directory */
-    assert_int_equal(ft_trace_open(&t, f->dir, NULL, "x", 1, err, sizeof err), FT_EINPUT);
+    assert_int_equal(trace_open_steps(&t, f->dir, NULL, "x", 1, err, sizeof err), FT_EINPUT);
     snprintf(want, sizeof want, "%s: cannot write: %s", f->dir, strerror(EISDIR));
     assert_string_equal(err, want);
 
     /* the same file twice */
-    assert_int_equal(ft_trace_open(&t, f->json, f->json, "x", 1, err, sizeof err), FT_EINPUT);
+    assert_int_equal(trace_open_steps(&t, f->json, f->json, "x", 1, err, sizeof err), FT_EINPUT);
     assert_non_null(strstr(err, f->json));
 
     /* a read-only directory (root ignores permissions: skip that part) */
@@ -377,7 +377,7 @@ static void test_trace_unwritable_paths(void **state)
         snprintf(ro, sizeof ro, "%s/ro", f->dir);
         assert_int_equal(mkdir(ro, 0555), 0);
         snprintf(bad, sizeof bad, "%s/t.json", ro);
-        assert_int_equal(ft_trace_open(&t, bad, NULL, "x", 1, err, sizeof err), FT_EINPUT);
+        assert_int_equal(trace_open_steps(&t, bad, NULL, "x", 1, err, sizeof err), FT_EINPUT);
         snprintf(want, sizeof want, "%s: cannot write: %s", bad, strerror(EACCES));
         assert_true(strncmp(err, want, strlen(want)) == 0);
         rmdir(ro);
@@ -396,7 +396,7 @@ static void test_trace_bad_events_fail_at_close(void **state)
     struct ft_trace_event e = {FT_TRACE_LOAD, 2, 1, 0, 4, 5, 0, 1, {0, 1, 0, 1}, 1, 0};
 
     /* end before start */
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
     ft_trace_span(t, &e);
     assert_int_equal(ft_trace_close(t, 3, err, sizeof err), FT_EINPUT);
     assert_non_null(strstr(err, f->json));
@@ -405,7 +405,7 @@ static void test_trace_bad_events_fail_at_close(void **state)
     assert_string_equal(files, "");
 
     /* a unit going back in time (VCD) */
-    assert_int_equal(ft_trace_open(&t, NULL, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, NULL, f->vcd, "x", 1, err, sizeof err), FT_OK);
     e.start = 2;
     e.end = 3;
     ft_trace_span(t, &e);
@@ -416,15 +416,15 @@ static void test_trace_bad_events_fail_at_close(void **state)
     assert_non_null(strstr(err, "before the previous one"));
 
     /* NaN and negative times, negative occupancy, bad end time */
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
     e.start = NAN;
     ft_trace_span(t, &e);
     assert_int_equal(ft_trace_close(t, 3, err, sizeof err), FT_EINPUT);
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
     ft_trace_occupancy(t, 1, -5);
     assert_int_equal(ft_trace_close(t, 3, err, sizeof err), FT_EINPUT);
     assert_non_null(strstr(err, "occupancy -5"));
-    assert_int_equal(ft_trace_open(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, f->vcd, "x", 1, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_close(t, INFINITY, err, sizeof err), FT_EINPUT);
     assert_non_null(strstr(err, "end time"));
     dir_listing(f, files, sizeof files);

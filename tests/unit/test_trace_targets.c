@@ -54,7 +54,7 @@ static void test_trace_clock_real_time(void **state)
     stream s;
     ft_trace_config c;
     make_stream(&s, 60, 1, 21);
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.target = "kpu";
     c.capacity = 100000;
     c.clock_hz = 2e9;
@@ -140,7 +140,7 @@ static void test_trace_compute_units(void **state)
     stream s;
     ft_trace_config c;
     make_stream_units(&s, 60, 0, 5, 3);
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.target = "three";
     c.capacity = 100000;
     c.units = 3;
@@ -210,7 +210,7 @@ static void test_trace_gtkw_lists_every_signal(void **state)
     stream s;
     ft_trace_config c;
     make_stream_units(&s, 30, 0, 8, 2);
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.target = "k$pu";
     c.capacity = 100000;
     c.units = 2;
@@ -234,12 +234,21 @@ static void test_trace_gtkw_lists_every_signal(void **state)
         snprintf(line, sizeof line, "[treeopen] %s.", d.vars[i].path);
         assert_non_null(find_line(g, line));
     }
-    /* the signals in order, one-bit ones binary, integers decimal */
-    assert_non_null(strstr(g, "@24\nfusetile.controller.subgraph\nfusetile.controller.step\n@28\n"
+    /* the signals in order, one-bit ones binary, integers decimal, the
+     * subgraph through the translate file beside the save file */
+    assert_non_null(strstr(g, "^1 t.subgraphs.txt\n@2024\nfusetile.controller.subgraph\n@24\nfusetile.controller.step\n@28\n"
                               "fusetile.channel.read_busy\nfusetile.channel.write_busy\nfusetile.compute.unit0_busy\n"
                               "fusetile.compute.unit1_busy\n@24\nfusetile.fast_memory.occupancy\n"));
+    /* zoomed so that the run (d.last_time ticks) fills 1400 - 260 - 70
+     * pixels at 2^-zoom ticks per 200 */
+    const char *z = strstr(g, "\n*");
+    assert_non_null(z);
+    double zoom = strtod(z + 2, NULL), shown = pow(2, -zoom) / 200 * (1400 - 260 - 70);
+    if (!(fabs(shown - (double)d.last_time) <= 1e-5 * (double)d.last_time))
+        fail_msg("zoom %g shows %g ticks of %lld", zoom, shown, (long long)d.last_time);
+    assert_non_null(find_line(g, "[size] 1400 900"));
     dir_listing(f, files, sizeof files);
-    assert_string_equal(files, "t.gtkw t.vcd");
+    assert_string_equal(files, "t.gtkw t.subgraphs.txt t.vcd");
     vcdp_free(&d);
     free(vcdtext);
     free(g);
@@ -257,8 +266,12 @@ static void test_trace_gtkw_lists_every_signal(void **state)
     assert_non_null(find_line(g, want));
     snprintf(want, sizeof want, "[savefile] \"%s\"", gpath);
     assert_non_null(find_line(g, want));
+    snprintf(want, sizeof want, "^1 %s/v.subgraphs.txt", sub);
+    assert_non_null(find_line(g, want));
     free(g);
     remove(gpath);
+    snprintf(want, sizeof want, "%s/v.subgraphs.txt", sub);
+    remove(want);
     rmdir(sub);
     free(s.calls);
 }
@@ -276,6 +289,168 @@ static void test_trace_gtkw_path(void **state)
         assert_string_equal(p, cases[i][1]);
         free(p);
     }
+    static const char *const xl[][2] = {
+        {"out.gtkw", "out.subgraphs.txt"}, {"dir/run.gtkw", "dir/run.subgraphs.txt"}, {"out", "out.subgraphs.txt"},
+        {".gtkw", ".subgraphs.txt"},
+    };
+    for (size_t i = 0; i < sizeof xl / sizeof xl[0]; i++) {
+        char *p = ft_trace_translate_path(xl[i][0]);
+        assert_non_null(p);
+        assert_string_equal(p, xl[i][1]);
+        free(p);
+    }
+}
+
+/* ------------------------------------------------------------ the default detail */
+
+/* Write stream s as c says, told that `steps` steps are to come, with
+ * ft_trace_sync after each call at later[i + 1] (the earliest start from
+ * the next call on). */
+static void write_synced(const ft_trace_config *c, const stream *s, const double *later, int64_t steps)
+{
+    ft_trace *t = NULL;
+    char err[512];
+    assert_int_equal(ft_trace_open_config(&t, c, err, sizeof err), FT_OK);
+    ft_trace_expect_steps(t, steps);
+    for (int i = 0; i < s->n; i++) {
+        if (s->calls[i].is_occ)
+            ft_trace_occupancy(t, s->calls[i].time, s->calls[i].elems);
+        else
+            ft_trace_span(t, &s->calls[i].e);
+        ft_trace_sync(t, later[i + 1]);
+    }
+    if (ft_trace_close(t, s->end, err, sizeof err) != FT_OK)
+        fail_msg("close: %s", err);
+}
+
+/* The default detail on a stream of two units whose events arrive out of
+ * global time order, with the promises a replay makes (ft_trace_sync at
+ * the earliest start still to come) and a small VCD buffer: it closes
+ * cleanly; the JSON has one controller span per tile (its steps' extent
+ * and count), one compute span per tile and unit, no step, load or write
+ * spans, and counters sampled per period (10 steps here: at most 11
+ * samples a track over 100 steps, the last one included); the VCD is
+ * valid, its step signal at each tile's first step.  With a long run
+ * expected, spans cover runs of tiles. */
+static void test_trace_waves_default(void **state)
+{
+    fixture *f = *state;
+    stream s;
+    ft_trace_config c;
+    make_stream_units(&s, 100, 1, 11, 2);
+    double *later = malloc(((size_t)s.n + 1) * sizeof *later); /* earliest start from call i on */
+    assert_non_null(later);
+    later[s.n] = s.end;
+    for (int i = s.n - 1; i >= 0; i--) {
+        double st = s.calls[i].is_occ ? s.calls[i].time : s.calls[i].e.start;
+        later[i] = s.calls[i].e.kind == FT_TRACE_SUBGRAPH && !s.calls[i].is_occ ? later[i + 1]
+                   : st < later[i + 1] ? st : later[i + 1];
+    }
+    ft_trace_config_init(&c);
+    assert_int_equal(c.detail, FT_TRACE_DETAIL_WAVES);
+    c.json_path = f->json;
+    c.vcd_path = f->vcd;
+    c.capacity = 100000;
+    c.units = 2;
+    c.duplex = 1;
+    vcd_buffer_cap = 16;
+    write_synced(&c, &s, later, 100 * FT_TRACE_COUNTER_SAMPLES / 10); /* periods of 10 steps */
+    vcd_buffer_cap = FT_TRACE_VCD_BUFFER;
+
+    /* the tiles of the stream: (sg, tile) -> extent and steps */
+    enum { MAXT = 64 };
+    double t0[MAXT], t1[MAXT];
+    int nsteps[MAXT] = {0}, ntiles = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ft_trace_event *e = &s.calls[i].e;
+        if (s.calls[i].is_occ || e->kind != FT_TRACE_STEP)
+            continue;
+        int k = e->sg * 10 + (int)e->tile;
+        assert_true(k < MAXT);
+        if (!nsteps[k]) {
+            t0[k] = e->start;
+            t1[k] = e->end;
+            ntiles++;
+        }
+        t0[k] = e->start < t0[k] ? e->start : t0[k];
+        t1[k] = e->end > t1[k] ? e->end : t1[k];
+        nsteps[k]++;
+    }
+    json_t *doc = load_json(f->json), *evs = json_object_get(doc, "traceEvents");
+    int tiles = 0, computes = 0, occ = 0, busy = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(evs, i, ev) {
+        const char *ph = jstr(ev, "ph"), *cat = json_object_get(ev, "cat") ? jstr(ev, "cat") : "";
+        json_t *args = json_object_get(ev, "args");
+        if (strcmp(ph, "C") == 0) {
+            occ += strcmp(jstr(ev, "name"), "fast memory") == 0;
+            busy += strcmp(jstr(ev, "name"), "channel busy") == 0;
+            continue;
+        }
+        if (strcmp(ph, "X") != 0 || strcmp(cat, "subgraph") == 0)
+            continue;
+        if (strcmp(cat, "compute") == 0) {
+            computes++;
+            continue;
+        }
+        if (strcmp(cat, "tile") != 0)
+            fail_msg("a %s span in the default detail", cat);
+        int k = (int)jint(args, "sg") * 10 + (int)jint(args, "tile");
+        assert_true(k < MAXT && nsteps[k] > 0);
+        assert_true(near(jnum(ev, "ts"), t0[k]) && near(jnum(ev, "ts") + jnum(ev, "dur"), t1[k]));
+        assert_int_equal(jint(args, "steps"), nsteps[k]);
+        tiles++;
+    }
+    assert_int_equal(tiles, ntiles);
+    assert_int_equal(computes, 2 * ntiles); /* a tile's two k-steps run on units 0 and 1 */
+    if (occ < 2 || occ > 11 || busy < 2 || busy > 11)
+        fail_msg("%d occupancy and %d busy samples, want 2 to 11 each", occ, busy);
+    json_t *od = json_object_get(doc, "otherData");
+    assert_string_equal(jstr(od, "detail"), "waves");
+    assert_int_equal(jint(od, "counter_period_steps"), 10);
+    json_decref(doc);
+
+    char *text = slurp(f->vcd);
+    vcdp_doc d;
+    assert_int_equal(vcdp_parse(text, &d), 0);
+    int st = vcdp_find(&d, "step");
+    assert_true(st >= 0);
+    assert_true(d.vars[st].n > 1);
+    for (size_t j = 0; j < d.vars[st].n; j++)
+        if (d.vars[st].value[j] % 2 != 0) /* tiles are two steps: the first is even */
+            fail_msg("the step signal shows step %llu", (unsigned long long)d.vars[st].value[j]);
+    vcdp_free(&d);
+    free(text);
+
+    /* a long run (80 000 steps expected): a span covers 4 steps or more,
+     * whole tiles (two tiles of two steps; a unit's compute span 8 steps,
+     * the units taking turns), within a subgraph (ten tiles) */
+    c.vcd_path = NULL;
+    write_synced(&c, &s, later, 4 * FT_TRACE_WAVE_SPANS);
+    doc = load_json(f->json);
+    evs = json_object_get(doc, "traceEvents");
+    tiles = computes = 0;
+    json_array_foreach(evs, i, ev) {
+        json_t *cat = json_object_get(ev, "cat"), *args = json_object_get(ev, "args");
+        if (!cat || strcmp(jstr(ev, "ph"), "X") != 0)
+            continue;
+        if (strcmp(json_string_value(cat), "tile") == 0) {
+            int64_t first = jint(args, "tile");
+            assert_int_equal(jint(args, "last_tile"), first + 1);
+            assert_int_equal(jint(args, "steps"), 4);
+            int k = (int)jint(args, "sg") * 10 + (int)first;
+            assert_true(near(jnum(ev, "ts"), t0[k]) && near(jnum(ev, "ts") + jnum(ev, "dur"), t1[k + 1]));
+            tiles++;
+        }
+        computes += strcmp(json_string_value(cat), "compute") == 0;
+    }
+    assert_int_equal(tiles, ntiles / 2);
+    assert_int_equal(computes, 2 * 5 * 3); /* per unit and subgraph: tiles 0-3, 4-7, 8-9 */
+    assert_int_equal(jint(json_object_get(doc, "otherData"), "span_steps"), 4);
+    json_decref(doc);
+    free(later);
+    free(s.calls);
 }
 
 /* ------------------------------------------------------------ names */
@@ -305,7 +480,7 @@ static void test_trace_subgraph_names(void **state)
                                        " \"tensors_to_retain\": [[], []], \"subgraph_labels\": [\"conv+bn enc.l1.conv\", null]}",
                                        "names.schedule.json", &sc, &st),
                      FT_OK);
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_set_names(t, p, sc), FT_OK);
     ft_trace_event e = {FT_TRACE_LOAD, 0, 1, 0, 0, 0, 0, 0, {0, 8, 0, 8}, 64, 0};
     ft_trace_span(t, &e);
@@ -356,7 +531,7 @@ static void test_trace_subgraph_names(void **state)
     assert_int_equal(ft_schedule_parse("{\"subgraphs\": [[0, 1]], \"granularities\": [[8, 8, 8]], \"tensors_to_retain\": [[]]}",
                                        "plain.schedule.json", &sq, &st),
                      FT_OK);
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_set_names(t, q, sq), FT_OK);
     e = (ft_trace_event){FT_TRACE_LOAD, 0, 1, 0, 0, 0, 0, 0, {0, 8, 0, 8}, 64, 0};
     ft_trace_span(t, &e);
@@ -404,7 +579,7 @@ static void test_trace_subgraph_names(void **state)
     snprintf(sj + sl, sizeof sj - (size_t)sl, "]], \"granularities\": [[8, 8, 8]], \"tensors_to_retain\": [[]]}");
     assert_int_equal(ft_problem_parse(pj, "big.json", &big, &st), FT_OK);
     assert_int_equal(ft_schedule_parse(sj, "big.schedule.json", &sbig, &st), FT_OK);
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1000, err, sizeof err), FT_OK);
     assert_int_equal(ft_trace_set_names(t, big, sbig), FT_OK);
     ft_trace_span(t, &e);
     assert_int_equal(ft_trace_close(t, 1, err, sizeof err), FT_OK);
@@ -439,7 +614,7 @@ static void test_trace_window_limits_events(void **state)
     ft_trace_config c;
     const int64_t first = 30, count = 25;
     make_stream(&s, 100, 0, 17);
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.target = "w";
     c.capacity = 100000;
     c.window_first = first;
@@ -570,20 +745,23 @@ static void test_trace_config_errors(void **state)
         {1, 0, -1, 5, "window of 5 steps from step -1 is out of range"},
         {1, 0, 5, -2, "window of -2 steps from step 5 is out of range"},
         {1, 0, INT64_MAX, 2, "is out of range"},
+        {1, 0, 0, 0, "detail 2 is not one of 0 (waves) and 1 (steps)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ft_trace_config_init(&c);
+        config_init_steps(&c);
         c.json_path = f->json;
         c.units = bad[i].units;
         c.clock_hz = bad[i].clock;
         c.window_first = bad[i].first;
         c.window_count = bad[i].count;
+        if (strstr(bad[i].want, "detail"))
+            c.detail = 2;
         assert_int_equal(ft_trace_open_config(&t, &c, err, sizeof err), FT_EINPUT);
         assert_null(t);
         if (!strstr(err, bad[i].want))
             fail_msg("case %zu: message '%s', want '%s'", i, err, bad[i].want);
     }
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.gtkw_path = f->gtkw;
     assert_int_equal(ft_trace_open_config(&t, &c, err, sizeof err), FT_EINPUT);
     assert_non_null(strstr(err, "a GTKWave save file needs a VCD"));
@@ -596,7 +774,7 @@ static void test_trace_config_errors(void **state)
 
     /* subgraph by subgraph */
     ft_trace_event e = {FT_TRACE_COMPUTE, 0, 1, 1, 0, 0, 0, -1, {0, 0, 0, 0}, 0, 0};
-    assert_int_equal(ft_trace_open(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
+    assert_int_equal(trace_open_steps(&t, f->json, NULL, "x", 1, err, sizeof err), FT_OK);
     ft_trace_span(t, &e);
     e.sg = 0;
     ft_trace_span(t, &e);
@@ -615,6 +793,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trace_read_write_signals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_gtkw_lists_every_signal, setup, teardown),
         cmocka_unit_test(test_trace_gtkw_path),
+        cmocka_unit_test_setup_teardown(test_trace_waves_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_subgraph_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_window_limits_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_config_errors, setup, teardown),

@@ -283,11 +283,28 @@ static void write_trace_config(const fixture *f, const stream *s, ft_trace_confi
         fail_msg("close: %s", err);
 }
 
+/* ft_trace_open with every step written (FT_TRACE_DETAIL_STEPS): the
+ * synthetic streams check the writer's step detail. */
+static int trace_open_steps(ft_trace **out, const char *json_path, const char *vcd_path, const char *target,
+                            double capacity, char *err, size_t errlen)
+{
+    ft_trace_config c = {.json_path = json_path, .vcd_path = vcd_path, .target = target, .capacity = capacity,
+                         .units = 1, .detail = FT_TRACE_DETAIL_STEPS}; /* ft_trace_config_init's but these */
+    return ft_trace_open_config(out, &c, err, errlen);
+}
+
+/* ft_trace_config_init with every step written. */
+static void config_init_steps(ft_trace_config *c)
+{
+    ft_trace_config_init(c);
+    c->detail = FT_TRACE_DETAIL_STEPS;
+}
+
 /* Write s to the fixture's files (either may be skipped), contest-style. */
 static void write_trace(const fixture *f, const stream *s, const char *target, int json, int vcd)
 {
     ft_trace_config c;
-    ft_trace_config_init(&c);
+    config_init_steps(&c);
     c.target = target;
     c.capacity = 100000;
     write_trace_config(f, s, &c, json, vcd);
