@@ -160,6 +160,12 @@ typedef struct cli_sched_job {
  * memory); every failure has one line on stderr. */
 int cli_schedule_run(const cli_sched_job *job);
 
+/* When problem p (loaded from problem_path) was imported for a target
+ * (ft_problem_imported_for) and runs without one (t NULL) or with one of
+ * another name (t loaded from target_path), say so on stderr, one warning
+ * line naming both; nothing otherwise. */
+void cli_warn_imported(const char *problem_path, const ft_problem *p, const char *target_path, const ft_target *t);
+
 /* The path of the target `name` (--target's value: a path, or the name of
  * a shipped target, ft_target_find with $FUSETILE_TARGETS as the search
  * path) into out (n bytes): EXIT_OK, or EXIT_USAGE after one line
@@ -188,8 +194,10 @@ int cli_csv_sim(const char *cmd, const char *path, const ft_problem *p, const ft
  * problem's base costs).  On success returns EXIT_OK with the problem in *p
  * and the target (or NULL) in *t, both the caller's to free.  On failure
  * prints one line on stderr ("fusetile: FILE:LINE: ..."), frees what it
- * loaded, leaves both NULL and returns EXIT_USAGE. */
-int cli_load_problem(const char *problem_path, const char *target_name,
+ * loaded, leaves both NULL and returns EXIT_USAGE; a problem file that
+ * reads as a schedule is named so, with `usage` ("fusetile evaluate
+ * PROBLEM SCHEDULE") after it. */
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_name,
                      int keep_costs, ft_problem **p, ft_target **t);
 
 /* The value of option `opt` (just matched) as a file name: NULL after an
@@ -313,15 +321,33 @@ int cli_sweep_status(int argc, char **argv);
 int cli_sweep_gather(int argc, char **argv);
 
 /* A progress printer for ft_evaluate_progress and ft_sim_opts.progress:
- * at most every two seconds, "fusetile WHAT: DONE of TOTAL steps NOUN
- * (P%)" on stderr.  Initialise with cli_progress_init before the run. */
+ * at most every CLI_PROGRESS_SECONDS (or the seconds that the environment
+ * variable FUSETILE_PROGRESS_SECONDS gives, 0 to 3600: tests set 0),
+ * "fusetile WHAT: DONE of TOTAL steps NOUN (P%)" on stderr.  A command of
+ * several runs alike (simulate's replay, then its replays with effects
+ * off) sets runs and calls cli_progress_phase before each call that
+ * reports progress: the figures then count all the runs.  Initialise with cli_progress_init before the run; call
+ * cli_progress_end after the last, which prints the 100% line when any
+ * line was printed (a run short enough to print none stays quiet). */
+#define CLI_PROGRESS_SECONDS 2.0
 typedef struct cli_progress_state {
     const char *what; /* "evaluate", "simulate" */
     const char *noun; /* words after "steps", "" for none */
+    int runs;         /* the runs alike in the figures (1) */
+    int first, span;  /* the runs before the current call's (0), the runs its total counts (1) */
+    int64_t done, total; /* the figures of the last call, over all runs */
+    int printed;      /* a line was printed */
+    int64_t printed_done; /* the done figure of the last line printed */
+    double interval;  /* seconds between lines */
     struct timespec last;
 } cli_progress_state;
 void cli_progress_init(cli_progress_state *ps, const char *what, const char *noun);
 /* Contract above; ctx is a cli_progress_state; always returns 0 (go on). */
 int cli_progress(void *ctx, int64_t done, int64_t total);
+/* The next call reports progress over `span` runs (its total counts them
+ * all), which come after the `first` runs of ps->runs. */
+void cli_progress_phase(cli_progress_state *ps, int first, int span);
+/* The last run has ended: the 100% line, when a line was printed. */
+void cli_progress_end(cli_progress_state *ps);
 
 #endif

@@ -194,6 +194,8 @@ int cmd_evaluate(int argc, char **argv)
     cli_progress_state prog;
     cli_progress_init(&prog, "evaluate", "");
     int rc = ft_evaluate_progress(p, s, model, cli_progress, &prog, &e, &st);
+    if (rc == FT_OK)
+        cli_progress_end(&prog);
     if (rc == FT_EINVALID) {
         cli_error("invalid schedule (%s): %s", ft_reason_name(st.reason), st.msg);
         if (json)

@@ -116,7 +116,7 @@ int cmd_report(int argc, char **argv)
     ft_status st;
     if (paths[1] && cli_input(paths[1], "schedule") != EXIT_OK)
         return EXIT_USAGE;
-    if (cli_load_problem(paths[0], target, keep_costs, &p, &t))
+    if (cli_load_problem("fusetile report PROBLEM [SCHEDULE] -o REPORT.html", paths[0], target, keep_costs, &p, &t))
         return EXIT_USAGE;
     if (paths[1] && ft_schedule_load(paths[1], &s, &st) != FT_OK) {
         cli_error("%s", st.msg);
@@ -124,6 +124,7 @@ int cmd_report(int argc, char **argv)
         ft_target_free(t);
         return EXIT_USAGE;
     }
+    cli_warn_imported(paths[0], p, target, t);
     /* refuse an output that cannot be written before the long part */
     int rc = cli_check_output("report", output, 0);
     if (rc == EXIT_OK) {

@@ -294,7 +294,8 @@ int cli_schedule_run(const cli_sched_job *job)
     for (int i = 0; i < job->npatterns; i++)
         if (cli_input(job->patterns[i], "patterns") != EXIT_OK)
             return EXIT_USAGE;
-    if (cli_load_problem(job->problem, job->target, job->keep_costs, &p, &t))
+    if (cli_load_problem(strcmp(job->cmd, "mlsys") == 0 ? "mlsys INPUT.json OUTPUT.json" : "fusetile schedule PROBLEM",
+                         job->problem, job->target, job->keep_costs, &p, &t))
         return EXIT_USAGE;
     if ((job->output && check_output(job)) ||
         (job->csv && strcmp(job->csv, "-") && cli_check_output(job->cmd, job->csv, 0) != EXIT_OK)) {
@@ -309,6 +310,8 @@ int cli_schedule_run(const cli_sched_job *job)
         return EXIT_USAGE;
     }
     const double clock_hz = cli_clock_hz(t); /* for --csv's seconds */
+    if (!job->contest) /* the contest entry prints nothing but errors */
+        cli_warn_imported(job->problem, p, job->target, t);
     if (t && !job->quiet) {
         char *line = cli_target_summary(t, p, job->keep_costs);
         fprintf(stderr, "%s: %starget %s\n", cli_progname, pfx(job->cmd), line ? line : "(out of memory)");

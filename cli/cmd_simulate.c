@@ -106,6 +106,37 @@ static const char simulate_help[] =
  * the simulator library's (ft_sim_effects_run, ft_sim_accounted), as the
  * Python binding's simulate() reports them. */
 
+/* The report's agreement line when the target has effects: "yes" when
+ * every difference is within FT_SIM_AGREE_REL or accounted for by an
+ * effect, with the total's difference and what accounts for it; "NO" and
+ * what is not accounted for otherwise. */
+static void print_agreement(const ft_sim_result *r, const ft_sim_effects *rep, int ok)
+{
+    char d[FT_NUMBUF], why[160];
+    int all_agree = ft_sim_agrees(r, -1);
+    for (int i = 0; i < r->nsubgraphs && all_agree; i++)
+        all_agree = ft_sim_agrees(r, i);
+    if (ok && all_agree) {
+        printf("agreement    yes (relative difference at most %g in every subgraph and in total)\n", FT_SIM_AGREE_REL);
+        return;
+    }
+    int total_ok = ft_sim_accounted(r, rep, -1, why, sizeof why);
+    double diff = r->total_simulated - r->total_analytic;
+    double pct = r->total_analytic != 0 ? 100 * diff / fabs(r->total_analytic) : INFINITY;
+    if (ok && ft_sim_agrees(r, -1))
+        printf("agreement    yes: the total is within %g of the analytic model, every subgraph's difference accounted "
+               "for by an effect of the target (last column)\n", FT_SIM_AGREE_REL);
+    else if (ok)
+        printf("agreement    yes: differs from the analytic model by %s (%.3g %%), accounted for by %s; every difference "
+               "accounted for\n", cli_fmt15(d, diff), pct, why);
+    else if (!total_ok)
+        printf("agreement    NO: differs from the analytic model by %s (%.3g %%) and no effect of the target accounts for "
+               "it\n", cli_fmt15(d, diff), pct);
+    else
+        printf("agreement    NO: a subgraph's difference from the analytic model is accounted for by no effect of the target "
+               "(stderr names it)\n");
+}
+
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_result *r, ft_compute_model model,
                         const ft_target *t, int keep_costs, const ft_sim_effects *rep, int ok)
 {
@@ -147,11 +178,7 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
         printf("agreement    %s (relative difference at most %g in every subgraph and in total)\n", ok ? "yes" : "NO", FT_SIM_AGREE_REL);
         return;
     }
-    ft_sim_accounted(r, rep, -1, why, sizeof why);
-    printf("agreement    %s", ft_sim_agrees(r, -1) ? "yes" : "no");
-    if (!ft_sim_agrees(r, -1))
-        printf(" (accounted for by %s)", why);
-    printf("; every difference accounted for: %s\n", ok ? "yes" : "NO");
+    print_agreement(r, rep, ok);
     printf("\nthe same replay with one effect of the target turned off (totals):\n");
     printf("  %-22s %16s %16s %12s %10s  %s\n", "turned off", "simulated", "analytic", "difference", "relative", "agreement");
     for (int v = 0; v < rep->nvar; v++) {
@@ -297,16 +324,17 @@ static int check_agreement(const ft_sim_result *r, const ft_sim_effects *rep)
 
 /* Replay s on copies of p with each timing effect of p turned off, then
  * with all of them off, into *rep (nothing when p has no effect): the
- * library's ft_sim_effects_run, with a warning per replay that failed. */
-static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_sim_effects *rep)
+ * library's ft_sim_effects_run, with a warning per replay that failed;
+ * their progress goes on from the first replay's in *prog. */
+static int run_variants(ft_sim *sim, const ft_problem *p, const ft_schedule *s, ft_compute_model model, ft_sim_effects *rep,
+                        cli_progress_state *prog)
 {
     ft_sim_opts so;
     ft_sim_opts_init(&so);
     so.model = model;
-    cli_progress_state prog;
-    cli_progress_init(&prog, "simulate", "replayed and evaluated");
+    cli_progress_phase(prog, 1, ft_sim_effects_count(p));
     so.progress = cli_progress;
-    so.progress_ctx = &prog;
+    so.progress_ctx = prog;
     int rc = ft_sim_effects_run(sim, p, s, &so, rep);
     if (rc != FT_OK) {
         cli_error("simulate: %s", rc == FT_ENOMEM ? "out of memory" : "the replays with effects off were interrupted");
@@ -464,8 +492,9 @@ int cmd_simulate(int argc, char **argv)
     ft_sim_result r;
     ft_sim_effects rep;
     rep.nvar = 0;
-    cli_progress_state prog;
+    cli_progress_state prog; /* one count over the replay and those of run_variants */
     cli_progress_init(&prog, "simulate", "replayed and evaluated");
+    prog.runs = 1 + ft_sim_effects_count(p);
     so.progress = cli_progress;
     so.progress_ctx = &prog;
     rc = ft_sim_run(sim, p, s, &so, &r);
@@ -483,7 +512,8 @@ int cmd_simulate(int argc, char **argv)
     } else if (rc != FT_OK) {
         cli_error("simulate: %s", ft_sim_errmsg(sim));
         rc = EXIT_USAGE;
-    } else if ((rc = run_variants(sim, p, s, so.model, &rep)) == EXIT_OK) {
+    } else if ((rc = run_variants(sim, p, s, so.model, &rep, &prog)) == EXIT_OK) {
+        cli_progress_end(&prog);
         int ok = check_agreement(&r, &rep);
         int csv_only = c.csv && !strcmp(c.csv, "-");
         if (json)

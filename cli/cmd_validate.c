@@ -7,10 +7,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char validate_help[] =
     "usage: fusetile validate --target TARGET.cfg --measured FILE.tsv [--problems DIR]\n"
-    "                         [--part all|fit|held-out] [--worst N] [--json] [--svg OUT.svg]\n"
+    "                         [--part all|fit|held-out] [--worst N] [--max-error PCT] [--json] [--svg OUT.svg]\n"
     "\n"
     "Predict every row of a measured file on TARGET and print the prediction\n"
     "in microseconds beside the measured time, with the relative error; then\n"
@@ -34,15 +35,86 @@ static const char validate_help[] =
     "                    (fit), or only those it holds out (held-out: every\n"
     "                    third gemm or pointwise row, every third problem)\n"
     "  --worst N         list the N rows of largest error (default 5)\n"
+    "  --max-error PCT   fail (exit 1) when the MAPE is above PCT per cent\n"
+    "                    (default 50: the fitted targets/gpu-h100.cfg is at\n"
+    "                    9 to 27 % on targets/measured/h100*)\n"
     "  --json            print one JSON object: rows (label, line, measured_us,\n"
     "                    predicted_us, error, held_out, and kernels: the\n"
     "                    form the model chose for each kernel, w, h, k and\n"
-    "                    split), mape, gmean, worst\n"
+    "                    split), mape, gmean, worst, max_error, passed\n"
     "  --svg FILE        plot predicted against measured, log-log, with the\n"
     "                    y = x line, the worst rows labelled\n"
     "  -h, --help        show this help\n"
     "\n"
-    "Exit status: 0 done, 2 bad input or usage.\n";
+    "The measured file's directory may hold env.tsv (targets/measured/h100/):\n"
+    "when its gpu names a device (NVIDIA H100 80GB HBM3), TARGET's name or\n"
+    "description must name that device's model (H100), else the files do not\n"
+    "match (a KPU target against GPU data) and nothing is predicted.\n"
+    "\n"
+    "Exit status: 0 done and the MAPE at most --max-error, 1 the MAPE above\n"
+    "it, 2 bad input or usage (a target that is not the measured device).\n";
+
+/* The default of --max-error: the largest mean absolute percentage error
+ * (per cent) at which a target still validates against measured data. */
+#define VALIDATE_MAX_ERROR_PCT 50.0
+
+/* Longest env.tsv line read whole (longer ones are not a device line). */
+#define ENV_LINE_MAX 1024
+
+/* The device that the measured file at meas_path was measured on: the
+ * value of the "gpu" key of env.tsv in its directory, into dev (n bytes);
+ * 0 when there is none (no env.tsv, no gpu key), 1 when found. */
+static int measured_device(const char *meas_path, char *dev, size_t n)
+{
+    const char *slash = strrchr(meas_path, '/');
+    size_t dlen = slash ? (size_t)(slash - meas_path) + 1 : 0;
+    char path[4096], line[ENV_LINE_MAX];
+    if (dlen + sizeof "env.tsv" > sizeof path)
+        return 0;
+    memcpy(path, meas_path, dlen);
+    memcpy(path + dlen, "env.tsv", sizeof "env.tsv");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strncmp(line, "gpu\t", 4) == 0 && line[4]) {
+            snprintf(dev, n, "%s", line + 4);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The model of device dev ("H100" of "NVIDIA H100 80GB HBM3"): its first
+ * word (words split at spaces and '-') with a digit in it, into model (n
+ * bytes); 0 when it has none. */
+static int device_model(const char *dev, char *model, size_t n)
+{
+    for (const char *w = dev; *w;) {
+        size_t len = strcspn(w, " -\t");
+        if (len && len < n && strcspn(w, "0123456789") < len) {
+            memcpy(model, w, len);
+            model[len] = '\0';
+            return 1;
+        }
+        w += len;
+        w += *w ? 1 : 0;
+    }
+    return 0;
+}
+
+/* Whether text holds word, ignoring case. */
+static int has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *c = text; c && *c; c++)
+        if (strncasecmp(c, word, n) == 0)
+            return 1;
+    return 0;
+}
 
 /* Which rows a run reports. */
 enum part { PART_ALL, PART_FIT, PART_HELD };
@@ -92,6 +164,7 @@ int cmd_validate(int argc, char **argv)
 {
     const char *target_arg = NULL, *meas_path = NULL, *dir = NULL, *svg = NULL;
     int json = 0, nworst = 5;
+    double max_error = VALIDATE_MAX_ERROR_PCT;
     enum part part = PART_ALL;
     cli_opts o;
     cli_opt_init(&o, argc, argv);
@@ -133,6 +206,16 @@ int cmd_validate(int argc, char **argv)
                 cli_error("validate: --part: '%s' is not all, fit or held-out", v);
                 return EXIT_USAGE;
             }
+        } else if (cli_opt_is(&o, arg, "--max-error")) {
+            const char *v = cli_opt_value(&o, "--max-error");
+            char *end;
+            double x = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(x > 0) || !isfinite(x)) {
+                if (v)
+                    cli_error("validate: --max-error: '%s' is not a positive percentage", v);
+                return EXIT_USAGE;
+            }
+            max_error = x;
         } else if (cli_opt_is(&o, arg, "--worst")) {
             const char *v = cli_opt_value(&o, "--worst");
             char *end;
@@ -168,6 +251,15 @@ int cmd_validate(int argc, char **argv)
     }
     if (t->contest) {
         cli_error("validate: %s: a contest target has no clock; give a machine target (targets/gpu-h100.cfg)", target_path);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
+    char dev[ENV_LINE_MAX], model[64];
+    if (measured_device(meas_path, dev, sizeof dev) && device_model(dev, model, sizeof model) &&
+        !has_word(t->name, model) && !has_word(t->description, model)) {
+        cli_error("validate: %s (%s) is not the device %s was measured on (env.tsv: gpu %s): neither its name nor its "
+                  "description names %s",
+                  target_path, t->name, meas_path, dev, model);
         ft_target_free(t);
         return EXIT_USAGE;
     }
@@ -263,7 +355,9 @@ int cmd_validate(int argc, char **argv)
             printf("%s", i ? ", " : "");
             cli_json_string(stdout, m->rows[row[order[i]]].label);
         }
-        printf("]}\n");
+        printf("], \"max_error\": ");
+        cli_json_number(stdout, max_error);
+        printf(", \"passed\": %s}\n", sx.mape <= max_error ? "true" : "false");
     } else {
         printf("measured  %s (%s, %d rows, part %s)\n", meas_path, ft_meas_format_name(m->format), n, part_name);
         printf("target    %s\n\n", t->name);
@@ -273,7 +367,8 @@ int cmd_validate(int argc, char **argv)
             printf("%-28s %5d %12.3f %12.3f %+8.1f%%%s\n", r->label, r->line, meas[i], pred[i], 100 * err[i],
                    ft_meas_held_out(m, row[i]) ? "  held out" : "");
         }
-        printf("\nMAPE      %.2f %% over %d rows\n", sx.mape, n);
+        printf("\nMAPE      %.2f %% over %d rows (%s --max-error %g %%)\n", sx.mape, n,
+               sx.mape <= max_error ? "within" : "FAILED: above", max_error);
         printf("gmean     %.4f (predicted / measured)\n", sx.gmean);
         if (nworst)
             printf("worst     ");
@@ -289,6 +384,12 @@ int cmd_validate(int argc, char **argv)
         for (int i = 0; i < nworst; i++)
             labels[order[i]] = m->rows[row[order[i]]].label;
         rc = write_svg(svg, m, t, pred, meas, labels, n, &sx);
+    }
+    if (rc == EXIT_OK && !(sx.mape <= max_error)) {
+        cli_error("validate: %s on %s: MAPE %.2f %% over %d rows is above --max-error %g %%: the target does not predict "
+                  "these measurements",
+                  t->name, meas_path, sx.mape, n, max_error);
+        rc = EXIT_INVALID;
     }
 done:
     free(pred);

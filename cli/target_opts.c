@@ -5,6 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether the file at path reads as a schedule (ft_schedule_load; as a
+ * problem, ft_problem_load, when schedule is 0), for the message of a file
+ * given in the other's place. */
+static int reads_as(const char *path, int schedule)
+{
+    ft_schedule *s = NULL;
+    ft_problem *p = NULL;
+    ft_status st;
+    int ok = (schedule ? ft_schedule_load(path, &s, &st) : ft_problem_load(path, &p, &st)) == FT_OK;
+    ft_schedule_free(s);
+    ft_problem_free(p);
+    return ok;
+}
+
 int cli_target_find(const char *name, char *out, size_t n)
 {
     ft_status st;
@@ -15,7 +29,7 @@ int cli_target_find(const char *name, char *out, size_t n)
     return EXIT_OK;
 }
 
-int cli_load_problem(const char *problem_path, const char *target_name, int keep_costs, ft_problem **p,
+int cli_load_problem(const char *usage, const char *problem_path, const char *target_name, int keep_costs, ft_problem **p,
                      ft_target **t)
 {
     ft_status st;
@@ -28,7 +42,10 @@ int cli_load_problem(const char *problem_path, const char *target_name, int keep
                         cli_input(target_path, "target") != EXIT_OK))
         return EXIT_USAGE;
     if (ft_problem_load(problem_path, p, &st) != FT_OK) {
-        cli_error("%s", st.msg);
+        if (st.code == FT_EINPUT && reads_as(problem_path, 1))
+            cli_error("%s: is a schedule, not a problem; usage: %s", problem_path, usage);
+        else
+            cli_error("%s", st.msg);
         return EXIT_USAGE;
     }
     if (!target_name)
@@ -48,6 +65,24 @@ int cli_load_problem(const char *problem_path, const char *target_name, int keep
         return EXIT_USAGE;
     }
     return EXIT_OK;
+}
+
+void cli_warn_imported(const char *problem_path, const ft_problem *p, const char *target_path, const ft_target *t)
+{
+    const char *want = ft_problem_imported_for(p), *file = ft_problem_imported_file(p);
+    if (!want)
+        return;
+    char from[512] = "";
+    if (file)
+        snprintf(from, sizeof from, " (%s)", file);
+    if (!t || t->contest)
+        cli_warn("%s: imported for target %s%s but run %s: costs are the problem's own, without the target's timing "
+                 "terms (an 8-fold difference is possible); add --target %s",
+                 problem_path, want, from, t ? "on the contest target" : "without --target", file ? file : "FILE.cfg");
+    else if (strcmp(t->name, want) != 0)
+        cli_warn("%s: imported for target %s%s but run with --target %s, a target named %s: its sizes and element type "
+                 "are %s's; import it again with --target %s for this machine",
+                 problem_path, want, from, target_path, t->name, want, target_path);
 }
 
 const char *cli_opt_file(cli_opts *o, const char *opt)
@@ -136,16 +171,22 @@ int cli_pair_load(cli_opts *o, const cli_pair *c, ft_problem **p, ft_target **t,
         return EXIT_USAGE;
     if (c->csv && strcmp(c->csv, "-") && cli_check_output(o->cmd, c->csv, 0) != EXIT_OK)
         return EXIT_USAGE;
-    if (cli_load_problem(c->paths[0], c->target, c->keep_costs, p, t))
+    char usage[64];
+    snprintf(usage, sizeof usage, "fusetile %s PROBLEM SCHEDULE", o->cmd);
+    if (cli_load_problem(usage, c->paths[0], c->target, c->keep_costs, p, t))
         return EXIT_USAGE;
     if (ft_schedule_load(c->paths[1], s, &st)) {
-        cli_error("%s", st.msg);
+        if (st.code == FT_EINPUT && reads_as(c->paths[1], 0))
+            cli_error("%s: is a problem, not a schedule; usage: %s", c->paths[1], usage);
+        else
+            cli_error("%s", st.msg);
         ft_problem_free(*p);
         ft_target_free(*t);
         *p = NULL;
         *t = NULL;
         return EXIT_USAGE;
     }
+    cli_warn_imported(c->paths[0], *p, c->target, *t);
     return EXIT_OK;
 }
 
@@ -191,15 +232,16 @@ char *cli_target_summary(const ft_target *t, const ft_problem *p, int keep_costs
                 "from the problem file",
                 t->path, t->name);
     } else {
+        char lat[FT_NUMBUF], launch[FT_NUMBUF];
         fprintf(f,
                 "%s (%s): from the target: capacity %.15g elements (%lld B / %lld B per element), bandwidth %.15g "
                 "elements per cycle read (%.15g B/cycle), %.15g write%s, native %lldx%lldx%lld%s; timing: transfer "
-                "latency %.15g, launch overhead %.15g cycles, %s",
+                "latency %s, launch overhead %s cycles, %s",
                 t->path, t->name, p->capacity, (long long)t->capacity_bytes, (long long)t->element_bytes,
                 p->bandwidth, t->read_bandwidth, p->timing.write_bandwidth,
                 p->timing.duplex ? " on a separate channel" : "", (long long)p->native_w, (long long)p->native_h,
-                (long long)ft_native_k(p), p->allow_larger ? " (larger allowed)" : "", p->timing.transfer_latency,
-                p->timing.launch_overhead,
+                (long long)ft_native_k(p), p->allow_larger ? " (larger allowed)" : "",
+                ft_format_cycles(lat, p->timing.transfer_latency), ft_format_cycles(launch, p->timing.launch_overhead),
                 p->timing.overlap == FT_OVERLAP_PIPELINE ? "double buffering (steps pipelined)"
                                                          : "no double buffering (load, compute, write in turn)");
         device_summary(f, t, p);

@@ -244,20 +244,58 @@ void cli_progress_init(cli_progress_state *ps, const char *what, const char *nou
 {
     ps->what = what;
     ps->noun = noun;
+    ps->runs = ps->span = 1;
+    ps->first = 0;
+    ps->done = ps->total = 0;
+    ps->printed = 0;
+    ps->printed_done = -1;
+    ps->interval = CLI_PROGRESS_SECONDS;
+    const char *v = getenv("FUSETILE_PROGRESS_SECONDS");
+    char *end;
+    double x = v && *v ? strtod(v, &end) : -1;
+    if (v && *v && !*end && x >= 0 && x <= 3600)
+        ps->interval = x;
     clock_gettime(CLOCK_MONOTONIC, &ps->last);
+}
+
+/* Print the progress line of ps's figures. */
+static void progress_line(cli_progress_state *ps)
+{
+    fprintf(stderr, "fusetile %s: %lld of %lld steps%s%s (%.0f%%)\n", ps->what, (long long)ps->done, (long long)ps->total,
+            ps->noun[0] ? " " : "", ps->noun, ps->total ? 100.0 * (double)ps->done / (double)ps->total : 0.0);
+    ps->printed = 1;
+    ps->printed_done = ps->done;
 }
 
 int cli_progress(void *ctx, int64_t done, int64_t total)
 {
     cli_progress_state *ps = ctx;
+    /* the callback counts `span` runs alike, after `first` of `runs` */
+    int64_t unit = total / (ps->span > 0 ? ps->span : 1);
+    ps->total = unit * ps->runs;
+    ps->done = unit * ps->first + (done < total ? done : total);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - ps->last.tv_sec >= 2) {
-        fprintf(stderr, "fusetile %s: %lld of %lld steps%s%s (%.0f%%)\n", ps->what, (long long)done, (long long)total,
-                ps->noun[0] ? " " : "", ps->noun, total ? 100.0 * (double)done / (double)total : 0.0);
+    double since = (double)(now.tv_sec - ps->last.tv_sec) + 1e-9 * (double)(now.tv_nsec - ps->last.tv_nsec);
+    if (since >= ps->interval) {
+        progress_line(ps);
         ps->last = now;
     }
     return 0;
+}
+
+void cli_progress_phase(cli_progress_state *ps, int first, int span)
+{
+    ps->first = first;
+    ps->span = span > 0 ? span : 1;
+}
+
+void cli_progress_end(cli_progress_state *ps)
+{
+    if (!ps->printed || ps->printed_done == ps->total)
+        return;
+    ps->done = ps->total;
+    progress_line(ps);
 }
 
 int cli_parse_seconds(const char *v, double *out)

@@ -80,19 +80,30 @@ int ft_sim_agrees(const ft_sim_result *r, int sg)
                   : ft_sim_rel_diff(r->sg[sg].simulated, r->sg[sg].analytic) <= FT_SIM_AGREE_REL;
 }
 
-/* The caller's progress callback, and whether it asked to stop. */
+/* The caller's progress callback, whether it asked to stop, and the
+ * replay under way (run of runs): the caller sees one count over them. */
 typedef struct relay {
     ft_progress_fn fn;
     void *ctx;
     int stopped;
+    int run, runs;
 } relay;
 
 static int relay_progress(void *ctx, int64_t done, int64_t total)
 {
     relay *r = ctx;
-    if (r->fn && r->fn(r->ctx, done, total))
+    if (r->fn && r->fn(r->ctx, (int64_t)r->run * total + done, (int64_t)r->runs * total))
         r->stopped = 1;
     return r->stopped;
+}
+
+/* Contract: sim.h. */
+int ft_sim_effects_count(const ft_problem *p)
+{
+    int n = 0;
+    for (int e = 0; e < NEFFECTS; e++)
+        n += effect_present(p, e);
+    return n ? n + 1 : 0;
 }
 
 /* Contract: sim.h. */
@@ -101,7 +112,7 @@ int ft_sim_effects_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, c
     memset(rep, 0, sizeof *rep);
     ft_sim_opts so;
     ft_sim_opts_init(&so);
-    relay rl = {NULL, NULL, 0};
+    relay rl = {NULL, NULL, 0, 0, ft_sim_effects_count(p)};
     if (o) {
         so.model = o->model;
         rl.fn = o->progress;
@@ -109,10 +120,7 @@ int ft_sim_effects_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, c
     }
     so.progress = relay_progress;
     so.progress_ctx = &rl;
-    int any = 0;
-    for (int e = 0; e < NEFFECTS; e++)
-        any |= effect_present(p, e);
-    if (!any)
+    if (rl.runs == 0)
         return FT_OK;
     for (int e = 0; e <= NEFFECTS; e++) {
         if (e < NEFFECTS && !effect_present(p, e))
@@ -125,6 +133,7 @@ int ft_sim_effects_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, c
         for (int x = 0; x < NEFFECTS; x++)
             if (x == e || e == NEFFECTS)
                 effect_off(c, x);
+        rl.run = rep->nvar;
         ft_sim_variant *v = &rep->var[rep->nvar++];
         v->turned_off = e < NEFFECTS ? effect_name[e] : "all effects";
         v->ok = ft_sim_run(sim, c, s, &so, &v->r) == FT_OK;

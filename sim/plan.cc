@@ -133,11 +133,7 @@ void Controller::plan(Job &job)
                                         n, i, j, t, i),
                               i);
             if (ft__units(p) > 1)
-                throw Invalid(FT_R_RETAIN_NOT_PRODUCED,
-                              fmt("%s: tensors_to_retain[%d][%d]: tensor %d is retained on a machine of %lld units, whose fast memories are "
-                                  "each their own (nothing is retained across subgraphs)",
-                                  n, i, j, t, (long long)ft__units(p)),
-                              i);
+                throw Invalid(FT_R_RETAIN_ON_UNITS, fmt(FT_RETAIN_ON_UNITS_MSG, n, i, j, t, (long long)ft__units(p)), i);
         }
         for (int j = 0; j < g->nops; j++)
             produced_[(size_t)p->ops[g->ops[j]].output] = 0;

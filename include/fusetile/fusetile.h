@@ -55,6 +55,9 @@ enum ft_reason {
     FT_R_TENSOR_UNAVAILABLE,     /* needed tensor neither in slow memory nor resident */
     FT_R_OOM,                    /* a step's working set exceeds capacity */
     FT_R_FUSED_OPERAND_ESCAPES,  /* a tensor feeding a fused MatMul leaves */
+    FT_R_RETAIN_ON_UNITS,        /* a tensor retained on a machine of several
+                                    units, whose fast memories are each their
+                                    own: a schedule made for another machine */
     FT_R_COUNT
 };
 
@@ -81,6 +84,14 @@ const char *ft_reason_name(int reason);
  * reports and JSON; buf needs FT_NUMBUF bytes.  Returns buf. */
 #define FT_NUMBUF 32
 char *ft_format_double(char *buf, double x);
+
+/* A count of cycles (an overhead, a latency) for people, into buf
+ * (FT_NUMBUF bytes): rounded to FT_CYCLES_EPSILON, six significant digits
+ * below a million and whole cycles from there; a value below
+ * FT_CYCLES_EPSILON in magnitude (a fitted 9.35762e-14) reads "0".  Only
+ * for reports: JSON keeps every digit (ft_format_double).  Returns buf. */
+#define FT_CYCLES_EPSILON 1e-3
+char *ft_format_cycles(char *buf, double x);
 
 /* ---------------------------------------------------------------- memory */
 
@@ -270,6 +281,12 @@ typedef struct ft_problem {
                             elements, not whole native tiles (a target's
                             compute.pointwise_unpadded); 0 for a problem file */
     ft_timing timing;    /* machine timing terms; all zero for a problem file */
+    /* the problem file's imported_for (SPEC section 1): the name of the
+       target its machine and base costs were imported for, and that
+       target's file; NULL when it has none.  Owned (ft_problem_free);
+       read them with ft_problem_imported_for and ft_problem_imported_file */
+    char *imported_target;
+    char *imported_file;
     /* derived */
     int *topo;           /* nops op indices in a topological order */
     int ngraph_inputs;
@@ -308,7 +325,11 @@ void ft_roofline_peaks(const ft_problem *p, double *compute, double *data);
  * tensor_names (ntensors strings) fill ft_op.name, ft_op.kind and
  * ft_tensor.name (null or absent: all NULL); a list of the wrong type or
  * length, or an entry that is not a string, is FT_EINPUT
- * ("FILE: op_names[3]: expected a string, got an integer"). */
+ * ("FILE: op_names[3]: expected a string, got an integer").  The
+ * optional imported_for, an object {"target": NAME, "file": PATH} (file
+ * optional; null or absent: none), is kept (ft_problem_imported_for); any
+ * other shape is FT_EINPUT ("FILE: imported_for.target: expected a
+ * non-empty string, got an integer"). */
 int ft_problem_load(const char *path, ft_problem **out, ft_status *st);
 
 /* Same as ft_problem_load, from a NUL-terminated JSON text; `name` is used in
@@ -321,7 +342,18 @@ int ft_problem_parse(const char *json, const char *name, ft_problem **out,
  * Returns FT_OK, FT_EINPUT with a message, or FT_ENOMEM. */
 int ft_problem_finish(ft_problem *p, ft_status *st);
 
-/* Deep copy (op and tensor names included); NULL when out of memory. */
+/* The name of the target that p was imported for (the problem file's
+ * imported_for.target: `fusetile import --target` writes it, the .cfg's
+ * name field), or NULL when p has none. */
+const char *ft_problem_imported_for(const ft_problem *p);
+
+/* The target file that p was imported for (imported_for.file, as the
+ * importer was given it), or NULL when p has none or the field has no
+ * file. */
+const char *ft_problem_imported_file(const ft_problem *p);
+
+/* Deep copy (op and tensor names and imported_for included); NULL when
+ * out of memory. */
 ft_problem *ft_problem_clone(const ft_problem *p);
 
 /* Release a problem and everything it owns.  NULL is a no-op. */
@@ -334,7 +366,7 @@ void ft_problem_free(ft_problem *p);
  * capacity, bandwidth and native granularity).  Then the optional names:
  * op_names when some op has a name, op_kinds when some op has a kind,
  * tensor_names when some tensor has a name (a NULL entry among them is
- * written as "").  The fields a contest file cannot hold (native_k,
+ * written as ""), and imported_for when p has it.  The fields a contest file cannot hold (native_k,
  * allow_larger, timing, name) are left out.  p must
  * have passed ft_problem_finish, and its names must be UTF-8 (as loaded
  * ones are).  Returns a NUL-terminated string the caller releases

@@ -175,13 +175,18 @@ typedef struct ft_sim_effects {
     ft_sim_variant var[FT_SIM_NEFFECTS + 1];
 } ft_sim_effects;
 
+/* The replays ft_sim_effects_run makes for p: one per timing effect p has
+ * and one with all of them off; 0 when p has none. */
+int ft_sim_effects_count(const ft_problem *p);
+
 /* Replay s on copies of p with each timing effect of p turned off in turn,
  * as the target file would with that setting changed (double buffering off:
  * a step loads, computes, writes; units off: one unit; shared cache off: no
  * cache; cache floor off: a cache every subgraph fits), then with all of
  * them off, into *rep (release with ft_sim_effects_free).  Only o's model,
- * progress and progress_ctx are used (o may be NULL); the replays write no
- * trace.  A replay that fails is kept with ok 0 and its error.  FT_OK;
+ * progress and progress_ctx are used (o may be NULL); the progress counts
+ * the replays together (the steps of ft_sim_effects_count(p) replays in
+ * all, each as ft_sim_run counts them); the replays write no trace.  A replay that fails is kept with ok 0 and its error.  FT_OK;
  * FT_EINPUT when the progress callback stopped a replay (*rep is then
  * empty); FT_ENOMEM. */
 int ft_sim_effects_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, ft_sim_effects *rep);

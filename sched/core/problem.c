@@ -27,7 +27,19 @@ void ft_problem_free(ft_problem *p)
     ft__free(p->graph_inputs);
     ft__free(p->graph_outputs);
     ft__free(p->name);
+    ft__free(p->imported_target);
+    ft__free(p->imported_file);
     ft__free(p);
+}
+
+const char *ft_problem_imported_for(const ft_problem *p)
+{
+    return p->imported_target;
+}
+
+const char *ft_problem_imported_file(const ft_problem *p)
+{
+    return p->imported_target ? p->imported_file : NULL;
 }
 
 /* op_types names, indexed by ft_op_type */
@@ -421,6 +433,37 @@ static int names_from_json(json_t *root, ft_problem *p, ft_status *st)
     return FT_OK;
 }
 
+/* Read the optional imported_for {"target": NAME, "file": PATH} into
+ * p->imported_target and p->imported_file. */
+static int imported_from_json(json_t *root, ft_problem *p, ft_status *st)
+{
+    const char *n = NAME(p);
+    json_t *v = json_object_get(root, "imported_for");
+    if (!v || json_is_null(v))
+        return FT_OK;
+    if (!json_is_object(v))
+        return ft__fail(st, FT_EINPUT, 0, "%s: imported_for: expected an object {\"target\": NAME, \"file\": PATH}, got %s", n,
+                        type_name(v));
+    json_t *t = json_object_get(v, "target"), *f = json_object_get(v, "file");
+    if (!json_is_string(t) || !*json_string_value(t))
+        return ft__fail(st, FT_EINPUT, 0, "%s: imported_for.target: expected a non-empty string, got %s", n,
+                        t ? json_is_string(t) ? "an empty string" : type_name(t) : "nothing");
+    if (f && !json_is_null(f) && !json_is_string(f))
+        return ft__fail(st, FT_EINPUT, 0, "%s: imported_for.file: expected a string, got %s", n, type_name(f));
+    const char *key;
+    json_t *member;
+    json_object_foreach(v, key, member) {
+        if (strcmp(key, "target") != 0 && strcmp(key, "file") != 0)
+            return ft__fail(st, FT_EINPUT, 0, "%s: imported_for.%s: unknown member (target and file only)", n, key);
+    }
+    p->imported_target = ft__strdup(json_string_value(t));
+    if (json_is_string(f))
+        p->imported_file = ft__strdup(json_string_value(f));
+    if (!p->imported_target || (json_is_string(f) && !p->imported_file))
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+    return FT_OK;
+}
+
 static int from_json(json_t *root, ft_problem *p, ft_status *st)
 {
     const char *n = NAME(p);
@@ -497,7 +540,7 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         if (rc)
             return rc;
     }
-    if ((rc = names_from_json(root, p, st)))
+    if ((rc = names_from_json(root, p, st)) || (rc = imported_from_json(root, p, st)))
         return rc;
     return ft_problem_finish(p, st);
 }
@@ -548,6 +591,7 @@ ft_problem *ft_problem_clone(const ft_problem *p)
         return NULL;
     *c = *p;
     c->name = NULL;
+    c->imported_target = c->imported_file = NULL;
     c->tensors = NULL;
     c->ops = NULL;
     c->topo = c->graph_inputs = c->graph_outputs = NULL;
@@ -556,6 +600,9 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     c->tensors = ft__calloc((size_t)p->ntensors + 1, sizeof(ft_tensor));
     c->ops = ft__calloc((size_t)p->nops + 1, sizeof(ft_op));
     if (!c->tensors || !c->ops || (p->name && !c->name))
+        goto oom;
+    if ((p->imported_target && !(c->imported_target = ft__strdup(p->imported_target))) ||
+        (p->imported_file && !(c->imported_file = ft__strdup(p->imported_file))))
         goto oom;
     for (int t = 0; t < p->ntensors; t++) {
         c->tensors[t] = p->tensors[t];

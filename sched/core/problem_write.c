@@ -82,10 +82,17 @@ char *ft_problem_to_json(const ft_problem *p)
           json_array_append_new(native, json_integer(p->native_h));
     json_t *opn = names_json(p, p->nops, op_name_of, &bad), *opk = names_json(p, p->nops, op_kind_of, &bad);
     json_t *tn = names_json(p, p->ntensors, tensor_name_of, &bad);
+    json_t *imp = NULL;
+    if (p->imported_target) {
+        imp = p->imported_file ? json_pack("{s:s, s:s}", "target", p->imported_target, "file", p->imported_file)
+                               : json_pack("{s:s}", "target", p->imported_target);
+        bad |= !imp;
+    }
     struct { const char *name; json_t *v; } f[] = {
         {"widths", w}, {"heights", h}, {"inputs", in}, {"outputs", out}, {"base_costs", costs}, {"op_types", types},
         {"fast_memory_capacity", json_num(p->capacity)}, {"slow_memory_bandwidth", json_num(p->bandwidth)},
-        {"native_granularity", native}, {"op_names", opn}, {"op_kinds", opk}, {"tensor_names", tn}};
+        {"native_granularity", native}, {"op_names", opn}, {"op_kinds", opk}, {"tensor_names", tn},
+        {"imported_for", imp}};
     int nf = (int)(sizeof f / sizeof f[0]);
     /* the optional lists: only those present, in this order */
     int kept = 0;

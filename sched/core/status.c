@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static const char *const reason_names[FT_R_COUNT] = {
     [FT_R_TENSOR_UNAVAILABLE] = "tensor-unavailable",
     [FT_R_OOM] = "oom",
     [FT_R_FUSED_OPERAND_ESCAPES] = "fused-operand-escapes",
+    [FT_R_RETAIN_ON_UNITS] = "retain-on-units",
 };
 
 const char *ft_reason_name(int reason)
@@ -155,6 +157,21 @@ char *ft_format_double(char *buf, double x)
         if (strtod(buf, NULL) == x)
             break;
     }
+    return buf;
+}
+
+char *ft_format_cycles(char *buf, double x)
+{
+    /* a thousandth of a cycle is the finest figure worth showing; six
+     * significant digits above it, whole cycles from a million on */
+    if (!(fabs(x) >= FT_CYCLES_EPSILON)) {
+        snprintf(buf, FT_NUMBUF, "%s", isnan(x) ? "nan" : "0");
+        return buf;
+    }
+    if (fabs(x) >= 1e6 && fabs(x) < 1e15)
+        snprintf(buf, FT_NUMBUF, "%.0f", x);
+    else
+        snprintf(buf, FT_NUMBUF, "%.6g", round(x / FT_CYCLES_EPSILON) * FT_CYCLES_EPSILON);
     return buf;
 }
 

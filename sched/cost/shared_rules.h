@@ -48,6 +48,15 @@ double ft__sg_extra(const ft_problem *p, const ft__rates *r, int64_t loaded0, in
  * written / r->wb (the latencies only for transfers that happen). */
 double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, int64_t written, double compute);
 
+/* The message of a tensor retained on a machine of several units
+ * (FT_R_RETAIN_ON_UNITS), for the validator and the simulator alike; its
+ * arguments: the schedule's name, the subgraph, the index in its
+ * tensors_to_retain, the tensor and the units. */
+#define FT_RETAIN_ON_UNITS_MSG                                                                                          \
+    "%s: tensors_to_retain[%d][%d]: tensor %d is retained, but this machine has %lld units, each with its own fast "   \
+    "memory, so nothing stays resident between subgraphs: the schedule was made for a machine of one unit (schedule " \
+    "it again for this one)"
+
 /* Compute units of p (timing.units, at least 1). */
 static inline int64_t ft__units(const ft_problem *p) { return p->timing.units > 1 ? p->timing.units : 1; }
 

@@ -197,10 +197,7 @@ int ft_schedule_validate(const ft_problem *p, const ft_schedule *s, ft_status *s
                 rc = ft__fail(st, FT_EINVALID, FT_R_RETAIN_NOT_PRODUCED,
                               "%s: tensors_to_retain[%d][%d]: tensor %d is not produced by subgraph %d", n, i, j, t, i);
             else if (ft__units(p) > 1)
-                rc = ft__fail(st, FT_EINVALID, FT_R_RETAIN_NOT_PRODUCED,
-                              "%s: tensors_to_retain[%d][%d]: tensor %d is retained on a machine of %lld units, whose fast memories "
-                              "are each their own (nothing is retained across subgraphs)",
-                              n, i, j, t, (long long)ft__units(p));
+                rc = ft__fail(st, FT_EINVALID, FT_R_RETAIN_ON_UNITS, FT_RETAIN_ON_UNITS_MSG, n, i, j, t, (long long)ft__units(p));
         }
     }
     for (int i = 0; i < ns && !rc; i++) {

@@ -678,15 +678,16 @@ int ft_target_describe(const ft_target *t, char *buf, size_t n)
                         "%s (contest): the abstract machine of SPEC; capacity, bandwidth, native granularity and "
                         "base costs from the problem file",
                         t->name);
+    char lat[FT_NUMBUF], launch[FT_NUMBUF];
     return snprintf(buf, n,
                     "%s: clock %g Hz, %lld B per element, fast memory %lld B, slow memory read %g B/cycle, write %g "
-                    "B/cycle%s, latency %g cycles, native %lldx%lldx%lld (larger %s), MatMul %g MAC/cycle, Pointwise "
-                    "%g elements/cycle, launch overhead %g cycles, double buffering %s",
+                    "B/cycle%s, latency %s cycles, native %lldx%lldx%lld (larger %s), MatMul %g MAC/cycle, Pointwise "
+                    "%g elements/cycle, launch overhead %s cycles, double buffering %s",
                     t->name, t->clock_hz, (long long)t->element_bytes, (long long)t->capacity_bytes,
                     t->read_bandwidth, t->write_bandwidth, t->separate_channels ? " (separate channels)" : "",
-                    t->transfer_latency, (long long)t->native_w,
+                    ft_format_cycles(lat, t->transfer_latency), (long long)t->native_w,
                     (long long)t->native_h, (long long)t->native_k, t->allow_larger_granularity ? "allowed" : "not allowed",
-                    t->matmul_macs_per_cycle, t->pointwise_elements_per_cycle, t->launch_overhead,
+                    t->matmul_macs_per_cycle, t->pointwise_elements_per_cycle, ft_format_cycles(launch, t->launch_overhead),
                     t->double_buffering ? "yes" : "no") +
            describe_device(t, buf, n);
 }

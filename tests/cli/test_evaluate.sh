@@ -11,12 +11,38 @@ S=$vec/ex1A.solution.json
 
 check no-args 2 err 'usage: fusetile COMMAND' -- "$bin"
 check help 0 out 'fusetile evaluate PROBLEM' -- "$bin" --help
+# the top-level help's line for each command lists every option of the
+# command's own usage lines (issue 32: simulate's lacked --target)
+"$bin" --help >"$tmp/top-help" 2>&1
+cmds=$(grep -oE '^  fusetile [a-z]+' "$tmp/top-help" | awk '{print $2}')
+expect top-help-commands "fusetile --help lists no commands" test -n "$cmds"
+for c in $cmds; do
+    "$bin" "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u >"$tmp/opts-$c"
+    missing=$(while read -r opt; do
+        grep -E "^  fusetile $c " "$tmp/top-help" | grep -qF -- "$opt" || printf '%s ' "$opt"
+    done <"$tmp/opts-$c")
+    expect "top-help-$c" "fusetile --help's $c line lacks: $missing" test -z "$missing"
+done
+# and sweep's help lists every option of each sweep command's
+for c in run list plot submit status gather; do
+    missing=$("$bin" sweep "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u |
+        while read -r opt; do
+            "$bin" sweep --help | sed -n '1,/^$/p' | grep -E "fusetile sweep $c " | grep -qF -- "$opt" || printf '%s ' "$opt"
+        done)
+    expect "sweep-help-$c" "fusetile sweep --help's $c line lacks: $missing" test -z "$missing"
+done
 check help-command 0 out 'usage: fusetile evaluate' -- "$bin" help evaluate
 check help-unknown 2 err "unknown command 'nope'" -- "$bin" help nope
 check version 0 out '^fusetile [0-9]' -- "$bin" --version
 check unknown-command 2 err "unknown command 'frobnicate'" -- "$bin" frobnicate
 check eval-help 0 out '--compute-model M' -- "$bin" evaluate --help
 check eval-one-arg 2 err 'needs PROBLEM.json and SCHEDULE.json' -- "$bin" evaluate "$P"
+# PROBLEM and SCHEDULE swapped, or a problem where the schedule goes: the
+# message says which file is which (issue 32), not "missing field widths"
+check eval-swapped 2 err "ex1A.solution.json: is a schedule, not a problem; usage: fusetile evaluate PROBLEM SCHEDULE" \
+    -- "$bin" evaluate "$S" "$P"
+check eval-two-problems 2 err "ex1A.problem.json: is a problem, not a schedule; usage: fusetile evaluate PROBLEM SCHEDULE" \
+    -- "$bin" evaluate "$P" "$P"
 check eval-three-args 2 err "unexpected argument 'extra'" -- "$bin" evaluate "$P" "$S" extra
 check eval-unknown-option 2 err "unknown option '--fast'" -- "$bin" evaluate "$P" "$S" --fast
 check eval-bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" evaluate "$P" "$S" --compute-model best

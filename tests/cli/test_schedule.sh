@@ -38,6 +38,11 @@ check help-command 0 out 'usage: fusetile schedule' -- "$bin" help schedule
 check sched-help 0 out '--time-limit SECONDS' -- "$bin" schedule --help
 check sched-no-args 2 err '^fusetile: schedule: needs PROBLEM.json' -- "$bin" schedule
 check sched-two-problems 2 err "unexpected argument 'extra'" -- "$bin" schedule "$P" extra
+# a schedule where the problem goes: the message says so (issue 32)
+check sched-given-schedule 2 err "ex1A.solution.json: is a schedule, not a problem; usage: fusetile schedule PROBLEM" \
+    -- "$bin" schedule "$vec/ex1A.solution.json"
+check mlsys-given-schedule 2 err "ex1A.solution.json: is a schedule, not a problem; usage: mlsys INPUT.json OUTPUT.json" \
+    -- "$bin" mlsys "$vec/ex1A.solution.json" "$tmp/never.json"
 check sched-unknown-option 2 err "unknown option '--fast'" -- "$bin" schedule "$P" --fast
 check sched-bad-model 2 err "--compute-model is 'best', must be native or op" -- "$bin" schedule "$P" --compute-model best
 check sched-limit-negative 2 err "--time-limit is '-1', must be a positive number of seconds" -- "$bin" schedule "$P" --time-limit -1

@@ -14,6 +14,9 @@ check help 0 out 'usage: fusetile simulate' -- "$bin" simulate --help
 check help-command 0 out '--vcd FILE' -- "$bin" help simulate
 check help-window 0 out '--window FIRST:COUNT' -- "$bin" simulate --help
 check help-gtkw 0 out 'GTKWave save' -- "$bin" simulate --help
+# PROBLEM and SCHEDULE swapped: the message says so (issue 32)
+check swapped 2 err "ex1A.solution.json: is a schedule, not a problem; usage: fusetile simulate PROBLEM SCHEDULE" \
+    -- "$bin" simulate "$S" "$P"
 check no-args 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate
 check one-arg 2 err 'simulate: needs PROBLEM.json and SCHEDULE.json' -- "$bin" simulate "$P"
 check three-args 2 err "unexpected argument 'extra'" -- "$bin" simulate "$P" "$S" extra
@@ -104,6 +107,37 @@ check trace-invalid 1 - '' -- "$bin" simulate "$tmp/late.problem.json" "$tmp/lat
 expect trace-invalid-no-json "an invalid schedule left a Chrome trace" test ! -e "$tmp/bad.json"
 expect trace-invalid-no-vcd "an invalid schedule left a VCD" test ! -e "$tmp/bad.vcd"
 expect trace-invalid-no-gtkw "an invalid schedule left a save file" test ! -e "$tmp/bad.gtkw"
+# progress: one count over the replay and the replays with each effect off
+# (kpu.cfg: 5 effects, 7 replays of 524288 steps, each evaluated too), the
+# figures only grow, and the last line reads 100 % (issue 32: it stopped
+# at 46 %).  FUSETILE_PROGRESS_SECONDS=0 prints a line at every callback.
+printf '%s\n' '{"widths": [4096, 2048, 2048], "heights": [2048, 4096, 2048], "inputs": [[0, 1]], "outputs": [[2]], "base_costs": [1000], "op_types": ["MatMul"], "fast_memory_capacity": 100000, "slow_memory_bandwidth": 10, "native_granularity": [32, 32]}' >"$tmp/mm.json"
+printf '%s\n' '{"subgraphs": [[0]], "granularities": [[32, 32, 32]], "tensors_to_retain": [[]], "traversal_orders": [null]}' >"$tmp/mm.schedule.json"
+check progress 0 err 'fusetile simulate: [0-9]+ of 7340032 steps replayed and evaluated' \
+    -- env FUSETILE_PROGRESS_SECONDS=0 "$bin" simulate "$tmp/mm.json" "$tmp/mm.schedule.json" --target "$targets/kpu.cfg"
+expect progress-last-100 "the last progress line is not at 100 %: $(grep 'steps replayed' "$tmp/err" | tail -1)" \
+    sh -c "grep 'steps replayed' '$tmp/err' | tail -1 | grep -q '^fusetile simulate: 7340032 of 7340032 steps replayed and evaluated (100%)\$'"
+expect progress-grows "the progress figures go back: $(grep -o '^fusetile simulate: [0-9]*' "$tmp/err" | tr '\n' ' ')" \
+    sh -c "grep -o '^fusetile simulate: [0-9]*' '$tmp/err' | awk '{ if (\$3 + 0 < last) exit 1; last = \$3 + 0 }'"
+# with an interval (0.2 s: some callbacks print, most do not) the last
+# line is still the 100 % one, printed at the end
+check progress-interval 0 - '' \
+    -- env FUSETILE_PROGRESS_SECONDS=0.2 "$bin" simulate "$tmp/mm.json" "$tmp/mm.schedule.json" --target "$targets/kpu.cfg"
+if grep -q 'steps replayed' "$tmp/err"; then
+    expect progress-interval-last-100 "with an interval, the last progress line is not at 100 %: $(grep 'steps replayed' "$tmp/err" | tail -1)" \
+        sh -c "grep 'steps replayed' '$tmp/err' | tail -1 | grep -q '^fusetile simulate: 7340032 of 7340032 steps replayed and evaluated (100%)\$'"
+    expect progress-interval-fewer "every callback printed with an interval of 0.2 s" test "$(grep -c 'steps replayed' "$tmp/err")" -lt 28
+else
+    skip 2 "the replay ended within 0.2 s: no progress line to check"
+fi
+check progress-quiet-short 0 - "" -- "$bin" simulate "$P" "$S" --target "$targets/gpu-h100-sm.cfg"
+expect progress-quiet-short-none "a short replay printed progress" sh -c "! grep -q 'steps replayed' '$tmp/err'"
+# a difference that an effect accounts for reads as agreement, with the
+# difference and the effect, not "agreement no" (issue 32): the MatMul
+# above on kpu.cfg differs by double buffering alone
+check accounted-reads-yes 0 out '^agreement +yes: differs from the analytic model by -?[0-9.]+ \(-?[0-9.e-]+ %\), accounted for by double buffering; every difference accounted for$' \
+    -- "$bin" simulate "$tmp/mm.json" "$tmp/mm.schedule.json" --target "$targets/kpu.cfg"
+expect accounted-no-no "an accounted-for run still says no: $(grep '^agreement' "$tmp/out")" sh -c "! grep -Eq '^agreement +no' '$tmp/out'"
 leftovers=$(find "$tmp" -name '*.tmp.*' | wc -l)
 expect no-temporary-files "temporary trace files were left behind" test "$leftovers" -eq 0
 

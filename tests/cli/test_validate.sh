@@ -57,6 +57,24 @@ printf 'M\tN\tK\tus_graph\n128\t128\tx\t5\n' >"$tmp/bad.tsv"
 check bad-row 2 err 'bad.tsv:2: K: "x" is not an integer' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv"
 check bad-part 2 err "validate: --part: 'half' is not all, fit or held-out" -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --part half
 check bad-worst 2 err 'validate: --worst' -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --worst -1
+# a target that does not predict the measurements fails (issue 32: the KPU
+# target on the H100 data exited 0 at 61382 %): a clear line and exit 1
+# above --max-error (default 50 %); a target that is not the measured device
+# (env.tsv's gpu) is refused before predicting (exit 2)
+check kpu-not-device 2 err "validate: .*kpu.cfg \(kpu\) is not the device .*gemm.tsv was measured on \(env.tsv: gpu NVIDIA H100 80GB HBM3\): neither its name nor its description names H100" \
+    -- "$bin" validate --target "$root/targets/kpu.cfg" --measured "$M/gemm.tsv"
+mkdir -p "$tmp/noenv"
+cp "$M/gemm.tsv" "$tmp/noenv/gemm.tsv"
+check kpu-max-error 1 err 'validate: kpu on .*gemm.tsv: MAPE [0-9.]+ % over 343 rows is above --max-error 50 %' \
+    -- "$bin" validate --target "$root/targets/kpu.cfg" --measured "$tmp/noenv/gemm.tsv"
+expect kpu-max-error-line "no FAILED on the MAPE line" grep -Eq '^MAPE +[0-9.]+ % over 343 rows \(FAILED: above --max-error 50 %\)$' "$tmp/out"
+check sm-max-error 1 err 'validate: gpu-h100-sm on .*: MAPE [0-9.]+ % .* above --max-error 50 %' \
+    -- "$bin" validate --target "$root/targets/gpu-h100-sm.cfg" --measured "$M/gemm.tsv"
+check sm-max-error-raised 0 out '^MAPE +[0-9.]+ % over 343 rows \(within --max-error 1e\+06 %\)$' \
+    -- "$bin" validate --target "$root/targets/gpu-h100-sm.cfg" --measured "$M/gemm.tsv" --max-error 1e6
+check h100-within 0 out '^MAPE +[0-9.]+ % over 343 rows \(within --max-error 50 %\)$' -- "$bin" validate --target "$T" --measured "$M/gemm.tsv"
+check max-error-json 1 out '"max_error": 50, "passed": false' -- "$bin" validate --target "$root/targets/kpu.cfg" --measured "$tmp/noenv/gemm.tsv" --json
+check bad-max-error 2 err "validate: --max-error: '0' is not a positive percentage" -- "$bin" validate --target "$T" --measured "$M/gemm.tsv" --max-error 0
 check bad-opt 2 err "validate: unknown option '--nope'" -- "$bin" validate --nope
 check bad-dir 2 err 'graphs.tsv:2: problem: problem example_problem: .*cannot open' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --problems "$tmp"
 check bad-svg 2 err 'cannot' -- "$bin" validate --target "$T" --measured "$M/graphs.tsv" --svg "$tmp/no/dir/x.svg"

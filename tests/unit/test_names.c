@@ -1,4 +1,4 @@
-/* test_names.c - cmocka tests of the optional names of a problem (op_names, op_kinds, tensor_names: loading, clone, JSON round trip, rejections) and of ft_subgraph_label. */
+/* test_names.c - cmocka tests of the optional names of a problem (op_names, op_kinds, tensor_names: loading, clone, JSON round trip, rejections), of its imported_for, and of ft_subgraph_label. */
 #include "ft_testutil.h"
 
 /* Three ops on six tensors (the E-mlp graph): fc1 MatMul T0 x T1 -> T2,
@@ -220,6 +220,61 @@ static void test_names_json_partial_names(void **state)
     ft_problem_free(p);
 }
 
+/* ------------------------------------------------------- imported_for */
+
+#define IMPORTED "\"imported_for\": {\"target\": \"gpu-h100\", \"file\": \"targets/gpu-h100.cfg\"}"
+
+/* imported_for is read, cloned and written back (issue 32: one machine per
+ * problem); a problem without it has none. */
+static void test_imported_for_kept(void **state)
+{
+    (void)state;
+    ft_problem *p = parse_ok("{" MLP_FIELDS ", " IMPORTED "}");
+    assert_string_equal(ft_problem_imported_for(p), "gpu-h100");
+    assert_string_equal(ft_problem_imported_file(p), "targets/gpu-h100.cfg");
+    ft_problem *c = ft_problem_clone(p);
+    assert_non_null(c);
+    assert_ptr_not_equal(ft_problem_imported_for(c), ft_problem_imported_for(p));
+    ft_problem_free(p);
+    assert_string_equal(ft_problem_imported_for(c), "gpu-h100");
+    assert_string_equal(ft_problem_imported_file(c), "targets/gpu-h100.cfg");
+    char *text = ft_problem_to_json(c);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\n  \"imported_for\": {\"target\":\"gpu-h100\",\"file\":\"targets/gpu-h100.cfg\"}\n}\n"));
+    ft_problem *q = parse_ok(text);
+    assert_string_equal(ft_problem_imported_for(q), "gpu-h100");
+    assert_string_equal(ft_problem_imported_file(q), "targets/gpu-h100.cfg");
+    free(text);
+    ft_problem_free(q);
+    ft_problem_free(c);
+    p = parse_ok("{" MLP_FIELDS ", \"imported_for\": {\"target\": \"kpu\"}}");
+    assert_string_equal(ft_problem_imported_for(p), "kpu");
+    assert_null(ft_problem_imported_file(p));
+    ft_problem_free(p);
+    p = parse_ok(plain_json);
+    assert_null(ft_problem_imported_for(p));
+    assert_null(ft_problem_imported_file(p));
+    text = ft_problem_to_json(p);
+    assert_null(strstr(text, "imported_for"));
+    free(text);
+    ft_problem_free(p);
+    p = parse_ok("{" MLP_FIELDS ", \"imported_for\": null}");
+    assert_null(ft_problem_imported_for(p));
+    ft_problem_free(p);
+}
+
+static void test_imported_for_rejects(void **state)
+{
+    (void)state;
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": \"gpu-h100\"}", "imported_for: expected an object");
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"file\": \"x.cfg\"}}",
+                  "imported_for.target: expected a non-empty string, got nothing");
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"target\": 3}}", "imported_for.target: expected a non-empty string, got an integer");
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"target\": \"\"}}", "imported_for.target: expected a non-empty string, got an empty string");
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"target\": \"kpu\", \"file\": []}}", "imported_for.file: expected a string, got a list");
+    expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"target\": \"kpu\", \"dtype\": \"bf16\"}}", "imported_for.dtype: unknown member");
+}
+
 /* ------------------------------------------------------------ labels */
 
 static void test_names_label_elides_common_prefix(void **state)
@@ -352,6 +407,8 @@ int main(void)
         cmocka_unit_test(test_names_json_roundtrip),
         cmocka_unit_test(test_names_json_without_names_unchanged),
         cmocka_unit_test(test_names_json_partial_names),
+        cmocka_unit_test(test_imported_for_kept),
+        cmocka_unit_test(test_imported_for_rejects),
         cmocka_unit_test(test_names_label_elides_common_prefix),
         cmocka_unit_test(test_names_label_resnet_block),
         cmocka_unit_test(test_names_label_falls_back_to_indices),

@@ -509,6 +509,7 @@ static void test_schedule_reason_names(void **state)
     assert_string_equal(ft_reason_name(FT_R_OP_NOT_COVERED), "op-not-covered");
     assert_string_equal(ft_reason_name(FT_R_FUSED_OPERAND_ESCAPES),
                         "fused-operand-escapes");
+    assert_string_equal(ft_reason_name(FT_R_RETAIN_ON_UNITS), "retain-on-units");
     assert_string_equal(ft_reason_name(-1), "unknown");
     assert_string_equal(ft_reason_name(FT_R_COUNT), "unknown");
     /* every reason has its own lower-case name */

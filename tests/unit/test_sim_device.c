@@ -350,9 +350,11 @@ static void test_sim_device_retain_refused(void **state)
     simulated(f); /* one unit: retained, as SPEC says */
     f->p->timing.units = 2;
     assert_int_equal(replay(f, 0), FT_EINVALID);
-    assert_int_equal(f->r.reason, FT_R_RETAIN_NOT_PRODUCED);
-    assert_non_null(strstr(ft_sim_errmsg(f->sim), "2 units"));
-    assert_int_equal(f->r.analytic_reason, FT_R_RETAIN_NOT_PRODUCED);
+    /* the tensor is produced: the cause is the units (issue 32) */
+    assert_int_equal(f->r.reason, FT_R_RETAIN_ON_UNITS);
+    assert_non_null(strstr(ft_sim_errmsg(f->sim), "this machine has 2 units"));
+    assert_non_null(strstr(ft_sim_errmsg(f->sim), "made for a machine of one unit"));
+    assert_int_equal(f->r.analytic_reason, FT_R_RETAIN_ON_UNITS);
 }
 
 /* ------------------------------------------------------------ traces */

@@ -1,4 +1,4 @@
-/* test_sim_progress.c - the simulator's progress callback and step limit (ft_sim_opts.progress, FT_MAX_STEPS): progress through the replay then the analytic check, a stop on request that leaves the simulator usable, a schedule over FT_MAX_STEPS refused before its first step. */
+/* test_sim_progress.c - the simulator's progress callback and step limit (ft_sim_opts.progress, FT_MAX_STEPS): progress through the replay then the analytic check, a stop on request that leaves the simulator usable, a schedule over FT_MAX_STEPS refused before its first step; the replays with effects off counted as one. */
 #include "ft_testutil.h"
 
 #include "fusetile/sim.h"
@@ -91,6 +91,33 @@ static void test_progress(void **state)
     assert_int_equal(c.total, STEPS);
 }
 
+/* The replays with effects off count on as one (issue 32: simulate's
+ * progress restarted per replay): with a transfer latency and a launch
+ * overhead, three replays (each effect off, then both), done grows to
+ * three times a replay's total. */
+static void test_effects_progress(void **state)
+{
+    fixture *f = *state;
+    f->p->timing.transfer_latency = 5;
+    f->p->timing.launch_overhead = 7;
+    assert_int_equal(ft_sim_effects_count(f->p), 3);
+    calls c = {0, 0, 0, 1, 0};
+    ft_sim_opts o;
+    ft_sim_opts_init(&o);
+    o.progress = on_progress;
+    o.progress_ctx = &c;
+    ft_sim_effects rep;
+    assert_int_equal(ft_sim_effects_run(f->sim, f->p, f->s, &o, &rep), FT_OK);
+    assert_int_equal(rep.nvar, 3);
+    ft_sim_effects_free(&rep);
+    assert_int_equal(c.n, 6);
+    assert_true(c.monotonic);
+    assert_int_equal(c.total, 3 * 2 * STEPS);
+    assert_int_equal(c.last_done, 3 * 2 * STEPS);
+    f->p->timing.transfer_latency = f->p->timing.launch_overhead = 0;
+    assert_int_equal(ft_sim_effects_count(f->p), 0);
+}
+
 /* A nonzero return stops the run (in the replay, then in the analytic
  * check) with FT_EINPUT; the next run on the handle works. */
 static void test_stop(void **state)
@@ -151,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_effects_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_limit, setup, teardown),
     };
