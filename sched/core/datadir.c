@@ -96,12 +96,13 @@ int ft__data_dirs(const char *sub, char (*dirs)[PATH_MAX])
     char here[PATH_MAX];
     int known = code_dir(here) == 0;
     char build[PATH_MAX];
-    if (known && FT_DATA_BUILDDIR[0] && realpath(FT_DATA_BUILDDIR, build) && under(here, build))
+    const char *builddir = FT_DATA_BUILDDIR, *rel = FT_DATA_REL;
+    if (known && builddir[0] && realpath(builddir, build) && under(here, build))
         add(dirs, &k, FT_DATA_SRCDIR, sub, "");
     /* installed: here ends in one of the objects' directories; the prefix
      * is what comes before it */
     const char *objdirs = FT_DATA_OBJDIRS;
-    while (known && FT_DATA_REL[0] && *objdirs) {
+    while (known && rel[0] && *objdirs) {
         size_t len = strcspn(objdirs, ":");
         size_t hl = strlen(here);
         if (len > 0 && objdirs[0] != '/' && hl > len && here[hl - len - 1] == '/' &&
