@@ -63,18 +63,16 @@ const char *__lsan_default_suppressions(void)
     return "leak:libpython3\n";
 }
 
-/* At exit: remove the scratch file and collect the cyclic garbage (an
- * exception caught with its traceback, a class): left for the collector,
- * its blocks point only at each other, and a leak checker would report
- * them.  The interpreter is not finalized: Py_FinalizeEx leaves CPython's
- * own blocks unreferenced, which a leak checker would blame on the
- * harness; left running, they stay reachable. */
+/* At exit: remove the scratch file.  The interpreter is not finalized:
+ * Py_FinalizeEx leaves CPython's own blocks unreferenced, which a leak
+ * checker would blame on the harness; left running, they stay reachable.
+ * (Nor is its garbage collected here: by then other exit handlers, torch's
+ * among them, have freed what the collector would read.) */
 static void finish(void)
 {
     const char *path = scratch ? PyUnicode_AsUTF8(scratch) : NULL;
     if (path)
         remove(path);
-    PyGC_Collect();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
