@@ -696,6 +696,9 @@ typedef struct ft_search_progress {
     double evals_per_s;
     const char *pass;        /* the pass running (ft_search's pass table) */
     int threads;
+    int64_t closed;          /* configurations scored in closed form (a cost
+                                per kind of tile, docs/SCHEDULER.md) ... */
+    int64_t fallbacks;       /* ... and by walking tiles or steps instead */
 } ft_search_progress;
 
 /* How ft_search groups ops (ft_search_opts.strategy).  FT_STRATEGY_SEARCH

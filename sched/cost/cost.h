@@ -119,6 +119,18 @@ static inline void ft__sg_acc_tile(ft__sg_acc *a, int64_t pos, double lat)
         ksum_add(&a->steps, lat);
 }
 
+/* Add n like tiles of latency lat each (their k-steps' compensated sum),
+ * one unit only (no waves): the closed form's multiply (score.c).  The
+ * product goes in exactly (its rounding error added beside it), so n
+ * tiles added here give the compensated sum of the same tiles added one
+ * by one, up to that sum's own rounding. */
+static inline void ft__sg_acc_tiles(ft__sg_acc *a, int64_t n, double lat)
+{
+    double x = (double)n * lat;
+    ksum_add(&a->steps, x);
+    ksum_add(&a->steps, __builtin_fma((double)n, lat, -x));
+}
+
 /* The steps' total so far (with waves, an open tile counts with the
  * k-steps added so far): never more than the finished total. */
 static inline double ft__sg_acc_total(const ft__sg_acc *a)

@@ -47,8 +47,36 @@ struct tmemo {
     int64_t key[7];
     double lat;
     int64_t ws;
+    int64_t n;     /* the closed form: tiles of this kind (score_closed) */
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
+
+/* The memo entry of tile `tile` after tile `prev` (-1: none) at traversal
+ * position pos, keyed by key (classes of the two tiles' rows and columns,
+ * whether they share a row or a column, the wave's size): found, or
+ * costed once by walking the tile (ft__walk_tile with fast-forward mode
+ * ff) and added.  NULL when the memo is half full (*nused entries). */
+static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
+                         int *nused)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 7; i++)
+        h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
+    size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
+    while (tm[slot].gen == gen && memcmp(tm[slot].key, key, 7 * sizeof *key) != 0)
+        slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
+    if (tm[slot].gen != gen) {
+        if (*nused >= FT_SCORE_TILE_MEMO / 2)
+            return NULL;
+        memcpy(tm[slot].key, key, 7 * sizeof *key);
+        ft__walk_at(w, pos);
+        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff);
+        tm[slot].n = 0;
+        tm[slot].gen = gen;
+        (*nused)++;
+    }
+    return &tm[slot];
+}
 
 /* Whether sc's caller asks it to score nothing more. */
 static int stopped(ft__scorer *sc)
@@ -137,28 +165,16 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        uint64_t h = 1469598103934665603ULL;
-        for (int i = 0; i < 7; i++)
-            h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
-        size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
-        while (tm[slot].gen == gen && memcmp(tm[slot].key, key, sizeof key) != 0)
-            slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
-        if (tm[slot].gen != gen) {
-            if (nused >= FT_SCORE_TILE_MEMO / 2) {
-                ft__free(rc);
-                return -1;
-            }
-            memcpy(tm[slot].key, key, sizeof key);
-            ft__walk_at(w, pos);
-            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0);
-            tm[slot].gen = gen;
-            nused++;
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, &nused);
+        if (!e) {
+            ft__free(rc);
+            return -1;
         }
-        if ((double)tm[slot].ws > p->capacity) {
+        if ((double)e->ws > p->capacity) {
             ft__free(rc);
             return ft__walk_irregular(w) && !mixed ? -1 : INF;
         }
-        ft__sg_acc_tile(acc, pos, tm[slot].lat);
+        ft__sg_acc_tile(acc, pos, e->lat);
         sum = ft__sg_acc_total(acc);
         if (sum > budget)
             break;
@@ -170,6 +186,208 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
     }
     ft__free(rc);
     return ft__walk_irregular(w) && !mixed ? -1 : sum;
+}
+
+/* ------------------------------------------------------------ the closed form */
+
+/* Runs of like tiles along one axis: n tiles of size t, classed by
+ * dim_class among the tensor lengths lens[] (nl of them).  A class can
+ * change only at a tile a length cuts or begins after, so the runs start
+ * at 0 and at floor(len / t) and floor(len / t) + 1 for each length:
+ * *nruns runs (start[], cls[]; each ends where the next starts, the last
+ * at n), at most 2 nl + 1. */
+typedef struct axis_runs {
+    int n;
+    int64_t *start, *cls;
+} axis_runs;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void axis_runs_fill(axis_runs *ar, int64_t n, int64_t t, const int64_t *lens, int nl)
+{
+    int m = 0;
+    ar->start[m++] = 0;
+    for (int j = 0; j < nl; j++)
+        for (int d = 0; d < 2; d++) {
+            int64_t b = lens[j] / t + d;
+            if (b > 0 && b < n)
+                ar->start[m++] = b;
+        }
+    qsort(ar->start, (size_t)m, sizeof *ar->start, cmp_i64);
+    int u = 0;
+    for (int i = 0; i < m; i++)
+        if (u == 0 || ar->start[i] != ar->start[u - 1])
+            ar->start[u++] = ar->start[i];
+    for (int i = 0; i < u; i++)
+        ar->cls[i] = dim_class(ar->start[i], t, lens, nl);
+    ar->n = u;
+}
+
+static inline int64_t run_end(const axis_runs *ar, int i, int64_t n) { return i + 1 < ar->n ? ar->start[i + 1] : n; }
+
+/* The closed form's walk over kinds: c tiles like tile (o, i) after tile
+ * (po, pi) (-1: none), o along the outer axis of the traversal, i along the
+ * inner one.  Costs the kind once (tile_entry) and counts it. */
+typedef struct closed {
+    ft__scorer *sc;
+    ft_walk *w;
+    const axis_runs *ro, *ri; /* runs of the outer and inner axis */
+    const int64_t *clo, *cli; /* class of an outer / inner index: its run's */
+    int rows_outer;           /* the outer axis is the rows (raster, snake by rows) */
+    int64_t ntx, wave;
+    uint64_t gen;
+    int nused, fail;
+    tmemo **used;             /* the kinds costed, nused of them */
+} closed;
+
+static int64_t run_class(const axis_runs *ar, int64_t n, int64_t i)
+{
+    (void)n;
+    int lo = 0, hi = ar->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (ar->start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return ar->cls[lo];
+}
+
+static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+{
+    if (count <= 0 || C->fail)
+        return;
+    int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
+    int64_t key[7];
+    key[6] = C->wave;
+    key[0] = run_class(C->rows_outer ? C->ro : C->ri, 0, r);
+    key[1] = run_class(C->rows_outer ? C->ri : C->ro, 0, c);
+    int64_t prev = -1;
+    if (po < 0) {
+        key[2] = key[3] = -1, key[4] = key[5] = 0;
+    } else {
+        int64_t pr = C->rows_outer ? po : pi, pc = C->rows_outer ? pi : po;
+        key[2] = run_class(C->rows_outer ? C->ro : C->ri, 0, pr);
+        key[3] = run_class(C->rows_outer ? C->ri : C->ro, 0, pc);
+        key[4] = pr == r, key[5] = pc == c;
+        prev = pr * C->ntx + pc;
+    }
+    int before = C->nused;
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, 1, &C->nused);
+    if (!e) {
+        C->fail = 1;
+        return;
+    }
+    if (C->nused != before)
+        C->used[before] = e;
+    e->n += count;
+}
+
+/* The tiles of one line (outer index o) after its first, inner indices in
+ * direction rev (0: up, 1: down), n inner tiles: per run of the inner
+ * axis, its first tile after the run before it and the rest after their
+ * neighbour, each kind counted `lines` times. */
+static void closed_line(closed *C, int64_t lines, int64_t o, int rev, int64_t n)
+{
+    const axis_runs *ri = C->ri;
+    for (int j = 0; j < ri->n; j++) {
+        int64_t a = ri->start[j], b = run_end(ri, j, n); /* [a, b) */
+        if (!rev) {
+            if (a > 0)
+                closed_add(C, lines, o, a, o, a - 1);
+            if (b - a > 1)
+                closed_add(C, lines * (b - a - 1), o, a + 1, o, a);
+        } else {
+            if (b < n)
+                closed_add(C, lines, o, b - 1, o, b);
+            if (b - a > 1)
+                closed_add(C, lines * (b - a - 1), o, a, o, a + 1);
+        }
+    }
+}
+
+double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+{
+    const ft_problem *p = sc->p;
+    ft__sg_acc own;
+    if (!acc)
+        acc = &own;
+    ft__sg_acc_init(acc, p);
+    /* waves take the slowest tile of each: not a sum of like tiles */
+    if (ft__units(p) > 1 || order < 0 || order >= ORD_COUNT)
+        return -1;
+    int64_t ntx, nty, nk, nsteps;
+    ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
+    int nrefs = 0;
+    for (int j = 0; j < g->nops; j++)
+        nrefs += 1 + p->ops[g->ops[j]].ninputs;
+    size_t nr = 2 * (size_t)nrefs + 2;
+    int64_t *buf = ft__malloc(sizeof(int64_t) * (2 * (size_t)nrefs + 4 * nr));
+    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
+    if (!buf || !used) {
+        ft__free(buf);
+        ft__free(used);
+        return -1;
+    }
+    int64_t *hs = buf, *ws = hs + nrefs;
+    axis_runs rr = {0, ws + nrefs, ws + nrefs + nr}, cr = {0, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
+    int nh = 0, nw = 0;
+    for (int j = 0; j < g->nops; j++) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        for (int i = -1; i < op->ninputs; i++) {
+            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
+            hs[nh++] = T->height;
+            ws[nw++] = T->width;
+        }
+    }
+    axis_runs_fill(&rr, nty, g->h, hs, nh);
+    axis_runs_fill(&cr, ntx, g->w, ws, nw);
+    closed C = {sc, w, NULL, NULL, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, used};
+    int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
+    C.ro = C.rows_outer ? &rr : &cr;
+    C.ri = C.rows_outer ? &cr : &rr;
+    int64_t no = C.rows_outer ? nty : ntx, ni = C.rows_outer ? ntx : nty;
+    C.wave = ft__wave_size(p, ntx * nty, 0);
+    /* Line o runs up the inner axis, or down when snaking and o is odd;
+     * its first tile follows the last of line o - 1 (the same inner index
+     * when snaking, the far end otherwise).  Lines of one outer run cost
+     * alike but for the first's predecessor: per run, the first line, then
+     * the rest by parity. */
+    for (int j = 0; j < C.ro->n && !C.fail; j++) {
+        int64_t a = C.ro->start[j], b = run_end(C.ro, j, no);
+        for (int64_t o = a; o < b && o < a + 3; o++) {
+            int rev = snake && (o & 1);
+            /* line a alone; a + 1 for lines a + 1, a + 3, ... below b;
+             * a + 2 for lines a + 2, a + 4, ... */
+            int64_t lines = o == a ? 1 : o == a + 1 ? (b - a) / 2 : (b - a - 1) / 2;
+            int64_t first = rev ? ni - 1 : 0;
+            if (o == 0)
+                closed_add(&C, lines, o, first, -1, -1);
+            else
+                closed_add(&C, lines, o, first, o - 1, snake ? first : ni - 1);
+            closed_line(&C, lines, o, rev, ni);
+        }
+    }
+    double sum = -1;
+    if (!C.fail && !ft__walk_irregular(w)) {
+        sum = 0;
+        for (int u = 0; u < C.nused && sum < INF; u++) {
+            if ((double)used[u]->ws > p->capacity)
+                sum = INF;
+            else
+                ft__sg_acc_tiles(acc, used[u]->n, used[u]->lat);
+        }
+        if (sum < INF)
+            sum = ft__sg_acc_total(acc);
+    }
+    ft__free(buf);
+    ft__free(used);
+    return sum;
 }
 
 void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
@@ -250,7 +468,16 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
         floor = w->floor;
-        lat = sc->walk_all ? -1 : ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
+        lat = -1;
+        int closed = !sc->walk_all && !sc->no_closed && !mx->rows && !mx->cols;
+        if (closed)
+            lat = ft__score_closed(sc, w, g, c->order, &acc);
+        if (lat >= 0)
+            sc->closed++;
+        else
+            sc->fallbacks++;
+        if (lat < 0 && !sc->walk_all)
+            lat = ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
         sc->kinds_differ |= w->kinds_differ;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are

@@ -58,6 +58,11 @@ typedef struct ft__scorer {
     int64_t evals;      /* configurations scored (the caller may reset it) */
     int walk_all;       /* 1: every step walked, the tile memo unused
                            (tests compare the two paths) */
+    int no_closed;      /* 1: the closed form unused, every tile added
+                           through the memo (tests compare the two) */
+    int64_t closed, fallbacks; /* configurations scored in closed form, and
+                           by the per-tile memo or the step walk instead
+                           (the caller may reset them) */
     /* Nonzero: score nothing new (a deadline passed); asked before each
      * score and every few hundred tiles.  NULL: never stop. */
     int (*stop)(struct ft__scorer *sc);
@@ -97,6 +102,25 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
  * sum passes budget.  The subgraph's floor and extra are not included. */
 double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
                        ft__sg_acc *acc);
+
+/* The closed form of ft__score_tiles: the latency of the steps of walk w
+ * of g in traversal order kind `order` (ORD_*), costed per kind of tile
+ * rather than per tile.  With one unit, a raster or snake traversal visits
+ * few kinds of tile: per run of like rows and like columns (classes of
+ * dim_class: interior, edges a tensor's length cuts, corners), the first
+ * tile of a line after the last of the line before, the first tile of a
+ * run after the run before it, and the rest after a like neighbour; each
+ * kind is walked once (its k-steps fast-forwarded as ft__walk_tile does)
+ * and added to *acc (initialised here; may be NULL) times its count
+ * (ft__sg_acc_tiles), so the time grows with the kinds, not the tiles.
+ * Returns the steps' total (floor and extra not included), INF when a
+ * tile overflows the capacity, or -1 where the closed form does not apply
+ * and the caller must fall back to ft__score_tiles: several units (waves
+ * take each wave's slowest tile), the walk turned out irregular, a memo
+ * overflow or out of memory.  The caller must not call it with mixed axes
+ * (mixinfo rows or cols: a tile's cost then depends on its absolute row or
+ * column). */
+double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
 
 /* Exact latency of subgraph g (ops set) at configuration c in context x,
  * as ft_evaluate gives it (every target term included); INF when a step
