@@ -41,6 +41,114 @@ static int64_t dim_class(int64_t i, int64_t t, const int64_t *lens, int n)
     return cover;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A rational scale num / den from tile coordinates to a tensor's along
+ * one axis (reduced); den 0: not from the tile (a k slice, a whole
+ * reduction); den -1: two different scales meet. */
+typedef struct scale {
+    int64_t num, den;
+} scale;
+
+/* The scale of op's input `in` along axis ax (0 rows, 1 columns) when its
+ * output's is o (SPEC 4's needs: a Pointwise op passes ranges through, a
+ * Layout scales them by input over output length, a MatMul takes its rows
+ * from input 0 and its columns from input 1, the rest from k). */
+static scale input_scale(const ft_problem *p, const ft_op *op, int in, int ax, scale o)
+{
+    if (o.den <= 0)
+        return o;
+    if (op->type == FT_OP_MATMUL)
+        return (ax == 0) == (in == 0) ? o : (scale){0, 0};
+    if (op->type != FT_OP_LAYOUT)
+        return o;
+    const ft_tensor *O = &p->tensors[op->output], *X = &p->tensors[op->inputs[0]];
+    int64_t n = ax ? O->width : O->height, m = ax ? X->width : X->height;
+    if (o.num > INT64_MAX / (m > 0 ? m : 1) || o.den > INT64_MAX / (n > 0 ? n : 1))
+        return (scale){0, -1};
+    int64_t a = o.num * m, b = o.den * n, d = gcd64(a, b);
+    return (scale){a / d, b / d};
+}
+
+/* The period of like tiles along axis ax of subgraph g (roles role[]) that
+ * Layout ops mix (mixinfo.period): the scale of each tensor from tile
+ * coordinates, from the tile-sized outputs (k-loop and epilogue ops, scale
+ * 1) back through their needs, must be one per tensor; a shift of the
+ * tile by a multiple of every scale's denominator then shifts every range
+ * by whole elements.  The least common multiple of the denominators, or 0
+ * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX. */
+static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax)
+{
+    scale *sc = ft__malloc(sizeof(scale) * (size_t)(g->nops + 1));
+    if (!sc)
+        return 0;
+    int64_t l = 1;
+    for (int j = g->nops - 1; j >= 0 && l; j--) {
+        int t = p->ops[g->ops[j]].output;
+        scale s = {0, -2}; /* none seen yet */
+        if (role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE)
+            s = (scale){1, 1};
+        else
+            for (int q = j + 1; q < g->nops; q++) {
+                const ft_op *c = &p->ops[g->ops[q]];
+                for (int i = 0; i < c->ninputs; i++)
+                    if (c->inputs[i] == t) {
+                        scale u = input_scale(p, c, i, ax, sc[q]);
+                        if (s.den == -2)
+                            s = u;
+                        else if (s.num != u.num || s.den != u.den)
+                            s = (scale){0, -1};
+                    }
+            }
+        if (s.den == -2)
+            s = (scale){0, 0};
+        sc[j] = s;
+        if (s.den == -1)
+            l = 0;
+        else if (s.den > 0) {
+            l = l / gcd64(l, s.den) * s.den;
+            if (l > FT_SCORE_PERIOD_MAX)
+                l = 0;
+        }
+        /* the op's inputs from outside meet their scales here too */
+        const ft_op *op = &p->ops[g->ops[j]];
+        for (int i = 0; i < op->ninputs && l; i++) {
+            scale u = input_scale(p, op, i, ax, s);
+            if (u.den == -1)
+                l = 0;
+            else if (u.den > 0) {
+                l = l / gcd64(l, u.den) * u.den;
+                if (l > FT_SCORE_PERIOD_MAX)
+                    l = 0;
+            }
+        }
+    }
+    /* two ops reading one outside tensor at different scales */
+    for (int j = 0; j < g->nops && l; j++) {
+        const ft_op *a = &p->ops[g->ops[j]];
+        for (int i = 0; i < a->ninputs && l; i++)
+            for (int q = j; q < g->nops && l; q++) {
+                const ft_op *b = &p->ops[g->ops[q]];
+                for (int k = 0; k < b->ninputs; k++)
+                    if (b->inputs[k] == a->inputs[i]) {
+                        scale u = input_scale(p, a, i, ax, sc[j]), v = input_scale(p, b, k, ax, sc[q]);
+                        if (u.num != v.num || u.den != v.den)
+                            l = 0;
+                    }
+            }
+    }
+    ft__free(sc);
+    return l;
+}
+
 /* A tile memo entry: the cost of a tile given the classes of its row and
  * column and of the tile before it. */
 struct tmemo {
@@ -190,14 +298,14 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
 
 /* ------------------------------------------------------------ the closed form */
 
-/* Runs of like tiles along one axis: n tiles of size t, classed by
- * dim_class among the tensor lengths lens[] (nl of them).  A class can
- * change only at a tile a length cuts or begins after, so the runs start
- * at 0 and at floor(len / t) and floor(len / t) + 1 for each length:
- * *nruns runs (start[], cls[]; each ends where the next starts, the last
- * at n), at most 2 nl + 1. */
+/* Runs of like tiles along one axis of len tiles: per run, its first index
+ * (start[], each run ending where the next starts, the last at len) and
+ * the class its tiles share (cls[]), and the period per: two tiles of a
+ * run are alike when their indices are equal modulo per (1 where the axis
+ * is not mixed).  The class of index i is cls * per + i mod per. */
 typedef struct axis_runs {
     int n;
+    int64_t len, per;
     int64_t *start, *cls;
 } axis_runs;
 
@@ -207,14 +315,27 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void axis_runs_fill(axis_runs *ar, int64_t n, int64_t t, const int64_t *lens, int nl)
+/* Fill ar for len tiles of size t classed by dim_class among the tensor
+ * lengths lens[] (nl of them): a class can change only at a tile a length
+ * cuts or begins after, so the runs start at 0 and at floor(len / t) and
+ * floor(len / t) + 1 for each length (at most 2 nl + 1 runs).  absolute:
+ * every index a run and class of its own (as the memo keys a mixed axis). */
+static void axis_runs_fill(axis_runs *ar, int64_t len, int64_t t, const int64_t *lens, int nl, int absolute, int64_t per)
 {
+    ar->len = len;
+    ar->per = absolute ? 1 : per;
+    if (absolute) {
+        for (int64_t i = 0; i < len; i++)
+            ar->start[i] = i, ar->cls[i] = ((int64_t)1 << 40) + i;
+        ar->n = (int)len;
+        return;
+    }
     int m = 0;
     ar->start[m++] = 0;
     for (int j = 0; j < nl; j++)
         for (int d = 0; d < 2; d++) {
             int64_t b = lens[j] / t + d;
-            if (b > 0 && b < n)
+            if (b > 0 && b < len)
                 ar->start[m++] = b;
         }
     qsort(ar->start, (size_t)m, sizeof *ar->start, cmp_i64);
@@ -227,26 +348,11 @@ static void axis_runs_fill(axis_runs *ar, int64_t n, int64_t t, const int64_t *l
     ar->n = u;
 }
 
-static inline int64_t run_end(const axis_runs *ar, int i, int64_t n) { return i + 1 < ar->n ? ar->start[i + 1] : n; }
+static inline int64_t run_end(const axis_runs *ar, int i) { return i + 1 < ar->n ? ar->start[i + 1] : ar->len; }
 
-/* The closed form's walk over kinds: c tiles like tile (o, i) after tile
- * (po, pi) (-1: none), o along the outer axis of the traversal, i along the
- * inner one.  Costs the kind once (tile_entry) and counts it. */
-typedef struct closed {
-    ft__scorer *sc;
-    ft_walk *w;
-    const axis_runs *ro, *ri; /* runs of the outer and inner axis */
-    const int64_t *clo, *cli; /* class of an outer / inner index: its run's */
-    int rows_outer;           /* the outer axis is the rows (raster, snake by rows) */
-    int64_t ntx, wave;
-    uint64_t gen;
-    int nused, fail;
-    tmemo **used;             /* the kinds costed, nused of them */
-} closed;
-
-static int64_t run_class(const axis_runs *ar, int64_t n, int64_t i)
+/* The class of index i along ar (its run's, and its place in the period). */
+static int64_t run_class(const axis_runs *ar, int64_t i)
 {
-    (void)n;
     int lo = 0, hi = ar->n - 1;
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
@@ -255,30 +361,46 @@ static int64_t run_class(const axis_runs *ar, int64_t n, int64_t i)
         else
             hi = mid - 1;
     }
-    return ar->cls[lo];
+    return ar->cls[lo] * ar->per + i % ar->per;
 }
 
+/* The closed form's walk over kinds of tile (ft__score_closed). */
+typedef struct closed {
+    ft__scorer *sc;
+    ft_walk *w;
+    const axis_runs *ro, *ri; /* runs of the outer and inner axis of the traversal */
+    int rows_outer;           /* the outer axis is the rows (raster, snake by rows) */
+    int64_t ntx, wave;
+    uint64_t gen;
+    int nused, fail;
+    int ff;                   /* ft__walk_tile's fast-forward mode */
+    tmemo **used;             /* the kinds costed, nused of them */
+} closed;
+
+/* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
+ * the outer axis, i along the inner one: the kind costed once (tile_entry,
+ * keyed as ft__score_tiles keys it) and counted. */
 static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
 {
     if (count <= 0 || C->fail)
         return;
+    const axis_runs *ar = C->rows_outer ? C->ro : C->ri, *ac = C->rows_outer ? C->ri : C->ro;
     int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
-    int64_t key[7];
+    int64_t key[7], prev = -1;
+    key[0] = run_class(ar, r);
+    key[1] = run_class(ac, c);
     key[6] = C->wave;
-    key[0] = run_class(C->rows_outer ? C->ro : C->ri, 0, r);
-    key[1] = run_class(C->rows_outer ? C->ri : C->ro, 0, c);
-    int64_t prev = -1;
     if (po < 0) {
         key[2] = key[3] = -1, key[4] = key[5] = 0;
     } else {
         int64_t pr = C->rows_outer ? po : pi, pc = C->rows_outer ? pi : po;
-        key[2] = run_class(C->rows_outer ? C->ro : C->ri, 0, pr);
-        key[3] = run_class(C->rows_outer ? C->ri : C->ro, 0, pc);
+        key[2] = run_class(ar, pr);
+        key[3] = run_class(ac, pc);
         key[4] = pr == r, key[5] = pc == c;
         prev = pr * C->ntx + pc;
     }
     int before = C->nused;
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, 1, &C->nused);
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, &C->nused);
     if (!e) {
         C->fail = 1;
         return;
@@ -288,30 +410,31 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
     e->n += count;
 }
 
-/* The tiles of one line (outer index o) after its first, inner indices in
- * direction rev (0: up, 1: down), n inner tiles: per run of the inner
- * axis, its first tile after the run before it and the rest after their
- * neighbour, each kind counted `lines` times. */
-static void closed_line(closed *C, int64_t lines, int64_t o, int rev, int64_t n)
+/* The tiles of `lines` like lines (outer index o) after their first, inner
+ * indices going up (rev 0) or down: per run of the inner axis, its first
+ * tile after the run before it, and the rest after their neighbour, by
+ * their place in the inner period. */
+static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
 {
     const axis_runs *ri = C->ri;
+    int64_t n = ri->len, per = ri->per;
     for (int j = 0; j < ri->n; j++) {
-        int64_t a = ri->start[j], b = run_end(ri, j, n); /* [a, b) */
+        int64_t a = ri->start[j], b = run_end(ri, j); /* [a, b) */
         if (!rev) {
             if (a > 0)
                 closed_add(C, lines, o, a, o, a - 1);
-            if (b - a > 1)
-                closed_add(C, lines * (b - a - 1), o, a + 1, o, a);
+            for (int64_t i = a + 1; i < b && i < a + 1 + per; i++) /* i after i - 1, i in [a + 1, b) */
+                closed_add(C, lines * ((b - 1 - i) / per + 1), o, i, o, i - 1);
         } else {
             if (b < n)
                 closed_add(C, lines, o, b - 1, o, b);
-            if (b - a > 1)
-                closed_add(C, lines * (b - a - 1), o, a, o, a + 1);
+            for (int64_t i = a; i < b - 1 && i < a + per; i++) /* i after i + 1, i in [a, b - 1) */
+                closed_add(C, lines * ((b - 2 - i) / per + 1), o, i, o, i + 1);
         }
     }
 }
 
-double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
     ft__sg_acc own;
@@ -323,10 +446,24 @@ double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int or
         return -1;
     int64_t ntx, nty, nk, nsteps;
     ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
+    /* a mixed axis: like tiles a period apart where only Layout ops mix
+     * it, else a kind per index along it (at most half the memo's) */
+    const int mixed[2] = {mx->rows, mx->cols};
+    const int64_t len[2] = {nty, ntx}, size[2] = {g->h, g->w};
+    int absolute[2];
+    int64_t per[2];
+    for (int ax = 0; ax < 2; ax++) {
+        absolute[ax] = mixed[ax] && mx->period[ax] == 0;
+        per[ax] = mixed[ax] && !absolute[ax] ? mx->period[ax] / gcd64(mx->period[ax], size[ax]) : 1;
+        if (absolute[ax] && len[ax] > FT_SCORE_TILE_MEMO / 2)
+            return -1;
+    }
+    if (absolute[0] && absolute[1])
+        return -1;
     int nrefs = 0;
     for (int j = 0; j < g->nops; j++)
         nrefs += 1 + p->ops[g->ops[j]].ninputs;
-    size_t nr = 2 * (size_t)nrefs + 2;
+    size_t nr = 2 * (size_t)nrefs + 2 + FT_SCORE_TILE_MEMO / 2;
     int64_t *buf = ft__malloc(sizeof(int64_t) * (2 * (size_t)nrefs + 4 * nr));
     tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
     if (!buf || !used) {
@@ -335,7 +472,7 @@ double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int or
         return -1;
     }
     int64_t *hs = buf, *ws = hs + nrefs;
-    axis_runs rr = {0, ws + nrefs, ws + nrefs + nr}, cr = {0, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
+    axis_runs rr = {0, 0, 1, ws + nrefs, ws + nrefs + nr}, cr = {0, 0, 1, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
     int nh = 0, nw = 0;
     for (int j = 0; j < g->nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
@@ -345,36 +482,46 @@ double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int or
             ws[nw++] = T->width;
         }
     }
-    axis_runs_fill(&rr, nty, g->h, hs, nh);
-    axis_runs_fill(&cr, ntx, g->w, ws, nw);
-    closed C = {sc, w, NULL, NULL, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, used};
+    axis_runs_fill(&rr, nty, g->h, hs, nh, absolute[0], per[0]);
+    axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
+    /* the memo's fast-forward of like k-steps (ft__score_tiles) */
+    int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, ff, used};
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
-    int64_t no = C.rows_outer ? nty : ntx, ni = C.rows_outer ? ntx : nty;
+    int64_t ni = C.ri->len;
     C.wave = ft__wave_size(p, ntx * nty, 0);
     /* Line o runs up the inner axis, or down when snaking and o is odd;
      * its first tile follows the last of line o - 1 (the same inner index
      * when snaking, the far end otherwise).  Lines of one outer run cost
-     * alike but for the first's predecessor: per run, the first line, then
-     * the rest by parity. */
+     * alike but for the first's predecessor, their place in the outer
+     * period and, snaking, their parity: per run, its first line, then
+     * one line per residue of the period q (doubled when snaking and
+     * odd), each standing for the lines q apart below the run's end. */
+    int64_t q = C.ro->per;
+    if (snake && (q & 1))
+        q *= 2;
     for (int j = 0; j < C.ro->n && !C.fail; j++) {
-        int64_t a = C.ro->start[j], b = run_end(C.ro, j, no);
-        for (int64_t o = a; o < b && o < a + 3; o++) {
+        int64_t a = C.ro->start[j], b = run_end(C.ro, j);
+        for (int64_t o = a; o < b && o < a + 1 + q; o++) {
             int rev = snake && (o & 1);
-            /* line a alone; a + 1 for lines a + 1, a + 3, ... below b;
-             * a + 2 for lines a + 2, a + 4, ... */
-            int64_t lines = o == a ? 1 : o == a + 1 ? (b - a) / 2 : (b - a - 1) / 2;
+            int64_t lines = o == a ? 1 : (b - 1 - o) / q + 1;
             int64_t first = rev ? ni - 1 : 0;
             if (o == 0)
                 closed_add(&C, lines, o, first, -1, -1);
             else
                 closed_add(&C, lines, o, first, o - 1, snake ? first : ni - 1);
-            closed_line(&C, lines, o, rev, ni);
+            closed_line(&C, lines, o, rev);
         }
     }
     double sum = -1;
-    if (!C.fail && !ft__walk_irregular(w)) {
+    /* an axis the walk found mixed must be keyed as the probe said */
+    int agree = !C.fail;
+    for (int ax = 0; ax < 2; ax++)
+        if ((w->mixed[ax] && !mixed[ax]) || (w->mixed_tag[ax] && !absolute[ax]))
+            agree = 0;
+    if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols)) {
         sum = 0;
         for (int u = 0; u < C.nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
@@ -402,8 +549,11 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->k = 1;
     g->order = NULL;
     g->norder = 0;
+    mx->period[0] = mx->period[1] = 0;
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
+        for (int ax = 0; ax < 2; ax++)
+            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax);
         ft_walk_free(pw);
     }
 }
@@ -469,9 +619,8 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
         floor = w->floor;
         lat = -1;
-        int closed = !sc->walk_all && !sc->no_closed && !mx->rows && !mx->cols;
-        if (closed)
-            lat = ft__score_closed(sc, w, g, c->order, &acc);
+        if (!sc->walk_all && !sc->no_closed)
+            lat = ft__score_closed(sc, mx, w, g, c->order, &acc);
         if (lat >= 0)
             sc->closed++;
         else

@@ -12,6 +12,10 @@
 enum {
     FT_SCORE_TILE_MEMO = 1024 /* tile memo slots (a power of two); fuller: walk every step */
 };
+/* Largest period of like tiles along an axis a Layout scales (mixinfo);
+ * a longer one keys tiles by their absolute index along it. */
+#define FT_SCORE_PERIOD_MAX 64
+
 /* Largest number of steps a subgraph's score may walk one by one (when the
  * tile memo cannot be used); a configuration past it is scored only
  * through the memo. */
@@ -40,6 +44,13 @@ typedef struct sctx {
  * per subgraph and context before its configurations are scored. */
 typedef struct mixinfo {
     int rows, cols, interior;
+    /* The closed form's classes along a mixed axis (0 rows, 1 columns):
+     * period[ax] 0 when a tensor's ranges along it come from two sources
+     * (a tile's cost then depends on its absolute index); else the product
+     * D of n / gcd(n, m) over the Layout ops that scale it from n to m
+     * elements, so that tiles P = D / gcd(D, tile size) apart along it cost
+     * the same away from the edges (every range shifts by whole elements). */
+    int64_t period[2];
 } mixinfo;
 
 typedef struct tmemo tmemo;
@@ -117,10 +128,11 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
  * tile overflows the capacity, or -1 where the closed form does not apply
  * and the caller must fall back to ft__score_tiles: several units (waves
  * take each wave's slowest tile), the walk turned out irregular, a memo
- * overflow or out of memory.  The caller must not call it with mixed axes
- * (mixinfo rows or cols: a tile's cost then depends on its absolute row or
- * column). */
-double ft__score_closed(ft__scorer *sc, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
+ * overflow or out of memory, and both axes mixed (mx: ft__probe_mixed's;
+ * on a mixed axis a tile's cost depends on its absolute row or column, so
+ * each index along it is a kind of its own: the time grows with that
+ * axis's length, and past half the memo it falls back too). */
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
 
 /* Exact latency of subgraph g (ops set) at configuration c in context x,
  * as ft_evaluate gives it (every target term included); INF when a step

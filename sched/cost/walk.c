@@ -238,7 +238,7 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
     if (!w->tag_seen[t][ax])
         w->tag_seen[t][ax] = (unsigned char)tag;
     else if (w->tag_seen[t][ax] != tag) {
-        w->irregular = w->mixed[ax] = 1;
+        w->irregular = w->mixed[ax] = w->mixed_tag[ax] = 1;
         if (w->produced[t])
             w->mixed_internal = 1;
     }

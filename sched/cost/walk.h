@@ -31,6 +31,8 @@ struct ft_walk {
     int irregular;
     int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources,
                                    or a Layout op scales them (walk.c, need_layout) */
+    int mixed_tag[2];           /* ... because a tensor's rows / columns take ranges
+                                   from two sources (not only a Layout's scaling) */
     int mixed_internal;         /* ... and one of them is made inside the subgraph,
                                    or is a Layout's scaled input */
     int kinds_differ;           /* two needs of one upstream output had different

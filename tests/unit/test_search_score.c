@@ -426,12 +426,15 @@ static void test_search_score_layout_equals_full_walk(void **state)
  * each kind of tile once, times its count (ft__sg_acc_tiles), where the
  * others add tile by tile or step by step, so the compensated sums may
  * round apart in the last bit; the test counts those that do. */
+#ifndef CLOSED_PROBLEMS
+#define CLOSED_PROBLEMS 300
+#endif
 static void test_search_score_closed_form_equals_walk(void **state)
 {
     (void)state;
-    int compared = 0, closed = 0, fallbacks = 0, inexact = 0, oom = 0, timed = 0, bad = 0;
+    int compared = 0, closed = 0, periodic = 0, fallbacks = 0, inexact = 0, oom = 0, timed = 0, bad = 0;
     int64_t tiles = 0;
-    for (int prob = 0; prob < 300; prob++) {
+    for (int prob = 0; prob < CLOSED_PROBLEMS; prob++) {
         char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128, prob % 2);
         ft_problem *p;
         ft_status st;
@@ -482,6 +485,7 @@ static void test_search_score_closed_form_equals_walk(void **state)
             int64_t c0 = S.closed, f0 = S.fallbacks;
             double got = ft__score(&S, &X, &mx, &g, &c, INF);
             closed += (int)(S.closed - c0);
+            periodic += S.closed > c0 && ((mx.rows && mx.period[0]) || (mx.cols && mx.period[1]));
             fallbacks += (int)(S.fallbacks - f0);
             S.no_closed = 1;
             double memo = ft__score(&S, &X, &mx, &g, &c, INF);
@@ -499,8 +503,16 @@ static void test_search_score_closed_form_equals_walk(void **state)
             if (!same) {
                 bad++;
                 print_error("problem %d trial %d: cfg %lldx%lldx%lld order %d: closed form %.17g, tile memo %.17g, full walk %.17g\n"
-                            "  %s\n",
-                            prob, trial, (long long)c.w, (long long)c.h, (long long)c.k, c.order, got, memo, want, json);
+                            "  mixed rows %d (period %lld) cols %d (period %lld) interior %d, ops",
+                            prob, trial, (long long)c.w, (long long)c.h, (long long)c.k, c.order, got, memo, want, mx.rows,
+                            (long long)mx.period[0], mx.cols, (long long)mx.period[1], mx.interior);
+                for (int j = 0; j < n; j++)
+                    print_error(" %d", ops[j]);
+                print_error("\n  written/retained/resident:");
+                for (int t = 0; t < p->ntensors; t++)
+                    if (X.written[t] || X.retained[t] || X.resident[t])
+                        print_error(" T%d:%d%d%d", t, X.written[t], X.retained[t], X.resident[t]);
+                print_error("\n  %s\n", json);
             }
         }
         ft__scorer_free(&S);
@@ -509,12 +521,13 @@ static void test_search_score_closed_form_equals_walk(void **state)
         free(json);
     }
     print_message("closed form: %d configurations of 300 random problems (%d with target terms, %lld tiles in all): %d in closed "
-                  "form, %d fell back (several units, mixed axes, irregular walks), %d over capacity; all within 1e-12 of the tile memo "
-                  "and the full walk, %d not to the last digit\n",
-                  compared, timed, (long long)tiles, closed, fallbacks, oom, inexact);
+                  "form (%d along an axis Layout ops mix), %d fell back (several units, mixed axes, irregular walks), %d over "
+                  "capacity; all within 1e-12 of the tile memo and the full walk, %d not to the last digit\n",
+                  compared, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact);
     assert_int_equal(bad, 0);
     assert_true(closed > 1000);
     assert_true(fallbacks > 300);
+    assert_true(periodic > 100);
 }
 
 /* The problem of `json` (caller frees), and search state S (options *o,
