@@ -155,6 +155,7 @@ struct tmemo {
     int64_t key[7];
     double lat;
     int64_t ws;
+    ft__tile_figs figs; /* with figures (ft__eval_closed) */
     int64_t n;     /* the closed form: tiles of this kind (score_closed) */
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
@@ -165,7 +166,7 @@ struct tmemo {
  * costed once by walking the tile (ft__walk_tile with fast-forward mode
  * ff) and added.  NULL when the memo is half full (*nused entries). */
 static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
-                         int *nused)
+                         int figs, int *nused)
 {
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < 7; i++)
@@ -178,7 +179,7 @@ static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk 
             return NULL;
         memcpy(tm[slot].key, key, 7 * sizeof *key);
         ft__walk_at(w, pos);
-        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff);
+        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL);
         tm[slot].n = 0;
         tm[slot].gen = gen;
         (*nused)++;
@@ -273,7 +274,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, &nused);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &nused);
         if (!e) {
             ft__free(rc);
             return -1;
@@ -374,6 +375,7 @@ typedef struct closed {
     uint64_t gen;
     int nused, fail;
     int ff;                   /* ft__walk_tile's fast-forward mode */
+    int figs;                 /* each kind's figures too (ft__eval_closed) */
     tmemo **used;             /* the kinds costed, nused of them */
 } closed;
 
@@ -400,7 +402,7 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         prev = pr * C->ntx + pc;
     }
     int before = C->nused;
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, &C->nused);
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->nused);
     if (!e) {
         C->fail = 1;
         return;
@@ -434,13 +436,13 @@ static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
     }
 }
 
-double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+/* Every kind of tile of walk w of g in traversal order kind `order`,
+ * costed once (with its figures when figs is set) and counted: FT_OK with
+ * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
+ * -1 where the closed form does not apply (ft__score_closed). */
+static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused)
 {
     const ft_problem *p = sc->p;
-    ft__sg_acc own;
-    if (!acc)
-        acc = &own;
-    ft__sg_acc_init(acc, p);
     /* waves take the slowest tile of each: not a sum of like tiles */
     if (ft__units(p) > 1 || order < 0 || order >= ORD_COUNT)
         return -1;
@@ -465,12 +467,8 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
         nrefs += 1 + p->ops[g->ops[j]].ninputs;
     size_t nr = 2 * (size_t)nrefs + 2 + FT_SCORE_TILE_MEMO / 2;
     int64_t *buf = ft__malloc(sizeof(int64_t) * (2 * (size_t)nrefs + 4 * nr));
-    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
-    if (!buf || !used) {
-        ft__free(buf);
-        ft__free(used);
+    if (!buf)
         return -1;
-    }
     int64_t *hs = buf, *ws = hs + nrefs;
     axis_runs rr = {0, 0, 1, ws + nrefs, ws + nrefs + nr}, cr = {0, 0, 1, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
     int nh = 0, nw = 0;
@@ -486,7 +484,7 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
     int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
-    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, ff, used};
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, ff, figs, used};
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
@@ -515,26 +513,126 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
             closed_line(&C, lines, o, rev);
         }
     }
-    double sum = -1;
     /* an axis the walk found mixed must be keyed as the probe said */
     int agree = !C.fail;
     for (int ax = 0; ax < 2; ax++)
         if ((w->mixed[ax] && !mixed[ax]) || (w->mixed_tag[ax] && !absolute[ax]))
             agree = 0;
-    if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols)) {
+    ft__free(buf);
+    *nused = C.nused;
+    return agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols) ? FT_OK : -1;
+}
+
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+{
+    const ft_problem *p = sc->p;
+    ft__sg_acc own;
+    if (!acc)
+        acc = &own;
+    ft__sg_acc_init(acc, p);
+    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
+    int nused = 0;
+    if (!used)
+        return -1;
+    double sum = -1;
+    if (closed_run(sc, mx, w, g, order, 0, used, &nused) == FT_OK) {
         sum = 0;
-        for (int u = 0; u < C.nused && sum < INF; u++) {
+        for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
                 sum = INF;
             else
-                ft__sg_acc_tiles(acc, used[u]->n, used[u]->lat);
+                ft__sg_acc_tiles(acc, used[u]->n, &(ksum){used[u]->lat, 0});
         }
         if (sum < INF)
             sum = ft__sg_acc_total(acc);
     }
-    ft__free(buf);
     ft__free(used);
     return sum;
+}
+
+int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *r)
+{
+    const ft_problem *p = sc->p;
+    const ft_subgraph *G = &s->sg[sg];
+    if (ft__units(p) > 1)
+        return 0;
+    int64_t ntx, nty, nk;
+    if (ft__sg_grid(p, G, NULL, &ntx, &nty, &nk))
+        return 0;
+    /* the schedule's order: raster, or one of the scorer's kinds */
+    int order = G->order ? -1 : ORD_RASTER;
+    if (G->order) {
+        int64_t *ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+        if (!ord)
+            return 0;
+        for (int kind = 0; kind < ORD_COUNT && order < 0; kind++) {
+            ft__make_order(kind, ntx, nty, ord);
+            if (memcmp(ord, G->order, sizeof(int64_t) * (size_t)(ntx * nty)) == 0)
+                order = kind;
+        }
+        ft__free(ord);
+        if (order < 0)
+            return 0;
+    }
+    size_t nt = (size_t)p->ntensors + 1;
+    unsigned char *flags = ft__calloc(4, nt);
+    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
+    if (!flags || !used) {
+        ft__free(flags);
+        ft__free(used);
+        return 0;
+    }
+    sctx x = {flags + nt, flags + 2 * nt, flags + 3 * nt};
+    ft__sg_tensors(p, s, sg, flags, x.written, x.retained, x.resident);
+    ft_subgraph g = *G;
+    mixinfo mx;
+    ft__probe_mixed(sc, &x, &g, &mx);
+    g.w = G->w, g.h = G->h, g.k = G->k;
+    ft_walk *w = NULL;
+    ft_status st;
+    int nused = 0, done = 0;
+    if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
+        closed_run(sc, &mx, w, &g, order, 1, used, &nused) == FT_OK) {
+        /* a kind over the capacity: the walk names the first step that is */
+        done = 1;
+        for (int u = 0; u < nused; u++)
+            if ((double)used[u]->ws > p->capacity)
+                done = 0;
+    }
+    if (done) {
+        memset(r, 0, sizeof *r);
+        r->ntx = ntx, r->nty = nty, r->nk = nk, r->steps = ntx * nty * nk;
+        ft__sg_acc acc;
+        ft__sg_acc_init(&acc, p);
+        ksum comp = {0, 0}, mem = {0, 0};
+        for (int u = 0; u < nused; u++) {
+            const tmemo *e = used[u];
+            ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
+            ksum_add_n(&comp, e->n, &e->figs.comp);
+            ksum_add_n(&mem, e->n, &e->figs.mem);
+            r->compute_bound_steps += e->n * e->figs.cbound;
+            r->memory_bound_steps += e->n * e->figs.mbound;
+            r->loaded += e->n * e->figs.loaded;
+            r->written += e->n * e->figs.written;
+            if (e->ws > r->peak_working_set)
+                r->peak_working_set = e->ws;
+        }
+        /* what the subgraph pays besides its steps, as eval.c adds it */
+        int64_t n = ntx * nty, loaded0, written_last;
+        double compute_last;
+        ft__rates r0; /* the first wave's bandwidths */
+        ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
+        ft__walk_edges(w, G->order ? G->order[0] : 0, G->order ? G->order[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
+        r->latency = ft__sg_acc_finish(&acc, w->floor, ft__sg_extra(p, &r0, loaded0, written_last, compute_last));
+        if (r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
+            r->latency = ft__sg_single(p, &r0, loaded0, written_last, compute_last);
+        r->compute_time = ksum_value(&comp);
+        r->memory_time = ksum_value(&mem);
+    }
+    ft_walk_free(w);
+    ft__free(flags);
+    ft__free(used);
+    return done;
 }
 
 void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)

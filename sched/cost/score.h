@@ -134,6 +134,18 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
  * axis's length, and past half the memo it falls back too). */
 double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
 
+/* ft_evaluate's figures of subgraph sg of valid schedule s (ft_sg_result:
+ * latency, grid and steps, compute- and memory-bound steps, peak working
+ * set, elements loaded and written, compute and memory time) in closed
+ * form, with sc's tile memo and compute model: each kind of tile walked
+ * once with its figures (ft__walk_tile) and counted.  1 with *r filled;
+ * 0 where the closed form does not apply (ft__score_closed's cases, a
+ * traversal order that is none of the scorer's kinds, a tile over the
+ * capacity: the walk reports which step) or memory ran out: the caller
+ * walks every step.  Integer figures equal the walk's; sums agree to the
+ * last bit but for their rounding (ksum_add_n). */
+int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *r);
+
 /* Exact latency of subgraph g (ops set) at configuration c in context x,
  * as ft_evaluate gives it (every target term included); INF when a step
  * overflows the capacity, on OOM, or when sc->stop says so; any value >

@@ -520,10 +520,10 @@ static void test_search_score_closed_form_equals_walk(void **state)
         ft_problem_free(p);
         free(json);
     }
-    print_message("closed form: %d configurations of 300 random problems (%d with target terms, %lld tiles in all): %d in closed "
+    print_message("closed form: %d configurations of %d random problems (%d with target terms, %lld tiles in all): %d in closed "
                   "form (%d along an axis Layout ops mix), %d fell back (several units, mixed axes, irregular walks), %d over "
                   "capacity; all within 1e-12 of the tile memo and the full walk, %d not to the last digit\n",
-                  compared, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact);
+                  compared, CLOSED_PROBLEMS, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact);
     assert_int_equal(bad, 0);
     assert_true(closed > 1000);
     assert_true(fallbacks > 300);
@@ -792,6 +792,111 @@ static void test_search_score_plans_equal_evaluate(void **state)
     assert_true(retained > 10);
 }
 
+/* ft_evaluate's closed form (ft__eval_closed) against its walk of every
+ * step (ft__evaluate_walk) on schedules of random plans of random problems,
+ * every target term drawn, each subgraph at a random granularity and
+ * traversal kind: every figure of ft_sg_result equal (integers exactly;
+ * latency, compute and memory time to 1e-12 relative, counting those not
+ * equal to the last digit), or both refusing the schedule alike. */
+static void test_search_score_evaluate_closed_equals_walk(void **state)
+{
+    (void)state;
+    int sgs = 0, closed_sgs = 0, inexact = 0, refused = 0, timed = 0;
+    for (int prob = 0; prob < 120; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 8), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        ft_problem *p = tiling_search(json, model, &o, &S, &X);
+        if (prob % 3 != 0) {
+            random_timing(p);
+            if (rnd() % 4 != 0) {
+                ft_status fst;
+                p->timing.units = 1;
+                assert_int_equal(ft_problem_finish(p, &fst), FT_OK);
+            }
+            timed++;
+        }
+        for (int trial = 0; trial < 3; trial++) {
+            int gid[64];
+            random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
+            plan P;
+            if (ft__plan_from_partition(&S, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+                continue;
+            if (ft__retention(&S, &P, &X) < INF) {
+                ft_schedule *s = ft__plan_schedule(p, &P);
+                assert_non_null(s);
+                static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+                for (int i = 0; i < s->nsubgraphs; i++) {
+                    ft_subgraph *g = &s->sg[i];
+                    g->w = pick(sizes, 8), g->h = pick(sizes, 8), g->k = pick(sizes, 8);
+                    free(g->order);
+                    g->order = NULL;
+                    g->norder = 0;
+                    int kind = (int)(rnd() % ORD_COUNT);
+                    int64_t ntx, nty, nk;
+                    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+                    if (kind != ORD_RASTER) {
+                        g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+                        ft__make_order(kind, ntx, nty, g->order);
+                        g->norder = ntx * nty;
+                    }
+                }
+                ft_status st;
+                if (ft_schedule_validate(p, s, &st) == FT_OK) {
+                    ft__scorer sc;
+                    assert_int_equal(ft__scorer_init(&sc, p, model), 0);
+                    for (int i = 0; i < s->nsubgraphs; i++) {
+                        ft_sg_result a, b;
+                        ft_status sa, sb;
+                        memset(&a, 0, sizeof a);
+                        int closed = ft__eval_closed(&sc, s, i, &a);
+                        int ra = ft_evaluate_subgraph(p, s, i, model, &a, &sa);
+                        int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
+                        assert_int_equal(ra, rb);
+                        sgs++;
+                        if (ra != FT_OK) {
+                            assert_string_equal(sa.msg, sb.msg);
+                            refused++;
+                            continue;
+                        }
+                        closed_sgs += closed;
+                        int ok = a.steps == b.steps && a.ntx == b.ntx && a.nty == b.nty && a.nk == b.nk &&
+                                 a.compute_bound_steps == b.compute_bound_steps && a.memory_bound_steps == b.memory_bound_steps &&
+                                 a.peak_working_set == b.peak_working_set && a.loaded == b.loaded && a.written == b.written &&
+                                 fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
+                                 fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
+                                 fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
+                        if (!ok)
+                            print_error("problem %d trial %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g steps %lld cb %lld "
+                                        "peak %lld loaded %lld written %lld compute %.17g memory %.17g; walk %.17g %lld %lld %lld %lld "
+                                        "%lld %.17g %.17g\n  %s\n",
+                                        prob, trial, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
+                                        (long long)a.steps, (long long)a.compute_bound_steps, (long long)a.peak_working_set,
+                                        (long long)a.loaded, (long long)a.written, a.compute_time, a.memory_time, b.latency,
+                                        (long long)b.steps, (long long)b.compute_bound_steps, (long long)b.peak_working_set,
+                                        (long long)b.loaded, (long long)b.written, b.compute_time, b.memory_time, json);
+                        assert_true(ok);
+                        inexact += a.latency != b.latency || a.compute_time != b.compute_time || a.memory_time != b.memory_time;
+                    }
+                    ft__scorer_free(&sc);
+                }
+                ft_schedule_free(s);
+            }
+            ft__plan_free(&P);
+        }
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("evaluate: %d subgraphs of random schedules (%d problems with target terms): %d in closed form, %d refused alike "
+                  "(over capacity), every figure equal to the walk's (%d sums not to the last digit)\n",
+                  sgs, timed, closed_sgs, refused, inexact);
+    assert_true(sgs > 500);
+    assert_true(closed_sgs > 200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -801,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_search_score_tiling_bound_prunes_nothing_better),
         cmocka_unit_test(test_search_score_plans_equal_evaluate),
         cmocka_unit_test(test_search_score_closed_form_equals_walk),
+        cmocka_unit_test(test_search_score_evaluate_closed_equals_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
