@@ -641,8 +641,10 @@ int ft_evaluate(const ft_problem *p, const ft_schedule *s,
 int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st);
 
 /* Progress callback for long evaluations: called about every 2^18 steps with
- * the steps done and the schedule's total; a nonzero return stops the
- * evaluation, which then fails with FT_EINPUT ("interrupted"). */
+ * the steps done and the schedule's total (a subgraph costed in closed
+ * form counts on once, at its end, when it has 2^18 steps or more); a
+ * nonzero return stops the evaluation, which then fails with FT_EINPUT
+ * ("interrupted"). */
 typedef int (*ft_progress_fn)(void *ctx, int64_t done, int64_t total);
 
 /* ft_evaluate with a progress callback (fn may be NULL). */

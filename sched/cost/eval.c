@@ -20,6 +20,11 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
                    progress *pr, ft_status *st)
 {
     if (sc && ft__eval_closed(sc, s, sg, r)) {
+        /* progress counts on once, at the subgraph's end, when the walk
+         * would have called at least once */
+        if (pr && pr->fn && r->steps >= PROGRESS_EVERY && pr->fn(pr->ctx, pr->done + r->steps, pr->total))
+            return ft__fail(st, FT_EINPUT, 0, "%s: evaluation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
+                            (long long)(r->steps - 1));
         if (pr)
             pr->done += r->steps;
         return FT_OK;

@@ -149,6 +149,58 @@ static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft
     return l;
 }
 
+/* The memo generation for scoring subgraph g through walker w (its tensor
+ * flags), mx and figs: the current one when nothing a tile's cost depends
+ * on changed since the last score (the ops, their granularity, the
+ * context's flags, the mixing, the problem's timing terms; the traversal
+ * order is not in it: a tile's cost after its predecessor does not depend
+ * on the order that put them there, so the four orders of one granularity
+ * share their kinds) and the memo is at most a quarter full; else a new
+ * one. */
+static uint64_t memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, const ft_subgraph *g, int figs)
+{
+    const ft_problem *p = sc->p;
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+    MIX(sc->model);
+    MIX(figs);
+    MIX(g->w);
+    MIX(g->h);
+    MIX(g->k);
+    MIX(g->nops);
+    for (int j = 0; j < g->nops; j++)
+        MIX(g->ops[j]);
+    MIX(mx->rows);
+    MIX(mx->cols);
+    MIX(mx->interior);
+    MIX(mx->period[0]);
+    MIX(mx->period[1]);
+    size_t nb = 4 * (size_t)p->ntensors;
+    for (size_t i = 0; i < nb; i += 8) {
+        uint64_t word = 0;
+        memcpy(&word, w->tbits + i, nb - i < 8 ? nb - i : 8);
+        MIX(word);
+    }
+    uint64_t t[sizeof p->timing / 8 + 1];
+    memset(t, 0, sizeof t);
+    memcpy(t, &p->timing, sizeof p->timing);
+    for (size_t i = 0; i < sizeof t / 8; i++)
+        MIX(t[i]);
+    MIX(p->capacity * 1e3);
+    MIX(p->bandwidth * 1e3);
+#undef MIX
+    if (h == sc->tmsig && sc->tmgen && sc->tmused <= FT_SCORE_TILE_MEMO / 4) {
+        /* what the walks of this generation saw, though this one may
+         * derive nothing */
+        sc->kinds_differ |= sc->tmkinds;
+        return sc->tmgen;
+    }
+    sc->tmsig = h;
+    sc->tmused = 0;
+    sc->tmkinds = 0;
+    return ++sc->tmgen;
+}
+
 /* A tile memo entry: the cost of a tile given the classes of its row and
  * column and of the tile before it. */
 struct tmemo {
@@ -156,7 +208,8 @@ struct tmemo {
     double lat;
     int64_t ws;
     ft__tile_figs figs; /* with figures (ft__eval_closed) */
-    int64_t n;     /* the closed form: tiles of this kind (score_closed) */
+    int64_t n;     /* the closed form: tiles of this kind in call `call` */
+    uint64_t call;
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
 
@@ -164,7 +217,8 @@ struct tmemo {
  * position pos, keyed by key (classes of the two tiles' rows and columns,
  * whether they share a row or a column, the wave's size): found, or
  * costed once by walking the tile (ft__walk_tile with fast-forward mode
- * ff) and added.  NULL when the memo is half full (*nused entries). */
+ * ff) and added.  NULL when the memo is half full (*nused entries of
+ * generation gen). */
 static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
                          int figs, int *nused)
 {
@@ -181,6 +235,7 @@ static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk 
         ft__walk_at(w, pos);
         tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL);
         tm[slot].n = 0;
+        tm[slot].call = 0;
         tm[slot].gen = gen;
         (*nused)++;
     }
@@ -229,7 +284,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
 {
     const ft_problem *p = sc->p;
     tmemo *tm = sc->tm;
-    uint64_t gen = ++sc->tmgen;
+    uint64_t gen = memo_gen(sc, w, mx, g, 0);
     ft__sg_acc own;
     if (!acc)
         acc = &own;
@@ -259,7 +314,6 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
     for (int64_t c = 0; c < ntx; c++)
         cc[c] = mx->cols ? ((int64_t)1 << 40) + c : dim_class(c, g->w, ws, nw);
     int mixed = mx->rows || mx->cols;
-    int nused = 0;
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
     /* several units: tiles combine over waves, each tile at its wave's
@@ -274,14 +328,19 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &nused);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &sc->tmused);
         if (!e) {
             ft__free(rc);
             return -1;
         }
         if ((double)e->ws > p->capacity) {
             ft__free(rc);
-            return ft__walk_irregular(w) && !mixed ? -1 : INF;
+            sc->tmkinds |= w->kinds_differ;
+            if (ft__walk_irregular(w) && !mixed) {
+                sc->tmsig = 0;
+                return -1;
+            }
+            return INF;
         }
         ft__sg_acc_tile(acc, pos, e->lat);
         sum = ft__sg_acc_total(acc);
@@ -294,7 +353,12 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
         prev = tile;
     }
     ft__free(rc);
-    return ft__walk_irregular(w) && !mixed ? -1 : sum;
+    sc->tmkinds |= w->kinds_differ;
+    if (ft__walk_irregular(w) && !mixed) {
+        sc->tmsig = 0; /* the next score starts a new generation */
+        return -1;
+    }
+    return sum;
 }
 
 /* ------------------------------------------------------------ the closed form */
@@ -373,6 +437,7 @@ typedef struct closed {
     int rows_outer;           /* the outer axis is the rows (raster, snake by rows) */
     int64_t ntx, wave;
     uint64_t gen;
+    uint64_t call;            /* this call's stamp on the kinds it counts */
     int nused, fail;
     int ff;                   /* ft__walk_tile's fast-forward mode */
     int figs;                 /* each kind's figures too (ft__eval_closed) */
@@ -401,14 +466,17 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         key[4] = pr == r, key[5] = pc == c;
         prev = pr * C->ntx + pc;
     }
-    int before = C->nused;
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->nused);
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
     if (!e) {
         C->fail = 1;
         return;
     }
-    if (C->nused != before)
-        C->used[before] = e;
+    if (e->call != C->call) {
+        /* first seen in this call (the memo may hold it from another order) */
+        e->call = C->call;
+        e->n = 0;
+        C->used[C->nused++] = e;
+    }
     e->n += count;
 }
 
@@ -484,7 +552,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
     int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
-    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, ++sc->tmgen, 0, 0, ff, figs, used};
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used};
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
@@ -520,7 +588,11 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
             agree = 0;
     ft__free(buf);
     *nused = C.nused;
-    return agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols) ? FT_OK : -1;
+    sc->tmkinds |= w->kinds_differ;
+    if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols))
+        return FT_OK;
+    sc->tmsig = 0; /* not these kinds again: the next score starts a new generation */
+    return -1;
 }
 
 double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)

@@ -61,7 +61,12 @@ typedef struct ft__scorer {
     const ft_problem *p;
     ft_compute_model model;
     tmemo *tm;          /* FT_SCORE_TILE_MEMO slots ... */
-    uint64_t tmgen;     /* ... valid where their generation is this one */
+    uint64_t tmgen;     /* ... valid where their generation is this one, */
+    uint64_t tmsig;     /* ... the signature of what their costs depend on
+                           (score.c, memo_gen) */
+    int tmused;         /* entries of this generation */
+    int tmkinds;        /* a walk of this generation saw kinds_differ */
+    uint64_t tmcall;    /* the closed form's calls (a stamp per call) */
     int kinds_differ;   /* a walk scored since the caller cleared this saw
                            two needs of one upstream output with different
                            dimension kinds (walk.h): only then can another
