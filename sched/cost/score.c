@@ -25,6 +25,23 @@ void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out)
 
 /* ------------------------------------------------------------ scoring one subgraph */
 
+/* The heights (hs) and widths (ws) of every tensor reference of g's ops,
+ * outputs and inputs: the lengths that class its tile rows and columns
+ * (dim_class).  Returns their count (1 + inputs per op). */
+static int sg_lengths(const ft_problem *p, const ft_subgraph *g, int64_t *hs, int64_t *ws)
+{
+    int n = 0;
+    for (int j = 0; j < g->nops; j++) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        for (int i = -1; i < op->ninputs; i++, n++) {
+            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
+            hs[n] = T->height;
+            ws[n] = T->width;
+        }
+    }
+    return n;
+}
+
 /* Class of tile row (or column) i of size t among tensor lengths lens[]:
  * rows that every tensor either fully covers or misses share a class (the
  * number of lengths covering them); a row cut by some tensor's edge is a
@@ -300,15 +317,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
     if (!rc)
         return -1;
     int64_t *cc = rc + nty, *hs = cc + ntx, *ws = hs + nrefs;
-    int nh = 0, nw = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = -1; i < op->ninputs; i++) {
-            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
-            hs[nh++] = T->height;
-            ws[nw++] = T->width;
-        }
-    }
+    int nh = sg_lengths(p, g, hs, ws), nw = nh;
     for (int64_t r = 0; r < nty; r++)
         rc[r] = mx->rows ? ((int64_t)1 << 40) + r : dim_class(r, g->h, hs, nh);
     for (int64_t c = 0; c < ntx; c++)
@@ -539,15 +548,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
         return -1;
     int64_t *hs = buf, *ws = hs + nrefs;
     axis_runs rr = {0, 0, 1, ws + nrefs, ws + nrefs + nr}, cr = {0, 0, 1, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
-    int nh = 0, nw = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = -1; i < op->ninputs; i++) {
-            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
-            hs[nh++] = T->height;
-            ws[nw++] = T->width;
-        }
-    }
+    int nh = sg_lengths(p, g, hs, ws), nw = nh;
     axis_runs_fill(&rr, nty, g->h, hs, nh, absolute[0], per[0]);
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */

@@ -257,6 +257,34 @@ static int random_group(const ft_problem *p, int *ops, int maxn)
     return m;
 }
 
+/* A random context for the n ops of ops[] into X (written and retained
+ * outputs, resident inputs) and a random granularity up to native into
+ * *c (its order left to the caller). */
+static void random_context(const ft_problem *p, const int *ops, int n, sctx *X, cfg *c)
+{
+    memset(X->written, 0, (size_t)p->ntensors);
+    memset(X->retained, 0, (size_t)p->ntensors);
+    memset(X->resident, 0, (size_t)p->ntensors);
+    for (int j = 0; j < n; j++) {
+        int t = p->ops[ops[j]].output;
+        X->written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+        X->retained[t] = rnd() % 5 == 0;
+        for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
+            if (rnd() % 6 == 0)
+                X->resident[p->ops[ops[j]].inputs[i]] = 1;
+    }
+    for (int j = 0; j < n; j++)
+        X->resident[p->ops[ops[j]].output] = 0;
+    static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+    c->w = pick(sizes, 8);
+    c->h = pick(sizes, 8);
+    c->k = pick(sizes, 8);
+    c->w = c->w > p->native_w ? p->native_w : c->w;
+    c->h = c->h > p->native_h ? p->native_h : c->h;
+    c->k = c->k > p->native_w ? p->native_w : c->k;
+    c->order = ORD_RASTER;
+}
+
 /* How the scorer's answers came about (compare_scorer). */
 typedef struct tally {
     int compared, fast, mixed, irregular, oom, mismatches, timed, layouts, inexact;
@@ -296,28 +324,8 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
             memset(&g, 0, sizeof g);
             g.ops = ops;
             g.nops = n;
-            /* context: random written/retained outputs, resident inputs */
-            memset(X.written, 0, (size_t)p->ntensors);
-            memset(X.retained, 0, (size_t)p->ntensors);
-            memset(X.resident, 0, (size_t)p->ntensors);
-            for (int j = 0; j < n; j++) {
-                int t = p->ops[ops[j]].output;
-                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
-                X.retained[t] = rnd() % 5 == 0;
-                for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
-                    if (rnd() % 6 == 0)
-                        X.resident[p->ops[ops[j]].inputs[i]] = 1;
-            }
-            for (int j = 0; j < n; j++)
-                X.resident[p->ops[ops[j]].output] = 0;
-            static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
             cfg c;
-            c.w = pick(sizes, 8);
-            c.h = pick(sizes, 8);
-            c.k = pick(sizes, 8);
-            c.w = c.w > p->native_w ? p->native_w : c.w;
-            c.h = c.h > p->native_h ? p->native_h : c.h;
-            c.k = c.k > p->native_w ? p->native_w : c.k;
+            random_context(p, ops, n, &X, &c);
             c.order = (int)(rnd() % ORD_COUNT);
             /* classify the walk: which axes mix sources (as optimise does) */
             mixinfo mx;
@@ -458,27 +466,8 @@ static void test_search_score_closed_form_equals_walk(void **state)
             memset(&g, 0, sizeof g);
             g.ops = ops;
             g.nops = n;
-            memset(X.written, 0, (size_t)p->ntensors);
-            memset(X.retained, 0, (size_t)p->ntensors);
-            memset(X.resident, 0, (size_t)p->ntensors);
-            for (int j = 0; j < n; j++) {
-                int t = p->ops[ops[j]].output;
-                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
-                X.retained[t] = rnd() % 5 == 0;
-                for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
-                    if (rnd() % 6 == 0)
-                        X.resident[p->ops[ops[j]].inputs[i]] = 1;
-            }
-            for (int j = 0; j < n; j++)
-                X.resident[p->ops[ops[j]].output] = 0;
-            static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
             cfg c;
-            c.w = pick(sizes, 8);
-            c.h = pick(sizes, 8);
-            c.k = pick(sizes, 8);
-            c.w = c.w > p->native_w ? p->native_w : c.w;
-            c.h = c.h > p->native_h ? p->native_h : c.h;
-            c.k = c.k > p->native_w ? p->native_w : c.k;
+            random_context(p, ops, n, &X, &c);
             mixinfo mx;
             ft__probe_mixed(&S, &X, &g, &mx);
             /* the four orders in a row, as the search scores them: they
