@@ -15,11 +15,17 @@ typedef struct progress {
 #define PROGRESS_EVERY (1 << 18)
 
 /* Subgraph sg's figures into *r: in closed form with sc (NULL: never),
- * else walking every step. */
+ * else walking every step.  An allocation the closed form saw fail is
+ * FT_ENOMEM, as the walk's. */
 static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft__scorer *sc, ft_sg_result *r,
                    progress *pr, ft_status *st)
 {
-    if (sc && ft__eval_closed(sc, s, sg, r)) {
+    unsigned long failed = ft__alloc_failures();
+    int closed = sc && ft__eval_closed(sc, s, sg, r);
+    /* out of memory is said, not walked around */
+    if (ft__alloc_failures() != failed)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    if (closed) {
         /* progress counts on once, at the subgraph's end, when the walk
          * would have called at least once */
         if (pr && pr->fn && r->steps >= PROGRESS_EVERY && pr->fn(pr->ctx, pr->done + r->steps, pr->total))
@@ -98,10 +104,10 @@ int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg, ft_c
 {
     ft_status_clear(st);
     ft__scorer sc;
-    int closed = ft__scorer_init(&sc, p, model) == 0;
-    int rc = eval_sg(p, s, sg, model, closed ? &sc : NULL, out, NULL, st);
-    if (closed)
-        ft__scorer_free(&sc);
+    if (ft__scorer_init(&sc, p, model))
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    int rc = eval_sg(p, s, sg, model, &sc, out, NULL, st);
+    ft__scorer_free(&sc);
     return rc;
 }
 
@@ -169,14 +175,16 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
     ksum total = {0, 0};
-    /* the closed form's tile memo (without it, every step is walked) */
+    /* the closed form's tile memo */
     ft__scorer sc;
-    int closed = ft__scorer_init(&sc, p, model) == 0;
+    if (ft__scorer_init(&sc, p, model)) {
+        ft_eval_free(out);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
     for (int i = 0; i < s->nsubgraphs; i++) {
-        rc = eval_sg(p, s, i, model, closed ? &sc : NULL, &out->sg[i], &pr, st);
+        rc = eval_sg(p, s, i, model, &sc, &out->sg[i], &pr, st);
         if (rc) {
-            if (closed)
-                ft__scorer_free(&sc);
+            ft__scorer_free(&sc);
             ft_eval_free(out);
             return rc;
         }
@@ -185,8 +193,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
              * a bandwidth near 0): no latency to report
              * (fuzz/regress/schedule/overflowing-base-cost) */
             double lat = out->sg[i].latency;
-            if (closed)
-                ft__scorer_free(&sc);
+            ft__scorer_free(&sc);
             ft_eval_free(out);
             return ft__fail(st, FT_EINPUT, 0,
                             "%s: subgraph %d: latency is %g, not a finite number: a base cost, a size or the "
@@ -195,8 +202,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         }
         ksum_add(&total, out->sg[i].latency);
     }
-    if (closed)
-        ft__scorer_free(&sc);
+    ft__scorer_free(&sc);
     return ft__eval_finish(p, model, &total, out, st);
 }
 
