@@ -1,4 +1,4 @@
-/* score.c - the exact scorer (score.h): a subgraph's latency at one configuration, through a memo of tile costs and k-step fast-forward, equal to ft_evaluate's walk (the walker's fast path it uses is in walk.c). */
+/* score.c - the exact scorer (score.h): a subgraph's latency at one configuration in closed form (a cost per kind of tile, times its count; ft_evaluate's figures the same way) or through a memo of tile costs, with k-step fast-forward, equal to ft_evaluate's walk (the walker's fast path it uses is in walk.c). */
 #include "cost/score.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* score.h - the scorer (score.c): a subgraph's latency at one configuration in an explicit context, equal to ft_evaluate's walk, through a memo of like tiles; the search, super tiling and kernel timing score with it; not installed. */
+/* score.h - the scorer (score.c): a subgraph's latency at one configuration in an explicit context, equal to ft_evaluate's walk, in closed form or through a memo of like tiles; the search, super tiling, kernel timing and ft_evaluate's closed form use it; not installed. */
 #ifndef FT_SCORE_H
 #define FT_SCORE_H
 
