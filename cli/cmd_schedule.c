@@ -87,7 +87,9 @@ static const char schedule_help[] =
     "                        cores), a positive integer; default: one per\n"
     "                        group of the fit method\n"
     "  -q, --quiet           print nothing on stderr but errors (no progress)\n"
-    "  -v, --verbose         also print the search's own progress lines\n"
+    "  -v, --verbose         also print the search's own progress lines, and\n"
+    "                        on each progress line the share of configurations\n"
+    "                        scored in closed form\n"
     "  -h, --help            show this help\n"
     "\n"
     "On stderr: with --target, a line saying which values came from it; a\n"
@@ -181,8 +183,13 @@ static void on_progress(void *ctx, const ft_search_progress *pr)
     }
     if (r->tty)
         fputs("\r\033[K", stderr);
-    fprintf(stderr, "%s: %sprogress %.1f/%g s  best %s  ratio %s  %.0f evaluations/s  pass %s  %d thread%s%s", cli_progname, pfx(job->cmd),
-            pr->elapsed, pr->limit, best, ratio, pr->evals_per_s, pr->pass, pr->threads, pr->threads == 1 ? "" : "s", r->tty ? "" : "\n");
+    /* --verbose: the share of scores in closed form (docs/SCHEDULER.md) */
+    char share[48] = "";
+    if (job->verbose && pr->closed + pr->fallbacks > 0)
+        snprintf(share, sizeof share, "  closed form %.1f%%", 100.0 * (double)pr->closed / (double)(pr->closed + pr->fallbacks));
+    fprintf(stderr, "%s: %sprogress %.1f/%g s  best %s  ratio %s  %.0f evaluations/s%s  pass %s  %d thread%s%s", cli_progname,
+            pfx(job->cmd), pr->elapsed, pr->limit, best, ratio, pr->evals_per_s, share, pr->pass, pr->threads, pr->threads == 1 ? "" : "s",
+            r->tty ? "" : "\n");
     r->progress_shown = r->tty;
     fflush(stderr);
 }

@@ -641,8 +641,10 @@ int ft_evaluate(const ft_problem *p, const ft_schedule *s,
 int ft_schedule_steps(const ft_problem *p, const ft_schedule *s, int64_t *steps, ft_status *st);
 
 /* Progress callback for long evaluations: called about every 2^18 steps with
- * the steps done and the schedule's total; a nonzero return stops the
- * evaluation, which then fails with FT_EINPUT ("interrupted"). */
+ * the steps done and the schedule's total (a subgraph costed in closed
+ * form counts on once, at its end, when it has 2^18 steps or more); a
+ * nonzero return stops the evaluation, which then fails with FT_EINPUT
+ * ("interrupted"). */
 typedef int (*ft_progress_fn)(void *ctx, int64_t done, int64_t total);
 
 /* ft_evaluate with a progress callback (fn may be NULL). */
@@ -696,6 +698,9 @@ typedef struct ft_search_progress {
     double evals_per_s;
     const char *pass;        /* the pass running (ft_search's pass table) */
     int threads;
+    int64_t closed;          /* configurations scored in closed form (a cost
+                                per kind of tile, docs/SCHEDULER.md) ... */
+    int64_t fallbacks;       /* ... and by walking tiles or steps instead */
 } ft_search_progress;
 
 /* How ft_search groups ops (ft_search_opts.strategy).  FT_STRATEGY_SEARCH

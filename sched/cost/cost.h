@@ -23,6 +23,18 @@ static inline void ksum_add(ksum *k, double x)
 
 static inline double ksum_value(const ksum *k) { return k->s + k->c; }
 
+/* Add n times the compensated sum x to *k: each product goes in exactly
+ * (its rounding error added beside it), so n like terms added here give
+ * their compensated sum added one by one, up to its own rounding. */
+static inline void ksum_add_n(ksum *k, int64_t n, const ksum *x)
+{
+    double dn = (double)n, y = dn * x->s, z = dn * x->c;
+    ksum_add(k, y);
+    ksum_add(k, __builtin_fma(dn, x->s, -y));
+    ksum_add(k, z);
+    ksum_add(k, __builtin_fma(dn, x->c, -z));
+}
+
 /* A subgraph's latency over waves: the sum of its waves' slowest tiles
  * (ft_timing); the part of ft__sg_acc (below) that several units add
  * through.  ft__waves_tile adds the latency of the tile at traversal
@@ -117,6 +129,14 @@ static inline void ft__sg_acc_tile(ft__sg_acc *a, int64_t pos, double lat)
         ft__waves_tile(&a->wv, pos, lat);
     else
         ksum_add(&a->steps, lat);
+}
+
+/* Add n like tiles of latency lat each (their k-steps' compensated sum),
+ * one unit only (no waves): the closed form's multiply (score.c), exact
+ * up to the sum's own rounding (ksum_add_n). */
+static inline void ft__sg_acc_tiles(ft__sg_acc *a, int64_t n, const ksum *lat)
+{
+    ksum_add_n(&a->steps, n, lat);
 }
 
 /* The steps' total so far (with waves, an open tile counts with the
@@ -261,6 +281,10 @@ static inline int ft__output_leaves(const ft_problem *p, int op, const int *labe
             return 1;
     return 0;
 }
+
+/* ft_evaluate_subgraph by walking every step, never in closed form: the
+ * reference the closed form is tested against (eval.c). */
+int ft__evaluate_walk(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st);
 
 /* Finish an evaluation *ev of p whose subgraphs are filled: its total (the
  * compensated sum *total of their latencies) and its two lower bounds

@@ -1,5 +1,5 @@
-/* eval.c - ft_evaluate: every step of every subgraph walked (walk.c), latencies summed exactly (ft__sg_acc, cost.h), the working set checked. */
-#include "cost/walk.h"
+/* eval.c - ft_evaluate: each subgraph in closed form where it applies (a cost per kind of tile, score.c's ft__eval_closed), else every step walked (walk.c); latencies summed exactly (ft__sg_acc, cost.h), the working set checked. */
+#include "cost/score.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -14,9 +14,27 @@ typedef struct progress {
 
 #define PROGRESS_EVERY (1 << 18)
 
-static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *r, progress *pr,
-                   ft_status *st)
+/* Subgraph sg's figures into *r: in closed form with sc (NULL: never),
+ * else walking every step.  An allocation the closed form saw fail is
+ * FT_ENOMEM, as the walk's. */
+static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft__scorer *sc, ft_sg_result *r,
+                   progress *pr, ft_status *st)
 {
+    unsigned long failed = ft__alloc_failures();
+    int closed = sc && ft__eval_closed(sc, s, sg, r);
+    /* out of memory is said, not walked around */
+    if (ft__alloc_failures() != failed)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    if (closed) {
+        /* progress counts on once, at the subgraph's end, when the walk
+         * would have called at least once */
+        if (pr && pr->fn && r->steps >= PROGRESS_EVERY && pr->fn(pr->ctx, pr->done + r->steps, pr->total))
+            return ft__fail(st, FT_EINPUT, 0, "%s: evaluation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
+                            (long long)(r->steps - 1));
+        if (pr)
+            pr->done += r->steps;
+        return FT_OK;
+    }
     ft_walk *w;
     int rc = ft_walk_begin(p, s, sg, model, &w, st);
     if (rc)
@@ -75,10 +93,22 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     return rc;
 }
 
+/* Contract: cost.h. */
+int ft__evaluate_walk(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st)
+{
+    ft_status_clear(st);
+    return eval_sg(p, s, sg, model, NULL, out, NULL, st);
+}
+
 int ft_evaluate_subgraph(const ft_problem *p, const ft_schedule *s, int sg, ft_compute_model model, ft_sg_result *out, ft_status *st)
 {
     ft_status_clear(st);
-    return eval_sg(p, s, sg, model, out, NULL, st);
+    ft__scorer sc;
+    if (ft__scorer_init(&sc, p, model))
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    int rc = eval_sg(p, s, sg, model, &sc, out, NULL, st);
+    ft__scorer_free(&sc);
+    return rc;
 }
 
 void ft_eval_free(ft_eval *e)
@@ -145,9 +175,16 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
     ksum total = {0, 0};
+    /* the closed form's tile memo */
+    ft__scorer sc;
+    if (ft__scorer_init(&sc, p, model)) {
+        ft_eval_free(out);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
     for (int i = 0; i < s->nsubgraphs; i++) {
-        rc = eval_sg(p, s, i, model, &out->sg[i], &pr, st);
+        rc = eval_sg(p, s, i, model, &sc, &out->sg[i], &pr, st);
         if (rc) {
+            ft__scorer_free(&sc);
             ft_eval_free(out);
             return rc;
         }
@@ -156,6 +193,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
              * a bandwidth near 0): no latency to report
              * (fuzz/regress/schedule/overflowing-base-cost) */
             double lat = out->sg[i].latency;
+            ft__scorer_free(&sc);
             ft_eval_free(out);
             return ft__fail(st, FT_EINPUT, 0,
                             "%s: subgraph %d: latency is %g, not a finite number: a base cost, a size or the "
@@ -164,6 +202,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
         }
         ksum_add(&total, out->sg[i].latency);
     }
+    ft__scorer_free(&sc);
     return ft__eval_finish(p, model, &total, out, st);
 }
 

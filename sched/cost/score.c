@@ -1,4 +1,4 @@
-/* score.c - the exact scorer (score.h): a subgraph's latency at one configuration, through a memo of tile costs and k-step fast-forward, equal to ft_evaluate's walk (the walker's fast path it uses is in walk.c). */
+/* score.c - the exact scorer (score.h): a subgraph's latency at one configuration in closed form (a cost per kind of tile, times its count; ft_evaluate's figures the same way) or through a memo of tile costs, with k-step fast-forward, equal to ft_evaluate's walk (the walker's fast path it uses is in walk.c). */
 #include "cost/score.h"
 
 #include <stdlib.h>
@@ -25,6 +25,23 @@ void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out)
 
 /* ------------------------------------------------------------ scoring one subgraph */
 
+/* The heights (hs) and widths (ws) of every tensor reference of g's ops,
+ * outputs and inputs: the lengths that class its tile rows and columns
+ * (dim_class).  Returns their count (1 + inputs per op). */
+static int sg_lengths(const ft_problem *p, const ft_subgraph *g, int64_t *hs, int64_t *ws)
+{
+    int n = 0;
+    for (int j = 0; j < g->nops; j++) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        for (int i = -1; i < op->ninputs; i++, n++) {
+            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
+            hs[n] = T->height;
+            ws[n] = T->width;
+        }
+    }
+    return n;
+}
+
 /* Class of tile row (or column) i of size t among tensor lengths lens[]:
  * rows that every tensor either fully covers or misses share a class (the
  * number of lengths covering them); a row cut by some tensor's edge is a
@@ -41,14 +58,206 @@ static int64_t dim_class(int64_t i, int64_t t, const int64_t *lens, int n)
     return cover;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A rational scale num / den from tile coordinates to a tensor's along
+ * one axis (reduced); den 0: not from the tile (a k slice, a whole
+ * reduction); den -1: two different scales meet. */
+typedef struct scale {
+    int64_t num, den;
+} scale;
+
+/* The scale of op's input `in` along axis ax (0 rows, 1 columns) when its
+ * output's is o (SPEC 4's needs: a Pointwise op passes ranges through, a
+ * Layout scales them by input over output length, a MatMul takes its rows
+ * from input 0 and its columns from input 1, the rest from k). */
+static scale input_scale(const ft_problem *p, const ft_op *op, int in, int ax, scale o)
+{
+    if (o.den <= 0)
+        return o;
+    if (op->type == FT_OP_MATMUL)
+        return (ax == 0) == (in == 0) ? o : (scale){0, 0};
+    if (op->type != FT_OP_LAYOUT)
+        return o;
+    const ft_tensor *O = &p->tensors[op->output], *X = &p->tensors[op->inputs[0]];
+    int64_t n = ax ? O->width : O->height, m = ax ? X->width : X->height;
+    if (o.num > INT64_MAX / (m > 0 ? m : 1) || o.den > INT64_MAX / (n > 0 ? n : 1))
+        return (scale){0, -1};
+    int64_t a = o.num * m, b = o.den * n, d = gcd64(a, b);
+    return (scale){a / d, b / d};
+}
+
+/* The period of like tiles along axis ax of subgraph g (roles role[]) that
+ * Layout ops mix (mixinfo.period): the scale of each tensor from tile
+ * coordinates, from the tile-sized outputs (k-loop and epilogue ops, scale
+ * 1) back through their needs, must be one per tensor; a shift of the
+ * tile by a multiple of every scale's denominator then shifts every range
+ * by whole elements.  The least common multiple of the denominators, or 0
+ * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX. */
+static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax)
+{
+    scale *sc = ft__malloc(sizeof(scale) * (size_t)(g->nops + 1));
+    if (!sc)
+        return 0;
+    int64_t l = 1;
+    for (int j = g->nops - 1; j >= 0 && l; j--) {
+        int t = p->ops[g->ops[j]].output;
+        scale s = {0, -2}; /* none seen yet */
+        if (role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE)
+            s = (scale){1, 1};
+        else
+            for (int q = j + 1; q < g->nops; q++) {
+                const ft_op *c = &p->ops[g->ops[q]];
+                for (int i = 0; i < c->ninputs; i++)
+                    if (c->inputs[i] == t) {
+                        scale u = input_scale(p, c, i, ax, sc[q]);
+                        if (s.den == -2)
+                            s = u;
+                        else if (s.num != u.num || s.den != u.den)
+                            s = (scale){0, -1};
+                    }
+            }
+        if (s.den == -2)
+            s = (scale){0, 0};
+        sc[j] = s;
+        if (s.den == -1)
+            l = 0;
+        else if (s.den > 0) {
+            l = l / gcd64(l, s.den) * s.den;
+            if (l > FT_SCORE_PERIOD_MAX)
+                l = 0;
+        }
+        /* the op's inputs from outside meet their scales here too */
+        const ft_op *op = &p->ops[g->ops[j]];
+        for (int i = 0; i < op->ninputs && l; i++) {
+            scale u = input_scale(p, op, i, ax, s);
+            if (u.den == -1)
+                l = 0;
+            else if (u.den > 0) {
+                l = l / gcd64(l, u.den) * u.den;
+                if (l > FT_SCORE_PERIOD_MAX)
+                    l = 0;
+            }
+        }
+    }
+    /* two ops reading one outside tensor at different scales */
+    for (int j = 0; j < g->nops && l; j++) {
+        const ft_op *a = &p->ops[g->ops[j]];
+        for (int i = 0; i < a->ninputs && l; i++)
+            for (int q = j; q < g->nops && l; q++) {
+                const ft_op *b = &p->ops[g->ops[q]];
+                for (int k = 0; k < b->ninputs; k++)
+                    if (b->inputs[k] == a->inputs[i]) {
+                        scale u = input_scale(p, a, i, ax, sc[j]), v = input_scale(p, b, k, ax, sc[q]);
+                        if (u.num != v.num || u.den != v.den)
+                            l = 0;
+                    }
+            }
+    }
+    ft__free(sc);
+    return l;
+}
+
+/* The memo generation for scoring subgraph g through walker w (its tensor
+ * flags), mx and figs: the current one when nothing a tile's cost depends
+ * on changed since the last score (the ops, their granularity, the
+ * context's flags, the mixing, the problem's timing terms; the traversal
+ * order is not in it: a tile's cost after its predecessor does not depend
+ * on the order that put them there, so the four orders of one granularity
+ * share their kinds) and the memo is at most a quarter full; else a new
+ * one. */
+static uint64_t memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, const ft_subgraph *g, int figs)
+{
+    const ft_problem *p = sc->p;
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+    MIX(sc->model);
+    MIX(figs);
+    MIX(g->w);
+    MIX(g->h);
+    MIX(g->k);
+    MIX(g->nops);
+    for (int j = 0; j < g->nops; j++)
+        MIX(g->ops[j]);
+    MIX(mx->rows);
+    MIX(mx->cols);
+    MIX(mx->interior);
+    MIX(mx->period[0]);
+    MIX(mx->period[1]);
+    size_t nb = 4 * (size_t)p->ntensors;
+    for (size_t i = 0; i < nb; i += 8) {
+        uint64_t word = 0;
+        memcpy(&word, w->tbits + i, nb - i < 8 ? nb - i : 8);
+        MIX(word);
+    }
+    uint64_t t[sizeof p->timing / 8 + 1];
+    memset(t, 0, sizeof t);
+    memcpy(t, &p->timing, sizeof p->timing);
+    for (size_t i = 0; i < sizeof t / 8; i++)
+        MIX(t[i]);
+    MIX(p->capacity * 1e3);
+    MIX(p->bandwidth * 1e3);
+#undef MIX
+    if (h == sc->tmsig && sc->tmgen && sc->tmused <= FT_SCORE_TILE_MEMO / 4) {
+        /* what the walks of this generation saw, though this one may
+         * derive nothing */
+        sc->kinds_differ |= sc->tmkinds;
+        return sc->tmgen;
+    }
+    sc->tmsig = h;
+    sc->tmused = 0;
+    sc->tmkinds = 0;
+    return ++sc->tmgen;
+}
+
 /* A tile memo entry: the cost of a tile given the classes of its row and
  * column and of the tile before it. */
 struct tmemo {
     int64_t key[7];
     double lat;
     int64_t ws;
+    ft__tile_figs figs; /* with figures (ft__eval_closed) */
+    int64_t n;     /* the closed form: tiles of this kind in call `call` */
+    uint64_t call;
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
+
+/* The memo entry of tile `tile` after tile `prev` (-1: none) at traversal
+ * position pos, keyed by key (classes of the two tiles' rows and columns,
+ * whether they share a row or a column, the wave's size): found, or
+ * costed once by walking the tile (ft__walk_tile with fast-forward mode
+ * ff) and added.  NULL when the memo is half full (*nused entries of
+ * generation gen). */
+static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
+                         int figs, int *nused)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 7; i++)
+        h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
+    size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
+    while (tm[slot].gen == gen && memcmp(tm[slot].key, key, 7 * sizeof *key) != 0)
+        slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
+    if (tm[slot].gen != gen) {
+        if (*nused >= FT_SCORE_TILE_MEMO / 2)
+            return NULL;
+        memcpy(tm[slot].key, key, 7 * sizeof *key);
+        ft__walk_at(w, pos);
+        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL);
+        tm[slot].n = 0;
+        tm[slot].call = 0;
+        tm[slot].gen = gen;
+        (*nused)++;
+    }
+    return &tm[slot];
+}
 
 /* Whether sc's caller asks it to score nothing more. */
 static int stopped(ft__scorer *sc)
@@ -92,7 +301,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
 {
     const ft_problem *p = sc->p;
     tmemo *tm = sc->tm;
-    uint64_t gen = ++sc->tmgen;
+    uint64_t gen = memo_gen(sc, w, mx, g, 0);
     ft__sg_acc own;
     if (!acc)
         acc = &own;
@@ -108,21 +317,12 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
     if (!rc)
         return -1;
     int64_t *cc = rc + nty, *hs = cc + ntx, *ws = hs + nrefs;
-    int nh = 0, nw = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = -1; i < op->ninputs; i++) {
-            const ft_tensor *T = &p->tensors[i < 0 ? op->output : op->inputs[i]];
-            hs[nh++] = T->height;
-            ws[nw++] = T->width;
-        }
-    }
+    int nh = sg_lengths(p, g, hs, ws), nw = nh;
     for (int64_t r = 0; r < nty; r++)
         rc[r] = mx->rows ? ((int64_t)1 << 40) + r : dim_class(r, g->h, hs, nh);
     for (int64_t c = 0; c < ntx; c++)
         cc[c] = mx->cols ? ((int64_t)1 << 40) + c : dim_class(c, g->w, ws, nw);
     int mixed = mx->rows || mx->cols;
-    int nused = 0;
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
     /* several units: tiles combine over waves, each tile at its wave's
@@ -137,28 +337,21 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        uint64_t h = 1469598103934665603ULL;
-        for (int i = 0; i < 7; i++)
-            h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
-        size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
-        while (tm[slot].gen == gen && memcmp(tm[slot].key, key, sizeof key) != 0)
-            slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
-        if (tm[slot].gen != gen) {
-            if (nused >= FT_SCORE_TILE_MEMO / 2) {
-                ft__free(rc);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &sc->tmused);
+        if (!e) {
+            ft__free(rc);
+            return -1;
+        }
+        if ((double)e->ws > p->capacity) {
+            ft__free(rc);
+            sc->tmkinds |= w->kinds_differ;
+            if (ft__walk_irregular(w) && !mixed) {
+                sc->tmsig = 0;
                 return -1;
             }
-            memcpy(tm[slot].key, key, sizeof key);
-            ft__walk_at(w, pos);
-            tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0);
-            tm[slot].gen = gen;
-            nused++;
+            return INF;
         }
-        if ((double)tm[slot].ws > p->capacity) {
-            ft__free(rc);
-            return ft__walk_irregular(w) && !mixed ? -1 : INF;
-        }
-        ft__sg_acc_tile(acc, pos, tm[slot].lat);
+        ft__sg_acc_tile(acc, pos, e->lat);
         sum = ft__sg_acc_total(acc);
         if (sum > budget)
             break;
@@ -169,7 +362,350 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
         prev = tile;
     }
     ft__free(rc);
-    return ft__walk_irregular(w) && !mixed ? -1 : sum;
+    sc->tmkinds |= w->kinds_differ;
+    if (ft__walk_irregular(w) && !mixed) {
+        sc->tmsig = 0; /* the next score starts a new generation */
+        return -1;
+    }
+    return sum;
+}
+
+/* ------------------------------------------------------------ the closed form */
+
+/* Runs of like tiles along one axis of len tiles: per run, its first index
+ * (start[], each run ending where the next starts, the last at len) and
+ * the class its tiles share (cls[]), and the period per: two tiles of a
+ * run are alike when their indices are equal modulo per (1 where the axis
+ * is not mixed).  The class of index i is cls * per + i mod per. */
+typedef struct axis_runs {
+    int n;
+    int64_t len, per;
+    int64_t *start, *cls;
+} axis_runs;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Fill ar for len tiles of size t classed by dim_class among the tensor
+ * lengths lens[] (nl of them): a class can change only at a tile a length
+ * cuts or begins after, so the runs start at 0 and at floor(len / t) and
+ * floor(len / t) + 1 for each length (at most 2 nl + 1 runs).  absolute:
+ * every index a run and class of its own (as the memo keys a mixed axis). */
+static void axis_runs_fill(axis_runs *ar, int64_t len, int64_t t, const int64_t *lens, int nl, int absolute, int64_t per)
+{
+    ar->len = len;
+    ar->per = absolute ? 1 : per;
+    if (absolute) {
+        for (int64_t i = 0; i < len; i++)
+            ar->start[i] = i, ar->cls[i] = ((int64_t)1 << 40) + i;
+        ar->n = (int)len;
+        return;
+    }
+    int m = 0;
+    ar->start[m++] = 0;
+    for (int j = 0; j < nl; j++)
+        for (int d = 0; d < 2; d++) {
+            int64_t b = lens[j] / t + d;
+            if (b > 0 && b < len)
+                ar->start[m++] = b;
+        }
+    qsort(ar->start, (size_t)m, sizeof *ar->start, cmp_i64);
+    int u = 0;
+    for (int i = 0; i < m; i++)
+        if (u == 0 || ar->start[i] != ar->start[u - 1])
+            ar->start[u++] = ar->start[i];
+    for (int i = 0; i < u; i++)
+        ar->cls[i] = dim_class(ar->start[i], t, lens, nl);
+    ar->n = u;
+}
+
+static inline int64_t run_end(const axis_runs *ar, int i) { return i + 1 < ar->n ? ar->start[i + 1] : ar->len; }
+
+/* The class of index i along ar (its run's, and its place in the period). */
+static int64_t run_class(const axis_runs *ar, int64_t i)
+{
+    int lo = 0, hi = ar->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (ar->start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return ar->cls[lo] * ar->per + i % ar->per;
+}
+
+/* The closed form's walk over kinds of tile (ft__score_closed). */
+typedef struct closed {
+    ft__scorer *sc;
+    ft_walk *w;
+    const axis_runs *ro, *ri; /* runs of the outer and inner axis of the traversal */
+    int rows_outer;           /* the outer axis is the rows (raster, snake by rows) */
+    int64_t ntx, wave;
+    uint64_t gen;
+    uint64_t call;            /* this call's stamp on the kinds it counts */
+    int nused, fail;
+    int ff;                   /* ft__walk_tile's fast-forward mode */
+    int figs;                 /* each kind's figures too (ft__eval_closed) */
+    tmemo **used;             /* the kinds costed, nused of them */
+} closed;
+
+/* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
+ * the outer axis, i along the inner one: the kind costed once (tile_entry,
+ * keyed as ft__score_tiles keys it) and counted. */
+static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+{
+    if (count <= 0 || C->fail)
+        return;
+    const axis_runs *ar = C->rows_outer ? C->ro : C->ri, *ac = C->rows_outer ? C->ri : C->ro;
+    int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
+    int64_t key[7], prev = -1;
+    key[0] = run_class(ar, r);
+    key[1] = run_class(ac, c);
+    key[6] = C->wave;
+    if (po < 0) {
+        key[2] = key[3] = -1, key[4] = key[5] = 0;
+    } else {
+        int64_t pr = C->rows_outer ? po : pi, pc = C->rows_outer ? pi : po;
+        key[2] = run_class(ar, pr);
+        key[3] = run_class(ac, pc);
+        key[4] = pr == r, key[5] = pc == c;
+        prev = pr * C->ntx + pc;
+    }
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
+    if (!e) {
+        C->fail = 1;
+        return;
+    }
+    if (e->call != C->call) {
+        /* first seen in this call (the memo may hold it from another order) */
+        e->call = C->call;
+        e->n = 0;
+        C->used[C->nused++] = e;
+    }
+    e->n += count;
+}
+
+/* The tiles of `lines` like lines (outer index o) after their first, inner
+ * indices going up (rev 0) or down: per run of the inner axis, its first
+ * tile after the run before it, and the rest after their neighbour, by
+ * their place in the inner period. */
+static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
+{
+    const axis_runs *ri = C->ri;
+    int64_t n = ri->len, per = ri->per;
+    for (int j = 0; j < ri->n; j++) {
+        int64_t a = ri->start[j], b = run_end(ri, j); /* [a, b) */
+        if (!rev) {
+            if (a > 0)
+                closed_add(C, lines, o, a, o, a - 1);
+            for (int64_t i = a + 1; i < b && i < a + 1 + per; i++) /* i after i - 1, i in [a + 1, b) */
+                closed_add(C, lines * ((b - 1 - i) / per + 1), o, i, o, i - 1);
+        } else {
+            if (b < n)
+                closed_add(C, lines, o, b - 1, o, b);
+            for (int64_t i = a; i < b - 1 && i < a + per; i++) /* i after i + 1, i in [a, b - 1) */
+                closed_add(C, lines * ((b - 2 - i) / per + 1), o, i, o, i + 1);
+        }
+    }
+}
+
+/* Every kind of tile of walk w of g in traversal order kind `order`,
+ * costed once (with its figures when figs is set) and counted: FT_OK with
+ * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
+ * -1 where the closed form does not apply (ft__score_closed). */
+static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused)
+{
+    const ft_problem *p = sc->p;
+    /* waves take the slowest tile of each: not a sum of like tiles */
+    if (ft__units(p) > 1 || order < 0 || order >= ORD_COUNT)
+        return -1;
+    int64_t ntx, nty, nk, nsteps;
+    ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
+    /* a mixed axis: like tiles a period apart where only Layout ops mix
+     * it, else a kind per index along it (at most half the memo's) */
+    const int mixed[2] = {mx->rows, mx->cols};
+    const int64_t len[2] = {nty, ntx}, size[2] = {g->h, g->w};
+    int absolute[2];
+    int64_t per[2];
+    for (int ax = 0; ax < 2; ax++) {
+        absolute[ax] = mixed[ax] && mx->period[ax] == 0;
+        per[ax] = mixed[ax] && !absolute[ax] ? mx->period[ax] / gcd64(mx->period[ax], size[ax]) : 1;
+        if (absolute[ax] && len[ax] > FT_SCORE_TILE_MEMO / 2)
+            return -1;
+    }
+    if (absolute[0] && absolute[1])
+        return -1;
+    int nrefs = 0;
+    for (int j = 0; j < g->nops; j++)
+        nrefs += 1 + p->ops[g->ops[j]].ninputs;
+    size_t nr = 2 * (size_t)nrefs + 2 + FT_SCORE_TILE_MEMO / 2;
+    int64_t *buf = ft__malloc(sizeof(int64_t) * (2 * (size_t)nrefs + 4 * nr));
+    if (!buf)
+        return -1;
+    int64_t *hs = buf, *ws = hs + nrefs;
+    axis_runs rr = {0, 0, 1, ws + nrefs, ws + nrefs + nr}, cr = {0, 0, 1, ws + nrefs + 2 * nr, ws + nrefs + 3 * nr};
+    int nh = sg_lengths(p, g, hs, ws), nw = nh;
+    axis_runs_fill(&rr, nty, g->h, hs, nh, absolute[0], per[0]);
+    axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
+    /* the memo's fast-forward of like k-steps (ft__score_tiles) */
+    int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used};
+    int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
+    C.ro = C.rows_outer ? &rr : &cr;
+    C.ri = C.rows_outer ? &cr : &rr;
+    int64_t ni = C.ri->len;
+    C.wave = ft__wave_size(p, ntx * nty, 0);
+    /* Line o runs up the inner axis, or down when snaking and o is odd;
+     * its first tile follows the last of line o - 1 (the same inner index
+     * when snaking, the far end otherwise).  Lines of one outer run cost
+     * alike but for the first's predecessor, their place in the outer
+     * period and, snaking, their parity: per run, its first line, then
+     * one line per residue of the period q (doubled when snaking and
+     * odd), each standing for the lines q apart below the run's end. */
+    int64_t q = C.ro->per;
+    if (snake && (q & 1))
+        q *= 2;
+    for (int j = 0; j < C.ro->n && !C.fail; j++) {
+        int64_t a = C.ro->start[j], b = run_end(C.ro, j);
+        for (int64_t o = a; o < b && o < a + 1 + q; o++) {
+            int rev = snake && (o & 1);
+            int64_t lines = o == a ? 1 : (b - 1 - o) / q + 1;
+            int64_t first = rev ? ni - 1 : 0;
+            if (o == 0)
+                closed_add(&C, lines, o, first, -1, -1);
+            else
+                closed_add(&C, lines, o, first, o - 1, snake ? first : ni - 1);
+            closed_line(&C, lines, o, rev);
+        }
+    }
+    /* an axis the walk found mixed must be keyed as the probe said */
+    int agree = !C.fail;
+    for (int ax = 0; ax < 2; ax++)
+        if ((w->mixed[ax] && !mixed[ax]) || (w->mixed_tag[ax] && !absolute[ax]))
+            agree = 0;
+    ft__free(buf);
+    *nused = C.nused;
+    sc->tmkinds |= w->kinds_differ;
+    if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols))
+        return FT_OK;
+    sc->tmsig = 0; /* not these kinds again: the next score starts a new generation */
+    return -1;
+}
+
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+{
+    const ft_problem *p = sc->p;
+    ft__sg_acc own;
+    if (!acc)
+        acc = &own;
+    ft__sg_acc_init(acc, p);
+    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
+    int nused = 0;
+    if (!used)
+        return -1;
+    double sum = -1;
+    if (closed_run(sc, mx, w, g, order, 0, used, &nused) == FT_OK) {
+        sum = 0;
+        for (int u = 0; u < nused && sum < INF; u++) {
+            if ((double)used[u]->ws > p->capacity)
+                sum = INF;
+            else
+                ft__sg_acc_tiles(acc, used[u]->n, &(ksum){used[u]->lat, 0});
+        }
+        if (sum < INF)
+            sum = ft__sg_acc_total(acc);
+    }
+    ft__free(used);
+    return sum;
+}
+
+int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *r)
+{
+    const ft_problem *p = sc->p;
+    const ft_subgraph *G = &s->sg[sg];
+    if (ft__units(p) > 1)
+        return 0;
+    int64_t ntx, nty, nk;
+    if (ft__sg_grid(p, G, NULL, &ntx, &nty, &nk))
+        return 0;
+    /* the schedule's order: raster, or one of the scorer's kinds */
+    int order = G->order ? -1 : ORD_RASTER;
+    if (G->order) {
+        int64_t *ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+        if (!ord)
+            return 0;
+        for (int kind = 0; kind < ORD_COUNT && order < 0; kind++) {
+            ft__make_order(kind, ntx, nty, ord);
+            if (memcmp(ord, G->order, sizeof(int64_t) * (size_t)(ntx * nty)) == 0)
+                order = kind;
+        }
+        ft__free(ord);
+        if (order < 0)
+            return 0;
+    }
+    size_t nt = (size_t)p->ntensors + 1;
+    unsigned char *flags = ft__calloc(4, nt);
+    tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
+    if (!flags || !used) {
+        ft__free(flags);
+        ft__free(used);
+        return 0;
+    }
+    sctx x = {flags + nt, flags + 2 * nt, flags + 3 * nt};
+    ft__sg_tensors(p, s, sg, flags, x.written, x.retained, x.resident);
+    ft_subgraph g = *G;
+    mixinfo mx;
+    ft__probe_mixed(sc, &x, &g, &mx);
+    g.w = G->w, g.h = G->h, g.k = G->k;
+    ft_walk *w = NULL;
+    ft_status st;
+    int nused = 0, done = 0;
+    if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
+        closed_run(sc, &mx, w, &g, order, 1, used, &nused) == FT_OK) {
+        /* a kind over the capacity: the walk names the first step that is */
+        done = 1;
+        for (int u = 0; u < nused; u++)
+            if ((double)used[u]->ws > p->capacity)
+                done = 0;
+    }
+    if (done) {
+        memset(r, 0, sizeof *r);
+        r->ntx = ntx, r->nty = nty, r->nk = nk, r->steps = ntx * nty * nk;
+        ft__sg_acc acc;
+        ft__sg_acc_init(&acc, p);
+        ksum comp = {0, 0}, mem = {0, 0};
+        for (int u = 0; u < nused; u++) {
+            const tmemo *e = used[u];
+            ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
+            ksum_add_n(&comp, e->n, &e->figs.comp);
+            ksum_add_n(&mem, e->n, &e->figs.mem);
+            r->compute_bound_steps += e->n * e->figs.cbound;
+            r->memory_bound_steps += e->n * e->figs.mbound;
+            r->loaded += e->n * e->figs.loaded;
+            r->written += e->n * e->figs.written;
+            if (e->ws > r->peak_working_set)
+                r->peak_working_set = e->ws;
+        }
+        /* what the subgraph pays besides its steps, as eval.c adds it */
+        int64_t n = ntx * nty, loaded0, written_last;
+        double compute_last;
+        ft__rates r0; /* the first wave's bandwidths */
+        ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
+        ft__walk_edges(w, G->order ? G->order[0] : 0, G->order ? G->order[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
+        r->latency = ft__sg_acc_finish(&acc, w->floor, ft__sg_extra(p, &r0, loaded0, written_last, compute_last));
+        if (r->steps == 1 && p->timing.overlap == FT_OVERLAP_PIPELINE)
+            r->latency = ft__sg_single(p, &r0, loaded0, written_last, compute_last);
+        r->compute_time = ksum_value(&comp);
+        r->memory_time = ksum_value(&mem);
+    }
+    ft_walk_free(w);
+    ft__free(flags);
+    ft__free(used);
+    return done;
 }
 
 void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
@@ -184,8 +720,11 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->k = 1;
     g->order = NULL;
     g->norder = 0;
+    mx->period[0] = mx->period[1] = 0;
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
+        for (int ax = 0; ax < 2; ax++)
+            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax);
         ft_walk_free(pw);
     }
 }
@@ -250,7 +789,15 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
         floor = w->floor;
-        lat = sc->walk_all ? -1 : ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
+        lat = -1;
+        if (!sc->walk_all && !sc->no_closed)
+            lat = ft__score_closed(sc, mx, w, g, c->order, &acc);
+        if (lat >= 0)
+            sc->closed++;
+        else
+            sc->fallbacks++;
+        if (lat < 0 && !sc->walk_all)
+            lat = ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
         sc->kinds_differ |= w->kinds_differ;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are

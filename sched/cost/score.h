@@ -1,4 +1,4 @@
-/* score.h - the scorer (score.c): a subgraph's latency at one configuration in an explicit context, equal to ft_evaluate's walk, through a memo of like tiles; the search, super tiling and kernel timing score with it; not installed. */
+/* score.h - the scorer (score.c): a subgraph's latency at one configuration in an explicit context, equal to ft_evaluate's walk, in closed form or through a memo of like tiles; the search, super tiling, kernel timing and ft_evaluate's closed form use it; not installed. */
 #ifndef FT_SCORE_H
 #define FT_SCORE_H
 
@@ -12,6 +12,10 @@
 enum {
     FT_SCORE_TILE_MEMO = 1024 /* tile memo slots (a power of two); fuller: walk every step */
 };
+/* Largest period of like tiles along an axis a Layout scales (mixinfo);
+ * a longer one keys tiles by their absolute index along it. */
+#define FT_SCORE_PERIOD_MAX 64
+
 /* Largest number of steps a subgraph's score may walk one by one (when the
  * tile memo cannot be used); a configuration past it is scored only
  * through the memo. */
@@ -40,6 +44,13 @@ typedef struct sctx {
  * per subgraph and context before its configurations are scored. */
 typedef struct mixinfo {
     int rows, cols, interior;
+    /* The closed form's classes along a mixed axis (0 rows, 1 columns):
+     * period[ax] 0 when a tensor's ranges along it come from two sources
+     * (a tile's cost then depends on its absolute index); else the product
+     * D of n / gcd(n, m) over the Layout ops that scale it from n to m
+     * elements, so that tiles P = D / gcd(D, tile size) apart along it cost
+     * the same away from the edges (every range shifts by whole elements). */
+    int64_t period[2];
 } mixinfo;
 
 typedef struct tmemo tmemo;
@@ -50,7 +61,12 @@ typedef struct ft__scorer {
     const ft_problem *p;
     ft_compute_model model;
     tmemo *tm;          /* FT_SCORE_TILE_MEMO slots ... */
-    uint64_t tmgen;     /* ... valid where their generation is this one */
+    uint64_t tmgen;     /* ... valid where their generation is this one, */
+    uint64_t tmsig;     /* ... the signature of what their costs depend on
+                           (score.c, memo_gen) */
+    int tmused;         /* entries of this generation */
+    int tmkinds;        /* a walk of this generation saw kinds_differ */
+    uint64_t tmcall;    /* the closed form's calls (a stamp per call) */
     int kinds_differ;   /* a walk scored since the caller cleared this saw
                            two needs of one upstream output with different
                            dimension kinds (walk.h): only then can another
@@ -58,6 +74,11 @@ typedef struct ft__scorer {
     int64_t evals;      /* configurations scored (the caller may reset it) */
     int walk_all;       /* 1: every step walked, the tile memo unused
                            (tests compare the two paths) */
+    int no_closed;      /* 1: the closed form unused, every tile added
+                           through the memo (tests compare the two) */
+    int64_t closed, fallbacks; /* configurations scored in closed form, and
+                           by the per-tile memo or the step walk instead
+                           (the caller may reset them) */
     /* Nonzero: score nothing new (a deadline passed); asked before each
      * score and every few hundred tiles.  NULL: never stop. */
     int (*stop)(struct ft__scorer *sc);
@@ -97,6 +118,38 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
  * sum passes budget.  The subgraph's floor and extra are not included. */
 double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
                        ft__sg_acc *acc);
+
+/* The closed form of ft__score_tiles: the latency of the steps of walk w
+ * of g in traversal order kind `order` (ORD_*), costed per kind of tile
+ * rather than per tile.  With one unit, a raster or snake traversal visits
+ * few kinds of tile: per run of like rows and like columns (classes of
+ * dim_class: interior, edges a tensor's length cuts, corners), the first
+ * tile of a line after the last of the line before, the first tile of a
+ * run after the run before it, and the rest after a like neighbour; each
+ * kind is walked once (its k-steps fast-forwarded as ft__walk_tile does)
+ * and added to *acc (initialised here; may be NULL) times its count
+ * (ft__sg_acc_tiles), so the time grows with the kinds, not the tiles.
+ * Returns the steps' total (floor and extra not included), INF when a
+ * tile overflows the capacity, or -1 where the closed form does not apply
+ * and the caller must fall back to ft__score_tiles: several units (waves
+ * take each wave's slowest tile), the walk turned out irregular, a memo
+ * overflow or out of memory, and both axes mixed (mx: ft__probe_mixed's;
+ * on a mixed axis a tile's cost depends on its absolute row or column, so
+ * each index along it is a kind of its own: the time grows with that
+ * axis's length, and past half the memo it falls back too). */
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
+
+/* ft_evaluate's figures of subgraph sg of valid schedule s (ft_sg_result:
+ * latency, grid and steps, compute- and memory-bound steps, peak working
+ * set, elements loaded and written, compute and memory time) in closed
+ * form, with sc's tile memo and compute model: each kind of tile walked
+ * once with its figures (ft__walk_tile) and counted.  1 with *r filled;
+ * 0 where the closed form does not apply (ft__score_closed's cases, a
+ * traversal order that is none of the scorer's kinds, a tile over the
+ * capacity: the walk reports which step) or memory ran out: the caller
+ * walks every step.  Integer figures equal the walk's; sums agree to the
+ * last bit but for their rounding (ksum_add_n). */
+int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *r);
 
 /* Exact latency of subgraph g (ops set) at configuration c in context x,
  * as ft_evaluate gives it (every target term included); INF when a step

@@ -238,7 +238,7 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
     if (!w->tag_seen[t][ax])
         w->tag_seen[t][ax] = (unsigned char)tag;
     else if (w->tag_seen[t][ax] != tag) {
-        w->irregular = w->mixed[ax] = 1;
+        w->irregular = w->mixed[ax] = w->mixed_tag[ax] = 1;
         if (w->produced[t])
             w->mixed_internal = 1;
     }
@@ -481,9 +481,23 @@ int ft_walk_next(ft_walk *w, ft_step *step)
 
 /* ------------------------------------------------------------ the walker's fast path (walk.h): whole tiles, a tile's edges, mixed axes */
 
-double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff)
+/* Add n of a step's figures to *f (the product of a latency added exactly). */
+static void figs_add(ft__tile_figs *f, const ft_step *s, int64_t n)
+{
+    const ksum lat = {s->latency, 0}, comp = {s->compute, 0}, mem = {s->memory, 0};
+    ksum_add_n(&f->lat, n, &lat);
+    ksum_add_n(&f->comp, n, &comp);
+    ksum_add_n(&f->mem, n, &mem);
+    *(s->compute > s->memory ? &f->cbound : &f->mbound) += n;
+    f->loaded += n * s->loaded_elems;
+    f->written += n * s->written_elems;
+}
+
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs)
 {
     ft_step stp;
+    if (figs)
+        memset(figs, 0, sizeof *figs);
     if (prev >= 0)
         ft__walk_derive(w, prev, w->nk - 1, &stp);
     else
@@ -546,10 +560,14 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
                 }
             }
             ksum_add(&lat, last * (double)(next - ks));
+            if (figs)
+                figs_add(figs, &stp, next - ks);
             ks = next - 1;
             continue;
         }
         ft__walk_derive(w, tile, ks, &stp);
+        if (figs)
+            figs_add(figs, &stp, 1);
         last = stp.latency;
         ksum_add(&lat, stp.latency);
         if (stp.working_set > ws)

@@ -31,6 +31,8 @@ struct ft_walk {
     int irregular;
     int mixed[2];               /* some tensor's rows (0) / columns (1) mix sources,
                                    or a Layout op scales them (walk.c, need_layout) */
+    int mixed_tag[2];           /* ... because a tensor's rows / columns take ranges
+                                   from two sources (not only a Layout's scaling) */
     int mixed_internal;         /* ... and one of them is made inside the subgraph,
                                    or is a Layout's scaled input */
     int kinds_differ;           /* two needs of one upstream output had different
@@ -63,14 +65,24 @@ void ft__walk_at(ft_walk *w, int64_t pos);
  * unless in the previously derived step), writes, compute and memory. */
 void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step);
 
+/* What ft_evaluate reports of a tile's k-steps (ft_sg_result), summed
+ * over them: latency, compute and memory time (compensated sums, a
+ * repeated k-step's product added exactly), compute- and memory-bound
+ * steps, elements loaded and written. */
+typedef struct ft__tile_figs {
+    ksum lat, comp, mem;
+    int64_t cbound, mbound, loaded, written;
+} ft__tile_figs;
+
 /* Latency of the nk steps of `tile` when the step before it is the last
  * step of tile `prev` (-1: the tile starts the subgraph); *ws_max gets the
  * largest working set of those steps.  Walks derived this way are exact
  * only while ft__walk_irregular() is 0: then a tile's cost depends only on
  * the clipped sizes of its rows and columns and of prev's and on whether
  * prev shares its row or column (every tensor axis takes its ranges from
- * one source: tile rows, tile columns, the k slice or a whole reduction). */
-double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff);
+ * one source: tile rows, tile columns, the k slice or a whole reduction).
+ * figs (may be NULL) gets the tile's figures for ft_evaluate. */
+double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs);
 int ft__walk_irregular(const ft_walk *w);
 
 /* The figures ft__sg_extra needs from a walk whose traversal starts at tile

@@ -72,6 +72,7 @@ struct shared {
     double best;              /* best total published */
     double last_progress;
     int64_t evals;
+    int64_t closed, fallbacks; /* scores in closed form, and not (ft__scorer) */
     const char *pass;
     int threads;
     double bound;
@@ -121,7 +122,9 @@ static void progress(search *S, double t)
     if (!sh)
         return; /* a search state set up by hand (tests) */
     __atomic_fetch_add(&sh->evals, S->sc.evals, __ATOMIC_RELAXED);
-    S->sc.evals = 0;
+    __atomic_fetch_add(&sh->closed, S->sc.closed, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sh->fallbacks, S->sc.fallbacks, __ATOMIC_RELAXED);
+    S->sc.evals = S->sc.closed = S->sc.fallbacks = 0;
     if (S->thread != 0 || !sh->o->on_progress || t - sh->last_progress < 0.25)
         return;
     pthread_mutex_lock(&sh->mu);
@@ -133,6 +136,8 @@ static void progress(search *S, double t)
     pr.bound = sh->bound;
     pr.evals = __atomic_load_n(&sh->evals, __ATOMIC_RELAXED);
     pr.evals_per_s = pr.elapsed > 0 ? (double)pr.evals / pr.elapsed : 0;
+    pr.closed = __atomic_load_n(&sh->closed, __ATOMIC_RELAXED);
+    pr.fallbacks = __atomic_load_n(&sh->fallbacks, __ATOMIC_RELAXED);
     pr.pass = sh->pass;
     pr.threads = sh->threads;
     sh->o->on_progress(sh->o->ctx, &pr);

@@ -118,6 +118,11 @@ B5=$vec/../../benchmarks/mlsys-2026-5.json
 check sched-progress-lines 0 err 'progress [0-9.]+/2 s  best [0-9.]+  ratio [0-9.]+  [0-9]+ evaluations/s  pass [a-z-]+  1 thread$' \
     -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 2 --threads 1
 cp "$tmp/err" "$tmp/perr"
+# --verbose: the share of configurations scored in closed form (issue 33)
+check sched-progress-closed-form 0 err 'evaluations/s  closed form [0-9.]+%  pass [a-z-]+  1 thread$' \
+    -- "$bin" schedule "$B5" -o "$tmp/p5v.json" --time-limit 2 --threads 1 --verbose
+expect sched-progress-closed-form-plain "a progress line without --verbose named the closed form" \
+    bash -c '! grep -q "closed form" "$1"' - "$tmp/perr"
 check sched-progress-summary 0 out ', [0-9]+ improvements, the last at [0-9.]+ s' -- cat "$tmp/perr"
 expect sched-progress-no-cr "plain progress lines carry no carriage return when stderr is not a terminal" sh -c "! grep -q \"$(printf '\r')\" '$tmp/perr'"
 check sched-progress-quiet 0 - '' -- "$bin" schedule "$B5" -o "$tmp/p5.json" --time-limit 1 --quiet

@@ -14,6 +14,7 @@
 /* The scorer (cost/score.h) and the scheduler's internal interface (its
  * search state and plans); the functions come from libfusetile.a. */
 #include "../../sched/search/search.h"
+#include "ft_testutil.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 static uint64_t rs = 0x1234567;
@@ -257,6 +258,34 @@ static int random_group(const ft_problem *p, int *ops, int maxn)
     return m;
 }
 
+/* A random context for the n ops of ops[] into X (written and retained
+ * outputs, resident inputs) and a random granularity up to native into
+ * *c (its order left to the caller). */
+static void random_context(const ft_problem *p, const int *ops, int n, sctx *X, cfg *c)
+{
+    memset(X->written, 0, (size_t)p->ntensors);
+    memset(X->retained, 0, (size_t)p->ntensors);
+    memset(X->resident, 0, (size_t)p->ntensors);
+    for (int j = 0; j < n; j++) {
+        int t = p->ops[ops[j]].output;
+        X->written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
+        X->retained[t] = rnd() % 5 == 0;
+        for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
+            if (rnd() % 6 == 0)
+                X->resident[p->ops[ops[j]].inputs[i]] = 1;
+    }
+    for (int j = 0; j < n; j++)
+        X->resident[p->ops[ops[j]].output] = 0;
+    static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+    c->w = pick(sizes, 8);
+    c->h = pick(sizes, 8);
+    c->k = pick(sizes, 8);
+    c->w = c->w > p->native_w ? p->native_w : c->w;
+    c->h = c->h > p->native_h ? p->native_h : c->h;
+    c->k = c->k > p->native_w ? p->native_w : c->k;
+    c->order = ORD_RASTER;
+}
+
 /* How the scorer's answers came about (compare_scorer). */
 typedef struct tally {
     int compared, fast, mixed, irregular, oom, mismatches, timed, layouts, inexact;
@@ -296,28 +325,8 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
             memset(&g, 0, sizeof g);
             g.ops = ops;
             g.nops = n;
-            /* context: random written/retained outputs, resident inputs */
-            memset(X.written, 0, (size_t)p->ntensors);
-            memset(X.retained, 0, (size_t)p->ntensors);
-            memset(X.resident, 0, (size_t)p->ntensors);
-            for (int j = 0; j < n; j++) {
-                int t = p->ops[ops[j]].output;
-                X.written[t] = p->tensors[t].nconsumers == 0 || rnd() % 2;
-                X.retained[t] = rnd() % 5 == 0;
-                for (int i = 0; i < p->ops[ops[j]].ninputs; i++)
-                    if (rnd() % 6 == 0)
-                        X.resident[p->ops[ops[j]].inputs[i]] = 1;
-            }
-            for (int j = 0; j < n; j++)
-                X.resident[p->ops[ops[j]].output] = 0;
-            static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
             cfg c;
-            c.w = pick(sizes, 8);
-            c.h = pick(sizes, 8);
-            c.k = pick(sizes, 8);
-            c.w = c.w > p->native_w ? p->native_w : c.w;
-            c.h = c.h > p->native_h ? p->native_h : c.h;
-            c.k = c.k > p->native_w ? p->native_w : c.k;
+            random_context(p, ops, n, &X, &c);
             c.order = (int)(rnd() % ORD_COUNT);
             /* classify the walk: which axes mix sources (as optimise does) */
             mixinfo mx;
@@ -415,6 +424,112 @@ static void test_search_score_layout_equals_full_walk(void **state)
     assert_true(n.layouts > 1000);
     assert_true(n.fast > 100);
     assert_true(n.mixed > 100);
+}
+
+/* The closed form (ft__score_closed) against the per-tile memo (the
+ * scorer with no_closed) and the full walk, on random problems (half with
+ * Layout ops), random subgraphs, contexts and configurations (every order
+ * kind), every target term drawn at random (random_timing; a quarter keep
+ * several units, which the closed form leaves to the memo and counts as a
+ * fallback).  The three must agree to 1e-12 relative: the closed form adds
+ * each kind of tile once, times its count (ft__sg_acc_tiles), where the
+ * others add tile by tile or step by step, so the compensated sums may
+ * round apart in the last bit; the test counts those that do. */
+#ifndef CLOSED_PROBLEMS
+#define CLOSED_PROBLEMS 150
+#endif
+static void test_search_score_closed_form_equals_walk(void **state)
+{
+    (void)state;
+    int compared = 0, closed = 0, periodic = 0, fallbacks = 0, inexact = 0, oom = 0, timed = 0, bad = 0;
+    int64_t tiles = 0;
+    /* under valgrind (tens of times slower) a tenth of the problems */
+    const int nprob = ftt_valgrind() ? CLOSED_PROBLEMS / 10 : CLOSED_PROBLEMS;
+    for (int prob = 0; prob < nprob; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 6), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_problem *p;
+        ft_status st;
+        assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
+        if (prob % 4 != 3) {
+            random_timing(p);
+            if (rnd() % 4 != 0) {
+                p->timing.units = 1;
+                assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+            }
+            timed++;
+        }
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, prob % 3 ? FT_COMPUTE_NATIVE : FT_COMPUTE_OP), 0);
+        sctx X;
+        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
+        for (int trial = 0; trial < 8; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 5);
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            cfg c;
+            random_context(p, ops, n, &X, &c);
+            mixinfo mx;
+            ft__probe_mixed(&S, &X, &g, &mx);
+            /* the four orders in a row, as the search scores them: they
+             * share the memo's kinds (score.c, memo_gen) */
+            double got[ORD_COUNT];
+            for (int o = 0; o < ORD_COUNT; o++) {
+                c.order = o;
+                int64_t c0 = S.closed, f0 = S.fallbacks;
+                got[o] = ft__score(&S, &X, &mx, &g, &c, INF);
+                closed += (int)(S.closed - c0);
+                fallbacks += (int)(S.fallbacks - f0);
+                periodic += S.closed > c0 && ((mx.rows && mx.period[0]) || (mx.cols && mx.period[1]));
+            }
+            for (int o = 0; o < ORD_COUNT; o++) {
+                c.order = o;
+                S.no_closed = 1;
+                S.tmsig = 0; /* a memo of its own */
+                double memo = ft__score(&S, &X, &mx, &g, &c, INF);
+                S.no_closed = 0;
+                S.tmsig = 0;
+                double want = full_walk(&S, &X, &g, &c);
+                int64_t ntx, nty, nk;
+                ft__sg_grid(p, &g, NULL, &ntx, &nty, &nk);
+                tiles += ntx * nty;
+                compared++;
+                oom += want == INF;
+                int same = (want == INF && got[o] == INF && memo == INF) ||
+                           (want < INF && got[o] < INF && fabs(got[o] - want) <= 1e-12 * fmax(1, fabs(want)) &&
+                            fabs(got[o] - memo) <= 1e-12 * fmax(1, fabs(memo)));
+                inexact += same && got[o] != want;
+                if (!same) {
+                    bad++;
+                    print_error("problem %d trial %d: cfg %lldx%lldx%lld order %d: closed form %.17g, tile memo %.17g, full walk "
+                                "%.17g\n  mixed rows %d (period %lld) cols %d (period %lld) interior %d, ops",
+                                prob, trial, (long long)c.w, (long long)c.h, (long long)c.k, c.order, got[o], memo, want, mx.rows,
+                                (long long)mx.period[0], mx.cols, (long long)mx.period[1], mx.interior);
+                    for (int j = 0; j < n; j++)
+                        print_error(" %d", ops[j]);
+                    print_error("\n  written/retained/resident:");
+                    for (int t = 0; t < p->ntensors; t++)
+                        if (X.written[t] || X.retained[t] || X.resident[t])
+                            print_error(" T%d:%d%d%d", t, X.written[t], X.retained[t], X.resident[t]);
+                    print_error("\n  %s\n", json);
+                }
+            }
+        }
+        ft__scorer_free(&S);
+        ft__sctx_free(&X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("closed form: %d configurations of %d random problems (%d with target terms, %lld tiles in all): %d in closed "
+                  "form (%d along an axis Layout ops mix), %d fell back (several units, mixed axes, irregular walks), %d over "
+                  "capacity; all within 1e-12 of the tile memo and the full walk, %d not to the last digit\n",
+                  compared, nprob, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact);
+    assert_int_equal(bad, 0);
+    assert_true(closed > nprob * 6);
+    assert_true(fallbacks > nprob * 2);
+    assert_true(periodic > nprob / 2);
 }
 
 /* The problem of `json` (caller frees), and search state S (options *o,
@@ -679,6 +794,112 @@ static void test_search_score_plans_equal_evaluate(void **state)
     assert_true(retained > 10);
 }
 
+/* ft_evaluate's closed form (ft__eval_closed) against its walk of every
+ * step (ft__evaluate_walk) on schedules of random plans of random problems,
+ * every target term drawn, each subgraph at a random granularity and
+ * traversal kind: every figure of ft_sg_result equal (integers exactly;
+ * latency, compute and memory time to 1e-12 relative, counting those not
+ * equal to the last digit), or both refusing the schedule alike. */
+static void test_search_score_evaluate_closed_equals_walk(void **state)
+{
+    (void)state;
+    int sgs = 0, closed_sgs = 0, inexact = 0, refused = 0, timed = 0;
+    const int nprob = ftt_valgrind() ? 12 : 120; /* valgrind: a tenth */
+    for (int prob = 0; prob < nprob; prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 8), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        ft_problem *p = tiling_search(json, model, &o, &S, &X);
+        if (prob % 3 != 0) {
+            random_timing(p);
+            if (rnd() % 4 != 0) {
+                ft_status fst;
+                p->timing.units = 1;
+                assert_int_equal(ft_problem_finish(p, &fst), FT_OK);
+            }
+            timed++;
+        }
+        for (int trial = 0; trial < 3; trial++) {
+            int gid[64];
+            random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
+            plan P;
+            if (ft__plan_from_partition(&S, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+                continue;
+            if (ft__retention(&S, &P, &X) < INF) {
+                ft_schedule *s = ft__plan_schedule(p, &P);
+                assert_non_null(s);
+                static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+                for (int i = 0; i < s->nsubgraphs; i++) {
+                    ft_subgraph *g = &s->sg[i];
+                    g->w = pick(sizes, 8), g->h = pick(sizes, 8), g->k = pick(sizes, 8);
+                    free(g->order);
+                    g->order = NULL;
+                    g->norder = 0;
+                    int kind = (int)(rnd() % ORD_COUNT);
+                    int64_t ntx, nty, nk;
+                    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+                    if (kind != ORD_RASTER) {
+                        g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+                        ft__make_order(kind, ntx, nty, g->order);
+                        g->norder = ntx * nty;
+                    }
+                }
+                ft_status st;
+                if (ft_schedule_validate(p, s, &st) == FT_OK) {
+                    ft__scorer sc;
+                    assert_int_equal(ft__scorer_init(&sc, p, model), 0);
+                    for (int i = 0; i < s->nsubgraphs; i++) {
+                        ft_sg_result a, b;
+                        ft_status sa, sb;
+                        memset(&a, 0, sizeof a);
+                        int closed = ft__eval_closed(&sc, s, i, &a);
+                        int ra = ft_evaluate_subgraph(p, s, i, model, &a, &sa);
+                        int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
+                        assert_int_equal(ra, rb);
+                        sgs++;
+                        if (ra != FT_OK) {
+                            assert_string_equal(sa.msg, sb.msg);
+                            refused++;
+                            continue;
+                        }
+                        closed_sgs += closed;
+                        int ok = a.steps == b.steps && a.ntx == b.ntx && a.nty == b.nty && a.nk == b.nk &&
+                                 a.compute_bound_steps == b.compute_bound_steps && a.memory_bound_steps == b.memory_bound_steps &&
+                                 a.peak_working_set == b.peak_working_set && a.loaded == b.loaded && a.written == b.written &&
+                                 fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
+                                 fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
+                                 fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
+                        if (!ok)
+                            print_error("problem %d trial %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g steps %lld cb %lld "
+                                        "peak %lld loaded %lld written %lld compute %.17g memory %.17g; walk %.17g %lld %lld %lld %lld "
+                                        "%lld %.17g %.17g\n  %s\n",
+                                        prob, trial, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
+                                        (long long)a.steps, (long long)a.compute_bound_steps, (long long)a.peak_working_set,
+                                        (long long)a.loaded, (long long)a.written, a.compute_time, a.memory_time, b.latency,
+                                        (long long)b.steps, (long long)b.compute_bound_steps, (long long)b.peak_working_set,
+                                        (long long)b.loaded, (long long)b.written, b.compute_time, b.memory_time, json);
+                        assert_true(ok);
+                        inexact += a.latency != b.latency || a.compute_time != b.compute_time || a.memory_time != b.memory_time;
+                    }
+                    ft__scorer_free(&sc);
+                }
+                ft_schedule_free(s);
+            }
+            ft__plan_free(&P);
+        }
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("evaluate: %d subgraphs of random schedules (%d problems with target terms): %d in closed form, %d refused alike "
+                  "(over capacity), every figure equal to the walk's (%d sums not to the last digit)\n",
+                  sgs, timed, closed_sgs, refused, inexact);
+    assert_true(sgs > nprob * 4);
+    assert_true(closed_sgs > nprob * 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +908,8 @@ int main(void)
         cmocka_unit_test(test_search_score_op_order_needs_kinds),
         cmocka_unit_test(test_search_score_tiling_bound_prunes_nothing_better),
         cmocka_unit_test(test_search_score_plans_equal_evaluate),
+        cmocka_unit_test(test_search_score_closed_form_equals_walk),
+        cmocka_unit_test(test_search_score_evaluate_closed_equals_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
