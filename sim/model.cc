@@ -60,6 +60,7 @@ void Controller::process()
             wait(job_ev_);
         Job &job = *job_;
         job.start = now_fs();
+        ahead_ = job.start;
         try {
             replay(job);
         } catch (const sc_core::sc_unwind_exception &) {
@@ -76,7 +77,9 @@ void Controller::process()
             job.error_code = FT_EINPUT;
             job.message = e.what();
         }
-        job.end = now_fs();
+        /* a replay that stops inside a subgraph ends where the units had
+         * synced to (the kernel's clock has not moved there yet) */
+        job.end = std::max(now_fs(), ahead_);
         job.done = true;
         job_ = nullptr;
     }
@@ -102,6 +105,12 @@ void Controller::replay(Job &job)
     op_role_.assign((size_t)p->nops, FT_ROLE_EPILOGUE);
     job.sg.assign((size_t)s->nsubgraphs, SgResult());
     tq_.begin(job.trace, (int)ft__units(p));
+    {
+        ft__rates r;
+        ft__step_rates(p, &r);
+        /* a shared channel moves a written element in 1 / write bandwidth */
+        write_scale_ = p->timing.duplex || r.wb == r.rb ? 1.0 : r.rb / r.wb;
+    }
     for (int i = 0; i < s->nsubgraphs; i++)
         run_subgraph(job, i, now_fs());
     for (int o = 0; o < p->nops; o++)
@@ -152,6 +161,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     if (rc != FT_OK)
         throw std::runtime_error(st.msg);
     std::unique_ptr<ft_walk, WalkDeleter> walk(wp);
+    /* the data flow only: the walker's slices and costs are not read */
+    ft_walk_flow_only(wp);
 
     /* The launch overhead passes before the first step. */
     const ft_timing &tm = p->timing;
@@ -176,10 +187,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
 
     ft_step step;
     int unit = 0;
+    std::int64_t pos = -1; /* the tile's traversal position */
     while (ft_walk_next(walk.get(), &step)) {
         if (step.kstep == 0) {
             bool opened;
-            unit = waves_.tile(step.index / pl.nk, &opened);
+            unit = waves_.tile(++pos, &opened);
             if (opened)
                 sync(job, waves_.horizon());
         }
@@ -389,8 +401,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
 
 void Controller::sync(Job &job, fs_t t)
 {
-    if (t > now_fs())
-        wait(sc_time::from_value(t - now_fs()));
+    /* The kernel's clock moves once per subgraph (run_subgraph's wait at
+     * its end): the units run ahead of it within the subgraph (TLM's
+     * temporal decoupling with a subgraph quantum), so no context switch
+     * is paid per wave.  The trace records before t go out now. */
+    ahead_ = std::max(ahead_, t);
     if (job.trace)
         tq_.release(to_units(t - job.start));
 }
@@ -398,10 +413,7 @@ void Controller::sync(Job &job, fs_t t)
 fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share)
 {
     const ft_timing &tm = job.p->timing;
-    ft__rates r;
-    ft__step_rates(job.p, &r);
-    /* a shared channel moves a written element in 1 / write bandwidth */
-    const double scale = tm.duplex || r.wb == r.rb ? 1.0 : r.rb / r.wb;
+    const double scale = write_scale_;
     fs_t end = at, start;
     ev.kind = FT_TRACE_WRITE;
     for (const ft_slice &w : ws) {
