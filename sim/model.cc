@@ -188,6 +188,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     ft_step step;
     int unit = 0;
     std::int64_t pos = -1; /* the tile's traversal position */
+    struct ft_trace_event ev = {}; /* the step's trace records */
     while (ft_walk_next(walk.get(), &step)) {
         if (step.kstep == 0) {
             bool opened;
@@ -208,14 +209,16 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             if (produced_[(size_t)t])
                 return;
             const ft_tensor *T = &p->tensors[t];
-            ft_slice sl;
-            sl.tensor = t;
-            sl.region.r0 = std::max<std::int64_t>(r0, 0);
-            sl.region.r1 = std::min(r1, T->height);
-            sl.region.c0 = std::max<std::int64_t>(c0, 0);
-            sl.region.c1 = std::min(c1, T->width);
-            if (sl.region.r0 < sl.region.r1 && sl.region.c0 < sl.region.c1)
-                needs_.push_back(sl);
+            r0 = std::max<std::int64_t>(r0, 0);
+            r1 = std::min(r1, T->height);
+            c0 = std::max<std::int64_t>(c0, 0);
+            c1 = std::min(c1, T->width);
+            if (r0 < r1 && c0 < c1) { /* built in place: no copy of a slice just written */
+                needs_.emplace_back();
+                ft_slice &sl = needs_.back();
+                sl.tensor = t;
+                sl.region = ft_region{r0, r1, c0, c1};
+            }
         };
         for (int a = 0; a < step.nactive; a++) {
             const ft_active &act = step.acts[a];
@@ -265,7 +268,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         if (tr) /* every step (the writer drops repeats): a trace window starts with it */
             tq_.occupancy(rel0, unit, occ);
 
-        struct ft_trace_event ev = {};
+        if (tr) /* without a trace, ev's spans are never read */
+            ev = ft_trace_event{};
         ev.sg = sg;
         ev.tile = step.tile;
         ev.step = step.index;

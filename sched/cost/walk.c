@@ -252,10 +252,8 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
 
 /* Record that tensor t is needed as region r with dimension kinds k0, k1
  * and range sources g0, g1. */
-static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
+static void need_region(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
 {
-    if (w->flow_only && !w->produced[t])
-        return; /* only needs inside the subgraph make regions */
     const ft_tensor *T = &w->p->tensors[t];
     r.r0 = max64(r.r0, 0);
     r.c0 = max64(r.c0, 0);
@@ -295,6 +293,17 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
     w->slices[w->nslices].tensor = t;
     w->slices[w->nslices].region = r;
     w->nslices++;
+}
+
+/* need_region, but nothing for a tensor from outside the subgraph when
+ * the walk derives the data flow only (ft_walk_flow_only): only needs on
+ * tensors made inside make regions.  Inline, so that such a need costs a
+ * test, not a call with its region. */
+static inline void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
+{
+    if (w->flow_only && !w->produced[t])
+        return;
+    need_region(w, t, r, k0, k1, g0, g1);
 }
 
 /* SPEC 4's Layout rule along one axis: the range [a0, a1) of an output
