@@ -205,6 +205,16 @@ public:
     fs_t busy() const { return busy_; }
 
 private:
+    /* work / rate in fs, rounded once (to_fs), from a memo of the last
+     * SPAN_MEMO answers */
+    fs_t span(double work);
+    static constexpr int SPAN_MEMO = 4;
+    struct Span {
+        double work = -1, rate = 0; /* -1: empty (work is never negative) */
+        fs_t fs = 0;
+    };
+    Span memo_[SPAN_MEMO];
+    int memo_next_ = 0;
     double rate_ = 1;
     fs_t free_at_ = 0;       /* end of the last item */
     fs_t period_start_ = 0;  /* start of the current busy period */

@@ -45,6 +45,25 @@ void BusyQueue::reset(fs_t now, double rate)
     period_start_ = now;
     period_work_ = 0;
     busy_ = 0;
+    for (Span &m : memo_)
+        m = Span();
+    memo_next_ = 0;
+}
+
+fs_t BusyQueue::span(double work)
+{
+    /* runs of like steps ask for the same spans: the last few answers are
+     * kept, keyed by the work and the rate they were computed from, so a
+     * span is divided and rounded once per kind, with the same result */
+    for (int i = 0; i < SPAN_MEMO; i++)
+        if (memo_[i].work == work && memo_[i].rate == rate_)
+            return memo_[i].fs;
+    Span &m = memo_[memo_next_];
+    memo_next_ = (memo_next_ + 1) % SPAN_MEMO;
+    m.fs = to_fs(work / rate_); /* throws before the entry is filled */
+    m.work = work;
+    m.rate = rate_;
+    return m.fs;
 }
 
 fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
@@ -58,7 +77,7 @@ fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
     }
     period_work_ += work;
     fs_t end;
-    if (__builtin_add_overflow(period_start_, to_fs(period_work_ / rate_), &end))
+    if (__builtin_add_overflow(period_start_, span(period_work_), &end))
         throw std::overflow_error(CLOCK_EXHAUSTED);
     if (end < *start)
         end = *start;
