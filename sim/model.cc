@@ -220,6 +220,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 sl.region = ft_region{r0, r1, c0, c1};
             }
         };
+        /* one pass over the active ops: what they read, what they write
+         * back (an output leaves when its op finishes the tile) and what
+         * they cost */
+        writes_.clear();
+        double cost = 0;
         for (int a = 0; a < step.nactive; a++) {
             const ft_active &act = step.acts[a];
             const ft_op *op = &p->ops[act.op];
@@ -229,6 +234,10 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                                            (long long)step.index, act.op));
             executed_[(size_t)act.op] = 1;
             const ft_region &r = act.region;
+            cost += engine->op_cost(role, act);
+            if (written_[(size_t)op->output] &&
+                ((role == FT_ROLE_KLOOP && act.ks1 == op->k) || (role == FT_ROLE_EPILOGUE && step.kstep == pl.nk - 1)))
+                writes_.push_back(ft_slice{op->output, r});
             if (op->type == FT_OP_MATMUL) {
                 std::int64_t k0 = role == FT_ROLE_KLOOP ? act.ks0 : 0, k1 = role == FT_ROLE_KLOOP ? act.ks1 : op->k;
                 need(op->inputs[0], r.r0, r.r1, k0, k1);
@@ -289,21 +298,6 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 tq_.span(ev);
             }
         }
-        /* Write-backs: an output leaves when its op finishes the tile. */
-        writes_.clear();
-        for (int a = 0; a < step.nactive; a++) {
-            const ft_active &act = step.acts[a];
-            const ft_op *op = &p->ops[act.op];
-            const ft_role role = op_role_[(size_t)act.op];
-            if (!written_[(size_t)op->output])
-                continue;
-            if (!((role == FT_ROLE_KLOOP && act.ks1 == op->k) || (role == FT_ROLE_EPILOGUE && step.kstep == pl.nk - 1)))
-                continue;
-            writes_.push_back(ft_slice{op->output, act.region});
-        }
-        double cost = 0;
-        for (int a = 0; a < step.nactive; a++)
-            cost += engine->op_cost(op_role_[(size_t)step.acts[a].op], step.acts[a]);
 
         /* When the compute goes out and when the step ends, by overlap mode:
          *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
