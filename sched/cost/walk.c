@@ -501,7 +501,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     int64_t idx = w->next;
     /* position and k-step counted along, not divided out of idx */
     int64_t pos = w->next_pos, ks = w->next_ks;
-    assert(pos == idx / w->nk && ks == idx % w->nk);
+    assert(ks >= 0 && ks < w->nk && pos * w->nk + ks == idx); /* no division */
     if (++w->next_ks == w->nk) {
         w->next_ks = 0;
         w->next_pos++;
