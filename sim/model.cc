@@ -60,6 +60,7 @@ void Controller::process()
             wait(job_ev_);
         Job &job = *job_;
         job.start = now_fs();
+        ahead_ = job.start;
         try {
             replay(job);
         } catch (const sc_core::sc_unwind_exception &) {
@@ -76,7 +77,9 @@ void Controller::process()
             job.error_code = FT_EINPUT;
             job.message = e.what();
         }
-        job.end = now_fs();
+        /* a replay that stops inside a subgraph ends where the units had
+         * synced to (the kernel's clock has not moved there yet) */
+        job.end = std::max(now_fs(), ahead_);
         job.done = true;
         job_ = nullptr;
     }
@@ -102,6 +105,12 @@ void Controller::replay(Job &job)
     op_role_.assign((size_t)p->nops, FT_ROLE_EPILOGUE);
     job.sg.assign((size_t)s->nsubgraphs, SgResult());
     tq_.begin(job.trace, (int)ft__units(p));
+    {
+        ft__rates r;
+        ft__step_rates(p, &r);
+        /* a shared channel moves a written element in 1 / write bandwidth */
+        write_scale_ = p->timing.duplex || r.wb == r.rb ? 1.0 : r.rb / r.wb;
+    }
     for (int i = 0; i < s->nsubgraphs; i++)
         run_subgraph(job, i, now_fs());
     for (int o = 0; o < p->nops; o++)
@@ -152,6 +161,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     if (rc != FT_OK)
         throw std::runtime_error(st.msg);
     std::unique_ptr<ft_walk, WalkDeleter> walk(wp);
+    /* the data flow only: the walker's slices and costs are not read */
+    ft_walk_flow_only(wp);
 
     /* The launch overhead passes before the first step. */
     const ft_timing &tm = p->timing;
@@ -176,10 +187,12 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
 
     ft_step step;
     int unit = 0;
+    std::int64_t pos = -1; /* the tile's traversal position */
+    struct ft_trace_event ev = {}; /* the step's trace records */
     while (ft_walk_next(walk.get(), &step)) {
         if (step.kstep == 0) {
             bool opened;
-            unit = waves_.tile(step.index / pl.nk, &opened);
+            unit = waves_.tile(++pos, &opened);
             if (opened)
                 sync(job, waves_.horizon());
         }
@@ -196,15 +209,22 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             if (produced_[(size_t)t])
                 return;
             const ft_tensor *T = &p->tensors[t];
-            ft_slice sl;
-            sl.tensor = t;
-            sl.region.r0 = std::max<std::int64_t>(r0, 0);
-            sl.region.r1 = std::min(r1, T->height);
-            sl.region.c0 = std::max<std::int64_t>(c0, 0);
-            sl.region.c1 = std::min(c1, T->width);
-            if (sl.region.r0 < sl.region.r1 && sl.region.c0 < sl.region.c1)
-                needs_.push_back(sl);
+            r0 = std::max<std::int64_t>(r0, 0);
+            r1 = std::min(r1, T->height);
+            c0 = std::max<std::int64_t>(c0, 0);
+            c1 = std::min(c1, T->width);
+            if (r0 < r1 && c0 < c1) { /* built in place: no copy of a slice just written */
+                needs_.emplace_back();
+                ft_slice &sl = needs_.back();
+                sl.tensor = t;
+                sl.region = ft_region{r0, r1, c0, c1};
+            }
         };
+        /* one pass over the active ops: what they read, what they write
+         * back (an output leaves when its op finishes the tile) and what
+         * they cost */
+        writes_.clear();
+        double cost = 0;
         for (int a = 0; a < step.nactive; a++) {
             const ft_active &act = step.acts[a];
             const ft_op *op = &p->ops[act.op];
@@ -214,6 +234,10 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                                            (long long)step.index, act.op));
             executed_[(size_t)act.op] = 1;
             const ft_region &r = act.region;
+            cost += engine->op_cost(role, act);
+            if (written_[(size_t)op->output] &&
+                ((role == FT_ROLE_KLOOP && act.ks1 == op->k) || (role == FT_ROLE_EPILOGUE && step.kstep == pl.nk - 1)))
+                writes_.push_back(ft_slice{op->output, r});
             if (op->type == FT_OP_MATMUL) {
                 std::int64_t k0 = role == FT_ROLE_KLOOP ? act.ks0 : 0, k1 = role == FT_ROLE_KLOOP ? act.ks1 : op->k;
                 need(op->inputs[0], r.r0, r.r1, k0, k1);
@@ -253,7 +277,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         if (tr) /* every step (the writer drops repeats): a trace window starts with it */
             tq_.occupancy(rel0, unit, occ);
 
-        struct ft_trace_event ev = {};
+        if (tr) /* without a trace, ev's spans are never read */
+            ev = ft_trace_event{};
         ev.sg = sg;
         ev.tile = step.tile;
         ev.step = step.index;
@@ -273,21 +298,6 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                 tq_.span(ev);
             }
         }
-        /* Write-backs: an output leaves when its op finishes the tile. */
-        writes_.clear();
-        for (int a = 0; a < step.nactive; a++) {
-            const ft_active &act = step.acts[a];
-            const ft_op *op = &p->ops[act.op];
-            const ft_role role = op_role_[(size_t)act.op];
-            if (!written_[(size_t)op->output])
-                continue;
-            if (!((role == FT_ROLE_KLOOP && act.ks1 == op->k) || (role == FT_ROLE_EPILOGUE && step.kstep == pl.nk - 1)))
-                continue;
-            writes_.push_back(ft_slice{op->output, act.region});
-        }
-        double cost = 0;
-        for (int a = 0; a < step.nactive; a++)
-            cost += engine->op_cost(op_role_[(size_t)step.acts[a].op], step.acts[a]);
 
         /* When the compute goes out and when the step ends, by overlap mode:
          *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
@@ -389,8 +399,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
 
 void Controller::sync(Job &job, fs_t t)
 {
-    if (t > now_fs())
-        wait(sc_time::from_value(t - now_fs()));
+    /* The kernel's clock moves once per subgraph (run_subgraph's wait at
+     * its end): the units run ahead of it within the subgraph (TLM's
+     * temporal decoupling with a subgraph quantum), so no context switch
+     * is paid per wave.  The trace records before t go out now. */
+    ahead_ = std::max(ahead_, t);
     if (job.trace)
         tq_.release(to_units(t - job.start));
 }
@@ -398,10 +411,7 @@ void Controller::sync(Job &job, fs_t t)
 fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share)
 {
     const ft_timing &tm = job.p->timing;
-    ft__rates r;
-    ft__step_rates(job.p, &r);
-    /* a shared channel moves a written element in 1 / write bandwidth */
-    const double scale = tm.duplex || r.wb == r.rb ? 1.0 : r.rb / r.wb;
+    const double scale = write_scale_;
     fs_t end = at, start;
     ev.kind = FT_TRACE_WRITE;
     for (const ft_slice &w : ws) {

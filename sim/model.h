@@ -6,9 +6,11 @@
  * issues a request, and each module answers from its own state: when a
  * transfer or a computation ends (queues and busy-until times), which slices
  * are already resident, how full the fast memory is.  The controller is the
- * one process (an SC_THREAD): it replays a step, then waits in SystemC time
- * until the step ends, so sc_time_stamp() is always the end of the last
- * step.  See sim/README.md for the model and the time mapping.
+ * one process (an SC_THREAD): it replays a subgraph's steps ahead of the
+ * kernel's clock (temporal decoupling with a subgraph quantum), then waits
+ * in SystemC time until the subgraph ends, so sc_time_stamp() is the end of
+ * the last subgraph; the launch overhead is a wait of its own.  See
+ * sim/README.md for the model and the time mapping.
  *
  * Time: the kernel runs at 1 fs resolution and one cost unit is 1e9 fs
  * (shown as 1 us).  Modules compute in integer fs (fs_t).
@@ -203,6 +205,16 @@ public:
     fs_t busy() const { return busy_; }
 
 private:
+    /* work / rate in fs, rounded once (to_fs), from a memo of the last
+     * SPAN_MEMO answers */
+    fs_t span(double work);
+    static constexpr int SPAN_MEMO = 4;
+    struct Span {
+        double work = -1, rate = 0; /* -1: empty (work is never negative) */
+        fs_t fs = 0;
+    };
+    Span memo_[SPAN_MEMO];
+    int memo_next_ = 0;
     double rate_ = 1;
     fs_t free_at_ = 0;       /* end of the last item */
     fs_t period_start_ = 0;  /* start of the current busy period */
@@ -222,6 +234,8 @@ public:
 private:
     double bandwidth_ = 1;
     std::vector<BusyQueue> lanes_;  /* work in elements, rate = the lane's share of the bandwidth */
+    std::int64_t share_ = -1;       /* the share last asked of ft__rates_share (-1: none) */
+    double share_rate_ = 1;         /* ... and the lane's bandwidth it gave */
     fs_t latency_ = 0;
     fs_t busy_ = 0;
 };
@@ -266,6 +280,15 @@ private:
     ft_compute_model model_ = FT_COMPUTE_NATIVE;
     double step_overhead_ = 0;
     std::vector<BusyQueue> q_;  /* per unit: work in cost units, rate 1 */
+    /* per op: its last cost and what it was computed from (op_cost) */
+    struct Memo {
+        bool valid = false;
+        ft_role role = FT_ROLE_EPILOGUE;
+        unsigned char row_kind = 0, col_kind = 0;
+        std::int64_t rows = 0, cols = 0, depth = 0;
+        double cost = 0;
+    };
+    mutable std::vector<Memo> memo_;
 };
 
 class SharedCache : public sc_core::sc_module, public cache_if {
@@ -428,8 +451,9 @@ private:
     void replay(Job &job);
     void plan(Job &job);
     void run_subgraph(Job &job, int sg, fs_t t_start);
-    /* Nothing from now on starts before `t`: the kernel's clock moves on
-     * to it and the trace records before it go out. */
+    /* Nothing from now on starts before `t`: the trace records before it
+     * go out, and the units' clock (ahead_) moves on to it; the kernel's
+     * clock follows at the subgraph's end. */
     void sync(Job &job, fs_t t);
 
     sc_core::sc_event job_ev_;
@@ -452,6 +476,8 @@ private:
     std::vector<unsigned char> executed_;  /* per op */
     std::vector<ft_role> op_role_;         /* per op, current subgraph */
     std::vector<ft_slice> needs_, loads_, writes_;
+    fs_t ahead_ = 0;  /* the latest time the units synced to (sync): the kernel's clock catches up at the subgraph's end */
+    double write_scale_ = 1.0;  /* a written element's work on the shared channel (issue_writes) */
     Waves waves_;
     TraceQueue tq_;
     /* Queue `ws` (write-backs issued at `at` by unit `unit`, in a wave of

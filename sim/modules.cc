@@ -28,7 +28,12 @@ fs_t to_fs(double units)
     if (!(units >= 0) || units > MAX_SPAN_UNITS)
         throw std::overflow_error(fmt("a span of %.17g cost units is outside the simulator's clock (0 to %.3g units at 1 fs resolution)",
                                       units, MAX_SPAN_UNITS));
-    return (fs_t)std::llround(units * FS_PER_UNIT);
+    /* llround's rounding (half away from zero), without its call: x is
+     * below 2^63, so the truncation t is its floor, and x - t is exact
+     * (t is x itself from 2^53 on, where every double is whole) */
+    const double x = units * FS_PER_UNIT;
+    const std::int64_t t = (std::int64_t)x; /* signed: converts both ways in one instruction */
+    return (fs_t)t + (x - (double)t >= 0.5);
 }
 
 /* ------------------------------------------------------------ BusyQueue */
@@ -40,6 +45,25 @@ void BusyQueue::reset(fs_t now, double rate)
     period_start_ = now;
     period_work_ = 0;
     busy_ = 0;
+    for (Span &m : memo_)
+        m = Span();
+    memo_next_ = 0;
+}
+
+fs_t BusyQueue::span(double work)
+{
+    /* runs of like steps ask for the same spans: the last few answers are
+     * kept, keyed by the work and the rate they were computed from, so a
+     * span is divided and rounded once per kind, with the same result */
+    for (int i = 0; i < SPAN_MEMO; i++)
+        if (memo_[i].work == work && memo_[i].rate == rate_)
+            return memo_[i].fs;
+    Span &m = memo_[memo_next_];
+    memo_next_ = (memo_next_ + 1) % SPAN_MEMO;
+    m.fs = to_fs(work / rate_); /* throws before the entry is filled */
+    m.work = work;
+    m.rate = rate_;
+    return m.fs;
 }
 
 fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
@@ -53,7 +77,7 @@ fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
     }
     period_work_ += work;
     fs_t end;
-    if (__builtin_add_overflow(period_start_, to_fs(period_work_ / rate_), &end))
+    if (__builtin_add_overflow(period_start_, span(period_work_), &end))
         throw std::overflow_error(CLOCK_EXHAUSTED);
     if (end < *start)
         end = *start;
@@ -86,6 +110,7 @@ void Channel::reset(double bandwidth, double latency, fs_t now, int lanes)
         q.reset(now, bandwidth);
     latency_ = to_fs(latency);
     busy_ = 0;
+    share_ = -1;
 }
 
 fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale, int lane, std::int64_t share)
@@ -93,12 +118,17 @@ fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale
     fs_t at;
     if (__builtin_add_overflow(issue, latency_, &at))
         throw std::overflow_error(CLOCK_EXHAUSTED);
-    /* the lane's share of the bandwidth: the cost model's rule */
-    ft__rates whole = {bandwidth_, bandwidth_, 0}, mine;
-    ft__rates_share(&whole, share, &mine);
+    /* the lane's share of the bandwidth: the cost model's rule (asked
+     * again only when the share changes) */
+    if (share != share_) {
+        ft__rates whole = {bandwidth_, bandwidth_, 0}, mine;
+        ft__rates_share(&whole, share, &mine);
+        share_ = share;
+        share_rate_ = mine.rb;
+    }
     BusyQueue &q = lanes_.at((size_t)lane);
     const fs_t busy0 = q.busy();
-    fs_t end = q.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start, mine.rb);
+    fs_t end = q.serve(scale == 1.0 ? (double)elems : (double)elems * scale, at, start, share_rate_);
     busy_ += share > 1 ? (q.busy() - busy0) / (fs_t)share : q.busy() - busy0;
     return end;
 }
@@ -206,6 +236,7 @@ void ComputeEngine::reset(const ft_problem *p, ft_compute_model model, fs_t now,
     q_.resize((size_t)(units > 1 ? units : 1));
     for (BusyQueue &q : q_)
         q.reset(now, 1.0);
+    memo_.assign((size_t)p->nops, Memo());
 }
 
 int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_t k, std::string *why) const
@@ -233,9 +264,25 @@ int ComputeEngine::check_granularity(std::int64_t w, std::int64_t h, std::int64_
  * as a difference. */
 double ComputeEngine::op_cost(ft_role role, const ft_active &a) const
 {
+    /* the rule reads the region's sizes, not where it lies (SPEC 4): the
+     * op's last answer is reused while its region and k slice keep their
+     * sizes and kinds (most steps of a subgraph) */
+    const std::int64_t rows = a.region.r1 - a.region.r0, cols = a.region.c1 - a.region.c0, depth = a.ks1 - a.ks0;
+    Memo &m = memo_[(size_t)a.op];
+    if (m.valid && m.role == role && m.rows == rows && m.cols == cols && m.depth == depth && m.row_kind == a.row_kind &&
+        m.col_kind == a.col_kind)
+        return m.cost;
     ft_active x = a;
     x.role = role;
-    return ft_op_compute(p_, model_, &x);
+    m.cost = ft_op_compute(p_, model_, &x);
+    m.valid = true;
+    m.role = role;
+    m.rows = rows;
+    m.cols = cols;
+    m.depth = depth;
+    m.row_kind = a.row_kind;
+    m.col_kind = a.col_kind;
+    return m.cost;
 }
 
 fs_t ComputeEngine::run(double cost, fs_t issue, fs_t *start, int unit)

@@ -589,6 +589,13 @@ void ft_walk_grid(const ft_walk *w, int64_t *ntx, int64_t *nty, int64_t *nk,
 /* Role of op `op` (an op of this subgraph) in the walk's subgraph. */
 ft_role ft_walk_role(const ft_walk *w, int op);
 
+/* From now on, derive only the data flow of w's steps: ft_walk_next fills
+ * the index, tile, k-step and active ops with their regions (nactive,
+ * active, acts) and leaves slices, loaded flags, writes, compute, memory,
+ * latency, the element counts and the working set empty or 0.  For a
+ * caller that costs the steps itself (the simulator); faster. */
+void ft_walk_flow_only(ft_walk *w);
+
 /* Release a walker.  NULL is a no-op. */
 void ft_walk_free(ft_walk *w);
 

@@ -36,6 +36,7 @@ static ft_walk *walk_alloc(const ft_problem *p, const ft_subgraph *g, ft_compute
     w->p = p;
     w->g = g;
     w->model = model;
+    w->row_tile = -1;
     w->nops = g->nops;
     w->matmul = ft__sg_matmul(p, g);
     w->cap = 1;
@@ -212,6 +213,11 @@ void ft_walk_grid(const ft_walk *w, int64_t *ntx, int64_t *nty, int64_t *nk, int
         *nsteps = w->nsteps;
 }
 
+void ft_walk_flow_only(ft_walk *w)
+{
+    w->flow_only = 1;
+}
+
 ft_role ft_walk_role(const ft_walk *w, int op)
 {
     for (int j = 0; j < w->nops; j++)
@@ -246,7 +252,7 @@ static inline void see_tag(ft_walk *w, int t, int ax, int tag)
 
 /* Record that tensor t is needed as region r with dimension kinds k0, k1
  * and range sources g0, g1. */
-static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
+static void need_region(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
 {
     const ft_tensor *T = &w->p->tensors[t];
     r.r0 = max64(r.r0, 0);
@@ -289,6 +295,17 @@ static void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
     w->nslices++;
 }
 
+/* need_region, but nothing for a tensor from outside the subgraph when
+ * the walk derives the data flow only (ft_walk_flow_only): only needs on
+ * tensors made inside make regions.  Inline, so that such a need costs a
+ * test, not a call with its region. */
+static inline void need(ft_walk *w, int t, ft_region r, int k0, int k1, int g0, int g1)
+{
+    if (w->flow_only && !w->produced[t])
+        return;
+    need_region(w, t, r, k0, k1, g0, g1);
+}
+
 /* SPEC 4's Layout rule along one axis: the range [a0, a1) of an output
  * axis of length n needs [floor(a0 m / n), ceil(a1 m / n)) of the input
  * axis of length m.  Exact: a0 m may pass 64 bits, not 127. */
@@ -329,7 +346,12 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
     assert(tile >= 0 && tile < w->ntx * w->nty);
     assert(ks >= 0 && ks < w->nk);
     int64_t idx = ++w->stamp;
-    int64_t trow = tile / w->ntx, tcol = tile % w->ntx;
+    if (tile != w->row_tile) { /* a tile's k-steps share its row and column */
+        w->row_tile = tile;
+        w->row_r = tile / w->ntx;
+        w->row_c = tile % w->ntx;
+    }
+    int64_t trow = w->row_r, tcol = w->row_c;
     ft_region tr = {trow * g->h, (trow + 1) * g->h, tcol * g->w, (tcol + 1) * g->w};
 
     /* keep the previous step's slices for reuse */
@@ -385,7 +407,7 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         assert(w->nactive < g->nops); /* each op active at most once a step */
         w->acts[w->nactive] = (ft_active){o, w->role[j], r, (unsigned char)k0, (unsigned char)k1, s0, s1};
         w->active[w->nactive++] = o;
-        double c = ft_op_compute(p, w->model, &w->acts[w->nactive - 1]);
+        double c = w->flow_only ? 0 : ft_op_compute(p, w->model, &w->acts[w->nactive - 1]);
         if (op->type == FT_OP_MATMUL) {
             if (w->role[j] == FT_ROLE_UPSTREAM) {
                 need(w, op->inputs[0], (ft_region){r.r0, r.r1, 0, op->k}, k0, FT_DIM_REDUCTION, g0, TAG_FULL);
@@ -401,7 +423,7 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
                 need(w, op->inputs[i], r, k0, k1, g0, g1);
         }
         compute += c;
-        if (last && w->written[op->output]) {
+        if (last && w->written[op->output] && !w->flow_only) {
             w->writes[w->nwrites].tensor = op->output;
             w->writes[w->nwrites].region = r;
             w->nwrites++;
@@ -416,6 +438,22 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
         ft_active x = w->acts[a];
         w->acts[a] = w->acts[b];
         w->acts[b] = x;
+    }
+    step->index = idx;
+    step->tile = tile;
+    step->tile_row = trow;
+    step->tile_col = tcol;
+    step->kstep = ks;
+    step->nactive = w->nactive;
+    step->active = w->active;
+    step->acts = w->acts;
+    if (w->flow_only) { /* the data flow only (ft_walk_flow_only) */
+        step->nslices = step->nwrites = 0;
+        step->slices = step->writes = NULL;
+        step->loaded = NULL;
+        step->compute = step->memory = step->latency = 0;
+        step->loaded_elems = step->written_elems = step->working_set = 0;
+        return;
     }
     int64_t loaded = 0, ws = w->ws_fixed;
     int first = !w->have_prev;
@@ -443,19 +481,11 @@ void ft__walk_derive(ft_walk *w, int64_t tile, int64_t ks, ft_step *step)
      * left to the evaluator's own checks) */
     assert(loaded >= 0 && written >= 0 && loaded <= ws - w->ws_fixed);
     assert(!(compute < 0) && !(memory < 0) && !(latency < 0));
-    step->index = idx;
-    step->tile = tile;
-    step->tile_row = trow;
-    step->tile_col = tcol;
-    step->kstep = ks;
     step->nslices = w->nslices;
     step->slices = w->slices;
     step->loaded = w->loaded;
     step->nwrites = w->nwrites;
     step->writes = w->writes;
-    step->nactive = w->nactive;
-    step->active = w->active;
-    step->acts = w->acts;
     step->compute = compute;
     step->memory = memory;
     step->latency = latency;
@@ -469,9 +499,15 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     if (w->next >= w->nsteps)
         return 0;
     int64_t idx = w->next;
-    int64_t pos = idx / w->nk, ks = idx % w->nk;
+    /* position and k-step counted along, not divided out of idx */
+    int64_t pos = w->next_pos, ks = w->next_ks;
+    assert(ks >= 0 && ks < w->nk && pos * w->nk + ks == idx); /* no division */
+    if (++w->next_ks == w->nk) {
+        w->next_ks = 0;
+        w->next_pos++;
+    }
     assert(!w->g->order || w->g->norder == w->ntx * w->nty); /* validated */
-    if (ks == 0)
+    if (ks == 0 && !w->flow_only)
         ft__walk_at(w, pos);
     ft__walk_derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);
     step->index = idx;

@@ -18,6 +18,8 @@ struct ft_walk {
     unsigned char *tbits;       /* produced | written | retained | resident, ntensors each */
     unsigned char *produced, *written, *retained, *resident;
     int64_t ntx, nty, nk, nsteps, next;
+    int64_t next_pos, next_ks;  /* next's traversal position and k-step (ft_walk_next) */
+    int64_t row_tile, row_r, row_c;  /* the last tile derived and its row and column (-1: none) */
     int64_t ws_fixed;           /* resident tensors + written/retained outputs */
     /* needs on tensors produced inside the subgraph, per tensor */
     int64_t stamp;              /* one per derived step */
@@ -38,6 +40,7 @@ struct ft_walk {
     int kinds_differ;           /* two needs of one upstream output had different
                                    dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
+    int flow_only;              /* ft_walk_flow_only: regions only, no slices nor costs */
     ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
     ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
     int64_t wave;               /* tiles of the current tile's wave */
