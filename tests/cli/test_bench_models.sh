@@ -80,4 +80,9 @@ check bench-models-import-fails 0 out '^  nonet 1 kpu: import failed: .*unknown 
     env BENCH=models BENCH_MODELS="torchvision:nonet $mlp" BENCH_MODELS_BATCHES=1 BENCH_MODELS_TARGETS=kpu \
     BENCH_MODELS_TIME=1 BENCH_MODELS_CACHE="$tmp/cache" sh "$run" "$tmp/build"
 expect bench-models-import-fails-row "the next model's row" grep -Eq '^  mlp +1 kpu +5 ' "$tmp/out"
+# a schedule that fails (a broken cached problem) is a line of the table and a note, not the end of it
+echo '{"widths": [' >"$tmp/cache/mlp-b64-kpu.json"
+check bench-models-schedule-fails 0 out '^  mlp 64 kpu: schedule exit 2 after [0-9.]+ s \(limit 1\): .*; first valid schedule not found$' -- table
+expect bench-models-schedule-fails-note "a note names it" grep -Eq '^  note: mlp 64 kpu: schedule exit 2 after' "$tmp/out"
+expect bench-models-schedule-fails-rows "the other three rows" test "$(grep -Ec "$rows" "$tmp/out")" -eq 3
 finish test_bench_models
