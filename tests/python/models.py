@@ -1,4 +1,4 @@
-"""models.py - test models in plain PyTorch: a BERT-style encoder layer, a GPT-2-style decoder block, and small models for end-to-end runs."""
+"""models.py - test models in plain PyTorch: a BERT-style encoder layer, a GPT-2-style decoder block, a LLaMA-style decoder block, and small models for end-to-end runs."""
 
 import math
 
@@ -79,6 +79,76 @@ class GPT2Block(nn.Module):
         return x + self.mlp(self.ln_2(x))
 
 
+class RMSNorm(nn.Module):
+    """LLaMA's RMSNorm written out (torch.nn.RMSNorm is newer than this torch): x * rsqrt(mean(x^2) + eps) * weight."""
+
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    """The rotary embedding's rotation: the last dimension's halves swapped, the first negated."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """One LLaMA-style decoder block (TinyLlama's sizes: 2048 wide, 32 heads of 64, 4 key-value heads, SwiGLU MLP
+    5632 wide): pre-RMSNorm causal self-attention with rotary embeddings on Q and K (cos/sin tables as buffers,
+    rotate_half by slices, cat and neg), grouped-query attention (K and V expanded from 4 to 32 heads), softmax
+    over a masked_fill causal mask; pre-RMSNorm SwiGLU MLP (silu(gate(x)) * up(x), then down).  No biases."""
+
+    def __init__(self, dim=2048, n_heads=32, n_kv_heads=4, hidden=5632, seq=2048, rope_theta=10000.0):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
+        self.attention_norm = RMSNorm(dim)
+        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
+        self.ffn_norm = RMSNorm(dim)
+        self.w1 = nn.Linear(dim, hidden, bias=False)   # gate
+        self.w3 = nn.Linear(dim, hidden, bias=False)   # up
+        self.w2 = nn.Linear(hidden, dim, bias=False)   # down
+        inv = 1.0 / (rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        freqs = torch.outer(torch.arange(seq).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+        self.input_shapes = [(1, seq, dim)]
+
+    def rope(self, x, T):
+        return x * self.cos[:T] + rotate_half(x) * self.sin[:T]
+
+    def repeat_kv(self, x):
+        B, kv, T, hd = x.shape
+        rep = self.n_heads // kv
+        return x[:, :, None, :, :].expand(B, kv, rep, T, hd).reshape(B, kv * rep, T, hd)
+
+    def attn(self, x):
+        B, T, _ = x.shape
+        q = self.wq(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        q, k = self.rope(q, T), self.rope(k, T)
+        k, v = self.repeat_kv(k), self.repeat_kv(v)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        y = F.softmax(scores, dim=-1) @ v
+        return self.wo(y.transpose(1, 2).contiguous().view(B, T, -1))
+
+    def forward(self, x):
+        h = x + self.attn(self.attention_norm(x))
+        n = self.ffn_norm(h)
+        return h + self.w2(F.silu(self.w1(n)) * self.w3(n))
+
+
 class MLP(nn.Module):
     """Linear - ReLU - Linear - GELU - Linear: no Layout op once lowered."""
 
@@ -135,6 +205,10 @@ def bert_layer():
 
 def gpt2_block():
     return GPT2Block()
+
+
+def llama_block():
+    return LlamaBlock()
 
 
 def mlp():

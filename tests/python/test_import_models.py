@@ -1,4 +1,4 @@
-"""test_import_models.py - real models end to end: torchvision's, a BERT-style encoder layer and a GPT-2-style block, imported, scheduled, evaluated and simulated."""
+"""test_import_models.py - real models end to end: torchvision's, a BERT-style encoder layer, a GPT-2-style block and a LLaMA-style block, imported, scheduled, evaluated and simulated."""
 
 import os
 import subprocess
@@ -23,6 +23,7 @@ EXPECTED = {
     "torchvision:shufflenet_v2_x1_0": (245, 180),
     f"{MODELS}:bert_layer": (28, 19),
     f"{MODELS}:gpt2_block": (28, 18),
+    f"{MODELS}:llama_block": (58, 53),
 }
 
 

@@ -20,7 +20,7 @@ class TestEquivalence(unittest.TestCase):
     The normalisations that make them equal: batch_norm after a convolution
     is folded by the lowering (FX) and by the exporter's constant folding
     (ONNX); ONNX's MatMul+Add, the erf and tanh GELU patterns and
-    Sigmoid*x are folded back into linear, gelu and silu (canonical.onnx_idioms).
+    Sigmoid*x are folded back into linear, gelu and silu, Sqrt then Div(1, .) into rsqrt (canonical.onnx_idioms).
     """
 
     def same(self, factory, *shapes):
@@ -51,8 +51,37 @@ class TestEquivalence(unittest.TestCase):
     def test_gpt2_block(self):
         self.same(models.GPT2Block, (1, 128, 768))
 
+    def test_llama_block(self):
+        # a narrow, short copy: the same ops (RMSNorm, rotary embedding, grouped-query attention, SwiGLU) as the
+        # 2048-wide, 2048-token default, exported in a second
+        pf, _ = self.same(lambda: models.LlamaBlock(dim=256, n_heads=8, n_kv_heads=2, hidden=704, seq=64), (1, 64, 256))
+        self.assertEqual(len(pf["op_types"]), 53)
+
     def test_shufflenet_through_onnx(self):
         self.same(torchvision("shufflenet_v2_x1_0"), (1, 3, 224, 224))
+
+
+class Rsqrt(models.nn.Module):
+    """torch.rsqrt: ONNX has no Rsqrt, the export writes Sqrt then Div(1, .)."""
+
+    def forward(self, x):
+        return x * models.torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+class TestIdioms(unittest.TestCase):
+    def test_rsqrt(self):
+        """Sqrt+Div(1, .) folds back into rsqrt: one node and one Pointwise, as in FX."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ox = support.graph(Rsqrt, (4, 16), frontend="onnx")
+            fx = support.graph(Rsqrt, (4, 16), frontend="fx")
+        self.assertEqual(ox.op_counts().get("rsqrt"), 1)
+        self.assertNotIn("sqrt", ox.op_counts())
+        self.assertNotIn("div", ox.op_counts())
+        self.assertEqual([n.source.get("onnx_idiom") for n in ox.nodes if n.op == "rsqrt"], ["Sqrt+Div"])
+        pf, po = support.problem(fx)[0], support.problem(ox)[0]
+        self.assertEqual(support.signature(pf), support.signature(po))
+        self.assertEqual(po["op_types"].count("Pointwise"), 4)   # pow, add, rsqrt, the product
 
 
 class TestOnnxFile(unittest.TestCase):

@@ -887,6 +887,9 @@ def onnx_idioms(g):
     - Div(X, sqrt 2) -> Erf -> Add(., 1) -> Mul(X, .) -> Mul(., 0.5): the
       export of F.gelu -> onnx.Gelu.
     - Sigmoid(X) -> Mul(X, .): the export of F.silu -> nn.SiLU's form.
+    - Sqrt(X) -> Div(1, .): the export of torch.rsqrt (ONNX has no Rsqrt;
+      LLaMA's RMSNorm) -> torch.rsqrt's form.  A model that writes
+      1 / sqrt(x) itself is folded too, where FX keeps its two ops.
     Only chains whose intermediate values have no other reader are folded.
     """
     users = g.consumers()
@@ -959,9 +962,22 @@ def onnx_idioms(g):
                     mul.source["onnx_idiom"] = "Sigmoid+Mul"
                     mul.args, mul.kwargs, mul.inputs = (x,), {}, [x.name]
                     mul.module_obj = None
+        elif n.form == "onnx.Sqrt" and isinstance(n.args[0], Ref):
+            us = users.get(n.outputs[0], [])
+            if len(us) != 1 or not only_user(n.outputs[0], us[0]):
+                continue
+            div = us[0]
+            c = const_of(div.args[0]) if div.form == "onnx.Div" else None
+            if c is None or list(div.args[1:2]) != [Ref(n.outputs[0])] or abs(_num(c) - 1) > 1e-12:
+                continue
+            x = n.args[0]
+            remove.add(n.name)
+            div.source["form"] = "torch.rsqrt"
+            div.source["onnx_idiom"] = "Sqrt+Div"
+            div.args, div.kwargs, div.inputs = (x,), {}, [x.name]
     if remove:
         g.nodes = [n for n in g.nodes if n.name not in remove]
-        g.notes.append(f"ONNX idioms: {len(remove)} nodes folded into linear, gelu or silu")
+        g.notes.append(f"ONNX idioms: {len(remove)} nodes folded into linear, gelu, silu or rsqrt")
     return len(remove)
 
 
