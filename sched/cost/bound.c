@@ -1,4 +1,4 @@
-/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms (compute shared by its units, traffic at its fastest bandwidths). */
+/* bound.c - the lower bound of SPEC section 5: max(total compute, compulsory traffic / bandwidth), compute paying a dimension proportionally where it can be a reduction dimension, with a target's timing terms (compute shared by its units, traffic at its fastest bandwidths, and tbound.c's terms: the busiest op's waves, the fewest steps' and tiles' overheads, the shared cache's floor). */
 #include "cost/cost.h"
 
 #include <stdlib.h>
@@ -65,9 +65,18 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
         c += ft__op_compute(p, model, op, ft__dim_units(O->height, p->native_h, fh ? FT_DIM_REDUCTION : FT_DIM_SPATIAL),
                             ft__dim_units(O->width, p->native_w, fw ? FT_DIM_REDUCTION : FT_DIM_SPATIAL), (double)op->k);
     }
-    ft__free(rw);
+    /* every schedule has a step and a tile, one with a MatMul if p has
+     * one: their overheads are compute the units share too (tbound.c) */
+    int mm = 0;
+    for (int o = 0; o < p->nops; o++)
+        mm |= p->ops[o].type == FT_OP_MATMUL;
+    c += ft__tile_overheads(p, mm);
     /* several units share the compute (ft_timing) */
     c /= (double)ft__units(p);
+    /* the waves of the op whose work spreads worst over the units
+     * (tbound.c; without flags, out of memory, only its even share) */
+    double waves = ft__op_waves(p, model, rw, rw ? rw + p->ntensors : NULL, NULL, p->nops);
+    ft__free(rw);
     int64_t reads, writes;
     ft__compulsory(p, &reads, &writes);
     /* the compulsory traffic as one step's transfers: at least the time
@@ -78,9 +87,27 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
     ft__rates r;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, reads, writes, &m);
+    /* one unit, or steps that overlap their transfers: the busiest op's
+     * waves are compute like the rest; several units without overlap: a
+     * bound of their own (a wave's slowest tile need not be the one that
+     * moves the data) */
+    double sep = 0;
+    if (ft__units(p) == 1 || p->timing.overlap != FT_OVERLAP_NONE) {
+        if (waves > c)
+            c = waves;
+    } else {
+        sep = waves;
+    }
+    /* the shared cache's floor on the compulsory tensors it cannot hold
+     * (tbound.c), a bound of its own: the floor replaces a subgraph's
+     * steps, it does not add to them */
+    double floor_ = ft__cache_floor(p);
+    if (floor_ > sep)
+        sep = floor_;
     if (compute)
         *compute = c;
     if (memory)
         *memory = m;
-    return ft__bound_combine(p, c, m);
+    double b = ft__bound_combine(p, c, m), s = sep + ft__sg_fixed(p);
+    return sep > 0 && s > b ? s : b;
 }

@@ -211,6 +211,24 @@ double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *
  * gets the elements of the graph inputs, *writes those of the outputs. */
 void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
 
+/* ---- what every schedule pays on a target (tbound.c, its proofs) ---- */
+
+/* Compute overheads of the fewest steps a tile has (one) and of a tile:
+ * step_overhead + tile_overhead, + matmul_tile_overhead when matmul. */
+double ft__tile_overheads(const ft_problem *p, int matmul);
+
+/* The least time any subgraph holding one of ops[] (all of p's ops when
+ * ops is NULL) takes in its steps, over that op's per-unit waves and one
+ * tile's overheads: the largest over those ops.  rw, rh: SPEC 5's flags
+ * (ft__reduction_flags), or NULL (then no op counts whole native tiles). */
+double ft__op_waves(const ft_problem *p, ft_compute_model model, const unsigned char *rw, const unsigned char *rh,
+                    const int *ops, int nops);
+
+/* The shared cache's floor on every schedule of p: the graph inputs and
+ * outputs larger than cache_capacity, each once at p's own bandwidths
+ * (0 without a cache). */
+double ft__cache_floor(const ft_problem *p);
+
 /* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
  * of t may be a reduction dimension of some region, so the op computing t
  * may pay it proportionally); rw and rh are ntensors bytes each, filled. */
