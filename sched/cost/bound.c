@@ -87,6 +87,15 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
     ft__rates r;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, reads, writes, &m);
+    if (compute)
+        *compute = ft__units(p) == 1 || p->timing.overlap != FT_OVERLAP_NONE ? (waves > c ? waves : c) : c;
+    if (memory)
+        *memory = m;
+    return ft__bound_target(p, c, m, waves, ft__cache_floor(p));
+}
+
+double ft__bound_target(const ft_problem *p, double c, double m, double waves, double floor_)
+{
     /* one unit, or steps that overlap their transfers: the busiest op's
      * waves are compute like the rest; several units without overlap: a
      * bound of their own (a wave's slowest tile need not be the one that
@@ -98,16 +107,10 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
     } else {
         sep = waves;
     }
-    /* the shared cache's floor on the compulsory tensors it cannot hold
-     * (tbound.c), a bound of its own: the floor replaces a subgraph's
-     * steps, it does not add to them */
-    double floor_ = ft__cache_floor(p);
+    /* the shared cache's floor, a bound of its own: it replaces a
+     * subgraph's steps, it does not add to them */
     if (floor_ > sep)
         sep = floor_;
-    if (compute)
-        *compute = c;
-    if (memory)
-        *memory = m;
     double b = ft__bound_combine(p, c, m), s = sep + ft__sg_fixed(p);
     return sep > 0 && s > b ? s : b;
 }

@@ -24,6 +24,15 @@
  *   dimension one native tile where spatial, the whole length (at most one
  *   native tile) where a reduction, since a tile's k-steps cover it, and
  *   one element where the op pays exact elements.
+ * - The first tiles.  Every op of a subgraph is active in its tile at
+ *   the grid's origin (every output starts there; an upstream op computes
+ *   what its consumers there need, never nothing), and pays there at least
+ *   its least tile (above) at its full depth.  That tile's latency is in
+ *   its wave's, so every subgraph takes at least the sum over its ops of
+ *   their least tiles plus one tile's overheads, and every schedule the
+ *   sum over all ops (recomputed ones count again).  With one unit this is
+ *   never above the compute; with many (a GPU's SMs at batch 1) it is the
+ *   chain of layers no wave can run side by side.
  * - Overheads.  Every schedule has a step, a tile, and a tile with a
  *   MatMul when p has one: their compute overheads add to the compute that
  *   the units share.
@@ -46,16 +55,19 @@ double ft__tile_overheads(const ft_problem *p, int matmul)
 double ft__op_waves(const ft_problem *p, ft_compute_model model, const unsigned char *rw, const unsigned char *rh,
                     const int *ops, int nops)
 {
-    double best = 0;
+    double best = 0, first = 0;
     int64_t u = ft__units(p);
+    int mm = 0;
     for (int j = 0; j < nops; j++) {
         const ft_op *op = &p->ops[ops ? ops[j] : j];
         const ft_tensor *O = &p->tensors[op->output];
-        double x = ft__tile_overheads(p, op->type == FT_OP_MATMUL), w;
+        double x = ft__tile_overheads(p, op->type == FT_OP_MATMUL), w, least;
         int padded = ft__op_padded(p, op), fw = rw ? rw[op->output] : 1, fh = rh ? rh[op->output] : 1;
+        mm |= op->type == FT_OP_MATMUL;
         if (padded && !fw && !fh) {
             double tiles = (double)ft__ceil_div(O->height, p->native_h) * (double)ft__ceil_div(O->width, p->native_w);
             w = ft__op_compute(p, model, op, ceil(tiles / (double)u), 1, (double)op->k) + x;
+            least = ft__op_compute(p, model, op, 1, 1, (double)op->k);
         } else {
             /* a dimension paid proportionally somewhere: no whole units
              * to count; the busiest unit takes at least the even share,
@@ -67,13 +79,20 @@ double ft__op_waves(const ft_problem *p, ft_compute_model model, const unsigned 
             double sw = ft__dim_units(O->width, p->native_w, padded && !fw ? FT_DIM_SPATIAL : FT_DIM_REDUCTION);
             double th = !padded ? 1.0 / (double)p->native_h : sh < 1 ? sh : 1;
             double tw = !padded ? 1.0 / (double)p->native_w : sw < 1 ? sw : 1;
-            double share = sh * sw / (double)u, least = th * tw;
-            w = ft__op_compute(p, model, op, share > least ? share : least, 1, (double)op->k) + x;
+            double share = sh * sw / (double)u;
+            least = ft__op_compute(p, model, op, th * tw, 1, (double)op->k);
+            w = ft__op_compute(p, model, op, share, 1, (double)op->k);
+            w = (w > least ? w : least) + x;
         }
         if (w > best)
             best = w;
+        first += least;
     }
-    return best;
+    /* the first tile of each subgraph holds every op of it: all of them
+     * add up there, whatever the grouping */
+    if (nops > 0)
+        first += ft__tile_overheads(p, mm);
+    return first > best ? first : best;
 }
 
 double ft__cache_floor(const ft_problem *p)

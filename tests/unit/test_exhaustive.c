@@ -757,6 +757,15 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
         fail_msg("%s schedule: total %.17g, memory %.17g; capacity bound %.17g, its memory %.17g", who, total, mem,
                  cap, capm);
     }
+    /* the bound of its grouping (ft_gap_report) is a bound too */
+    ft_gap g;
+    if (ft_gap_report(f->p, s, m, total, &g, &st) != FT_OK)
+        fail_msg("%s schedule: gap report: %s", who, st.msg);
+    if (total < g.grouping_bound * (1 - 1e-9) || g.bound < cap * (1 - 1e-9)) {
+        say("problem: %s\n", f->json);
+        fail_msg("%s schedule: total %.17g below its grouping's bound %.17g (bound %.17g)", who, total,
+                 g.grouping_bound, g.bound);
+    }
 }
 
 /* A random schedule of p, valid or not (ft_evaluate tells): 1 to nops + 2
