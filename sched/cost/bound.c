@@ -43,28 +43,32 @@ void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes)
     }
 }
 
+double ft__op_least_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, const unsigned char *rw,
+                            const unsigned char *rh)
+{
+    const ft_tensor *O = &p->tensors[op->output];
+    /* out of memory: no flags, every dimension padded (the old, larger
+     * figure would not be a bound; the proportional one always is) */
+    int fw = rw ? rw[op->output] : 1, fh = rh ? rh[op->output] : 1;
+    if (!ft__op_padded(p, op))   /* it pays its exact elements */
+        fw = fh = 1;
+    /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
+    /* g(len, n, r) of SPEC 5: a reduction dimension's share where r
+     * holds, else whole native tiles (ft__dim_units) */
+    return ft__op_compute(p, model, op, ft__dim_units(O->height, p->native_h, fh ? FT_DIM_REDUCTION : FT_DIM_SPATIAL),
+                          ft__dim_units(O->width, p->native_w, fw ? FT_DIM_REDUCTION : FT_DIM_SPATIAL), (double)op->k);
+}
+
 double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compute, double *memory)
 {
-    unsigned char *rw = ft__malloc(2 * (size_t)p->ntensors + 1), *rh;
+    unsigned char *rw = ft__malloc(2 * (size_t)p->ntensors + 1), *rh = NULL;
     if (rw) {
         rh = rw + p->ntensors;
         ft__reduction_flags(p, rw, rh);
     }
     double c = 0;
-    for (int o = 0; o < p->nops; o++) {
-        const ft_op *op = &p->ops[o];
-        const ft_tensor *O = &p->tensors[op->output];
-        /* out of memory: no flags, every dimension padded (the old, larger
-         * figure would not be a bound; the proportional one always is) */
-        int fw = rw ? rw[op->output] : 1, fh = rw ? rh[op->output] : 1;
-        if (!ft__op_padded(p, op))   /* it pays its exact elements */
-            fw = fh = 1;
-        /* over the op's output, Layout ops as Pointwise ones (SPEC 5) */
-        /* g(len, n, r) of SPEC 5: a reduction dimension's share where r
-         * holds, else whole native tiles (ft__dim_units) */
-        c += ft__op_compute(p, model, op, ft__dim_units(O->height, p->native_h, fh ? FT_DIM_REDUCTION : FT_DIM_SPATIAL),
-                            ft__dim_units(O->width, p->native_w, fw ? FT_DIM_REDUCTION : FT_DIM_SPATIAL), (double)op->k);
-    }
+    for (int o = 0; o < p->nops; o++)
+        c += ft__op_least_compute(p, model, &p->ops[o], rw, rh);
     /* every schedule has a step and a tile, one with a MatMul if p has
      * one: their overheads are compute the units share too (tbound.c) */
     int mm = 0;
@@ -75,7 +79,7 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model, double *compu
     c /= (double)ft__units(p);
     /* the waves of the op whose work spreads worst over the units
      * (tbound.c; without flags, out of memory, only its even share) */
-    double waves = ft__op_waves(p, model, rw, rw ? rw + p->ntensors : NULL, NULL, p->nops);
+    double waves = ft__op_waves(p, model, rw, rh, NULL, p->nops);
     ft__free(rw);
     int64_t reads, writes;
     ft__compulsory(p, &reads, &writes);

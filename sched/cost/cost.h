@@ -237,6 +237,14 @@ double ft__cache_floor(const ft_problem *p);
  * pays besides its steps; for the whole problem and for one subgraph. */
 double ft__bound_target(const ft_problem *p, double c, double m, double waves, double floor_);
 
+/* The least compute of op over its whole output in any schedule (SPEC 5's
+ * term of C): whole native tiles along a dimension without a reduction
+ * flag, a proportional share along one with (rw, rh: ft__reduction_flags,
+ * or NULL out of memory: every dimension proportional) or where the op
+ * pays exact elements.  (bound.c) */
+double ft__op_least_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, const unsigned char *rw,
+                            const unsigned char *rh);
+
 /* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
  * of t may be a reduction dimension of some region, so the op computing t
  * may pay it proportionally); rw and rh are ntensors bytes each, filled. */

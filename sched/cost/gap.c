@@ -20,12 +20,7 @@ static double sg_bound(const ft_problem *p, const ft_schedule *s, int i, ft_comp
     int mm = 0;
     for (int j = 0; j < g->nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
-        const ft_tensor *O = &p->tensors[op->output];
-        int fw = rw[op->output], fh = rh[op->output];
-        if (!ft__op_padded(p, op))
-            fw = fh = 1;
-        c += ft__op_compute(p, model, op, ft__dim_units(O->height, p->native_h, fh ? FT_DIM_REDUCTION : FT_DIM_SPATIAL),
-                            ft__dim_units(O->width, p->native_w, fw ? FT_DIM_REDUCTION : FT_DIM_SPATIAL), (double)op->k);
+        c += ft__op_least_compute(p, model, op, rw, rh);
         mm |= op->type == FT_OP_MATMUL;
     }
     c = (c + ft__tile_overheads(p, mm)) / (double)ft__units(p);
