@@ -850,7 +850,8 @@ static ft_schedule *wild_schedule(const ft_problem *p, gen *g)
  * draws them): overlap mode, transfer latency, launch overhead, write
  * bandwidth, separate channels, units in waves, step, tile and MatMul tile
  * overheads, a shared cache that some subgraphs fit, exact Pointwise
- * elements.  Half the time several units (nothing retained then). */
+ * elements, a quarter of the time granularities above native.  Three
+ * quarters of the time several units (nothing retained then). */
 static void random_timing(struct fix *f, gen *g)
 {
     static const double lats[] = {0, 1, 50, 400};
@@ -869,6 +870,9 @@ static void random_timing(struct fix *f, gen *g)
     p->timing.cache_capacity = gen_chance(g, 1, 2) ? 0 : (double)(16 << gen_below(g, 6));
     p->timing.cache_bandwidth = p->bandwidth * 4;
     p->pointwise_exact = gen_below(g, 2);
+    /* a quarter with granularities above native (ft_search tries them; the
+     * reference stays at native and below) */
+    p->allow_larger = gen_chance(g, 1, 4);
     if (ft_problem_finish(p, &st) != FT_OK)
         fail_msg("random timing: %s", st.msg);
 }
