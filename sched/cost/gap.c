@@ -43,7 +43,10 @@ static double sg_bound(const ft_problem *p, const ft_schedule *s, int i, ft_comp
     double m, floor_ = 0;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, reads, writes, &m);
-    if (p->timing.cache_capacity > 0 && (double)(reads + writes) > p->timing.cache_capacity) {
+    /* (not with double buffering: a configuration of one step pays none,
+     * ft__cache_floor) */
+    if (p->timing.cache_capacity > 0 && p->timing.overlap != FT_OVERLAP_PIPELINE &&
+        (double)(reads + writes) > p->timing.cache_capacity) {
         ft__rates own;
         ft__rates_init(p, &own);
         floor_ = (double)reads / own.rb + (double)writes / own.wb;

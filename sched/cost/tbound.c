@@ -41,6 +41,9 @@
  *   (walk.c's floor).  A graph input or output larger than the cache is in
  *   the footprint of the subgraph that reads or writes it, so the floors
  *   add to at least the sum of those tensors' times, whatever the grouping.
+ *   Not with double buffering: there a subgraph of one step takes
+ *   ft__sg_single, which no floor raises (eval.c), and nothing proves that
+ *   a subgraph has two steps (test_bound.c: one below it).
  */
 #include "cost/cost.h"
 
@@ -98,7 +101,9 @@ double ft__op_waves(const ft_problem *p, ft_compute_model model, const unsigned 
 double ft__cache_floor(const ft_problem *p)
 {
     const ft_timing *tm = &p->timing;
-    if (tm->cache_capacity <= 0)
+    /* with double buffering a subgraph of one step pays no floor
+     * (ft__sg_single, eval.c), and any subgraph may have one step */
+    if (tm->cache_capacity <= 0 || tm->overlap == FT_OVERLAP_PIPELINE)
         return 0;
     ft__rates r;
     ft__rates_init(p, &r);

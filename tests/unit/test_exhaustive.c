@@ -735,6 +735,16 @@ static void test_exhaustive_layout_search_never_worse(void **state)
     gen_mode.layout = 0;
 }
 
+/* Print p's target terms (random_timing's draws) when it has any. */
+static void say_timing(const ft_problem *p)
+{
+    const ft_timing *t = &p->timing;
+    say("timing: overlap %d latency %g launch %g write_bandwidth %g duplex %d units %d step %g tile %g matmul_tile %g "
+        "cache %g at %g; pointwise_exact %d allow_larger %d\n",
+        (int)t->overlap, t->transfer_latency, t->launch_overhead, t->write_bandwidth, t->duplex, t->units, t->step_overhead,
+        t->tile_overhead, t->matmul_tile_overhead, t->cache_capacity, t->cache_bandwidth, p->pointwise_exact, p->allow_larger);
+}
+
 /* Schedule s of f->p is at or above both bounds under model m: its total is
  * at least cap (the capacity bound, itself at least the SPEC bound), and
  * its memory time, summed over steps, at least capm (the bound's traffic
@@ -754,6 +764,7 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
     ft_eval_free(&ev);
     if (total < cap * (1 - 1e-9) || mem < capm * (1 - 1e-9)) {
         say("problem: %s\n", f->json);
+        say_timing(f->p);
         fail_msg("%s schedule: total %.17g, memory %.17g; capacity bound %.17g, its memory %.17g", who, total, mem,
                  cap, capm);
     }
@@ -763,6 +774,10 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
         fail_msg("%s schedule: gap report: %s", who, st.msg);
     if (total < g.grouping_bound * (1 - 1e-9) || g.bound < cap * (1 - 1e-9)) {
         say("problem: %s\n", f->json);
+        say_timing(f->p);
+        char *js = ft_schedule_to_json(s, NULL);
+        say("schedule: %s\n", js ? js : "(out of memory)");
+        free(js);
         fail_msg("%s schedule: total %.17g below its grouping's bound %.17g (bound %.17g)", who, total,
                  g.grouping_bound, g.bound);
     }
