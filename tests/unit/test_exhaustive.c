@@ -966,14 +966,14 @@ static void test_exhaustive_bounds_below_reference(void **state)
 
 /* The same with every target term drawn at random (random_timing; the
  * target-aware terms of tbound.c), with and without Layout ops:
- * FT_BOUND_COUNT problems each (200 by default, 40 under the slow
+ * FT_BOUND_COUNT problems each (200 by default, 20 under the slow
  * runners). */
 static void test_exhaustive_timed_bounds_below_reference(void **state)
 {
     bounds_timed = 1;
-    bounds_below_reference(*state, SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 40 : 200));
+    bounds_below_reference(*state, SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
     gen_mode.layout = 1;
-    bounds_below_reference(*state, LAYOUT_SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 40 : 200));
+    bounds_below_reference(*state, LAYOUT_SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
     gen_mode.layout = 0;
     bounds_timed = 0;
 }
