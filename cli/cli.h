@@ -120,6 +120,15 @@ void cli_json_string(FILE *f, const char *s);
 /* Write x as the shortest exact JSON number to f. */
 void cli_json_number(FILE *f, double x);
 
+/* The gap line of a schedule's summary (ft_gap_report): its ratio to the
+ * bound, the bound of its grouping, and which of the two most of the gap
+ * lies in; `searched`: the schedule comes from ft_search (each subgraph
+ * at its best configuration). */
+void cli_gap_line(FILE *f, const ft_gap *g, int searched);
+
+/* The same as a JSON member: , "gap": {...} */
+void cli_gap_json(FILE *f, const ft_gap *g);
+
 /* One scheduling run, shared by `fusetile schedule` and the contest entry
  * `mlsys` (cmd_schedule.c). */
 /* Most --patterns files one schedule command takes. */

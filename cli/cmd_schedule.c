@@ -402,6 +402,11 @@ int cli_schedule_run(const cli_sched_job *job)
         fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f, strategy %s", d, cb > 0 ? ev.total / cb : 0.0,
                 ft_strategy_name(job->strategy));
         fputc('\n', stderr);
+        ft_gap g;
+        if (ft_gap_report(p, s, job->model, ev.total, &g, &st) == FT_OK) {
+            fprintf(stderr, "%s: %s", cli_progname, pfx(job->cmd));
+            cli_gap_line(stderr, &g, job->strategy == FT_STRATEGY_SEARCH);
+        }
         for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)
             fprintf(stderr, "%s: %ssubgraph %d: %s\n", cli_progname, pfx(job->cmd), i, s->sg[i].label ? s->sg[i].label : "-");
     }

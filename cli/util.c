@@ -339,3 +339,38 @@ int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_l
     }
     return 1;
 }
+
+/* Contract: cli.h. */
+void cli_gap_line(FILE *f, const ft_gap *g, int searched)
+{
+    char a[FT_NUMBUF];
+    snprintf(a, sizeof a, "%.15g", g->bound);
+    fprintf(f,
+            "gap: %.2f x the bound (%s); the bound of this grouping (%d subgraphs, each bounded alone: its ops' "
+            "compute and waves, its tiles' overheads, its own traffic, its launch) is %.2f x the bound, and the "
+            "total %.2f x that: ",
+            g->ratio, a, g->nsubgraphs, g->between, g->within);
+    if (g->in_bound)
+        fprintf(f, "most of the gap is in the bound (inside subgraphs%s, not counted by the bound)\n",
+                searched ? " each at the best configuration the search found for it" : "");
+    else
+        fprintf(f, "most of the gap is in the grouping (launches, tile overheads, waves and traffic between "
+                   "subgraphs, which the bound counts once, as if one subgraph held the whole problem: fewer, larger "
+                   "subgraphs might remove it)\n");
+}
+
+/* Contract: cli.h. */
+void cli_gap_json(FILE *f, const ft_gap *g)
+{
+    fputs(", \"gap\": {\"bound\": ", f);
+    cli_json_number(f, g->bound);
+    fputs(", \"ratio\": ", f);
+    cli_json_number(f, g->ratio);
+    fputs(", \"grouping_bound\": ", f);
+    cli_json_number(f, g->grouping_bound);
+    fprintf(f, ", \"subgraphs\": %d, \"between\": ", g->nsubgraphs);
+    cli_json_number(f, g->between);
+    fputs(", \"within\": ", f);
+    cli_json_number(f, g->within);
+    fprintf(f, ", \"gap_in\": \"%s\"}", g->in_bound ? "bound" : "grouping");
+}

@@ -693,6 +693,37 @@ double ft_lower_bound(const ft_problem *p, ft_compute_model model,
 double ft_lower_bound_capacity(const ft_problem *p, ft_compute_model model,
                                double *compute, double *memory);
 
+/* Where a schedule's gap to the lower bound lies (ft_gap_report). */
+typedef struct ft_gap {
+    double total;           /* the schedule's total (as given) */
+    double bound;           /* the larger of ft_lower_bound and ft_lower_bound_capacity */
+    double ratio;           /* total / bound */
+    double grouping_bound;  /* the sum over the schedule's subgraphs of each one's
+                               own bound: no schedule with these subgraphs (ops,
+                               order, retention) costs less, whatever their
+                               configurations */
+    int nsubgraphs;
+    double within;          /* total / max(grouping_bound, bound): the share of the
+                               gap inside the subgraphs */
+    double between;         /* max(grouping_bound, bound) / bound: the share the
+                               grouping itself pays (launches, overheads, waves
+                               and traffic between subgraphs) */
+    int in_bound;           /* 1 when within >= between: most of the gap is inside
+                               subgraphs whose configurations the search chose
+                               among all, so most likely what the bound does not
+                               count; 0: most is the grouping's (fewer, larger
+                               subgraphs might remove it, or the bound assumes a
+                               fusion no schedule can make) */
+} ft_gap;
+
+/* Where the gap of schedule s of p (valid, its total `total` under model)
+ * lies: fills *out (ft_gap).  grouping_bound is a lower bound on every
+ * schedule with s's subgraphs, each bounded alone with the target's terms
+ * (docs/SCHEDULER.md, "The lower bound on a target").  FT_OK, or FT_ENOMEM
+ * (st says so, *out zeroed). */
+int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double total, ft_gap *out,
+                  ft_status *st);
+
 /* ---------------------------------------------------------------- scheduler */
 
 /* What ft_search reports while it runs (ft_search_opts.on_progress). */

@@ -310,7 +310,10 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
 
     Keys: compute_model, total, lower_bound (with lower_bound_compute,
     lower_bound_memory and ratio), capacity_bound (capacity_bound_memory,
-    capacity_ratio), scored, and subgraphs: per subgraph index, ops, label,
+    capacity_ratio), scored, gap (where the gap to the bound lies, as
+    ``fusetile evaluate --json``'s: bound, ratio, grouping_bound, subgraphs,
+    between, within, gap_in "bound" or "grouping"; docs/SCHEDULER.md), and
+    subgraphs: per subgraph index, ops, label,
     op_names, op_kinds, granularity [w, h, k], latency, reported_latency,
     tiles, tiles_x, tiles_y, k_steps, steps, compute_bound_steps,
     memory_bound_steps, peak_working_set, loaded, written, compute_time,

@@ -255,6 +255,26 @@ static PyObject *with_subgraphs(PyObject *d, PyObject *sgs)
     return d;
 }
 
+/* Where the gap of schedule s of p lies (ft_gap_report), as `fusetile
+ * evaluate --json`'s "gap"; None when out of memory. */
+static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+{
+    ft_gap g;
+    ft_status st;
+    if (ft_gap_report(p, s, e->model, e->total, &g, &st) != FT_OK)
+        Py_RETURN_NONE;
+    PyObject *d = PyDict_New();
+    if (!d || ftpy_put(d, "bound", PyFloat_FromDouble(g.bound)) < 0 || ftpy_put(d, "ratio", PyFloat_FromDouble(g.ratio)) < 0 ||
+        ftpy_put(d, "grouping_bound", PyFloat_FromDouble(g.grouping_bound)) < 0 ||
+        ftpy_put(d, "subgraphs", PyLong_FromLong(g.nsubgraphs)) < 0 || ftpy_put(d, "between", PyFloat_FromDouble(g.between)) < 0 ||
+        ftpy_put(d, "within", PyFloat_FromDouble(g.within)) < 0 ||
+        ftpy_put(d, "gap_in", PyUnicode_FromString(g.in_bound ? "bound" : "grouping")) < 0) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* The evaluation e of schedule s of p, as `fusetile evaluate --json`. */
 static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
 {
@@ -279,7 +299,7 @@ static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_e
         ftpy_put(d, "capacity_bound", PyFloat_FromDouble(e->capacity_bound)) < 0 ||
         ftpy_put(d, "capacity_bound_memory", PyFloat_FromDouble(cbm)) < 0 ||
         ftpy_put(d, "capacity_ratio", PyFloat_FromDouble(e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0)) < 0 ||
-        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0)
+        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e)) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:

@@ -211,6 +211,40 @@ double ft__op_compute(const ft_problem *p, ft_compute_model model, const ft_op *
  * gets the elements of the graph inputs, *writes those of the outputs. */
 void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
 
+/* ---- what every schedule pays on a target (tbound.c, its proofs) ---- */
+
+/* Compute overheads of the fewest steps a tile has (one) and of a tile:
+ * step_overhead + tile_overhead, + matmul_tile_overhead when matmul. */
+double ft__tile_overheads(const ft_problem *p, int matmul);
+
+/* The least time the steps of a schedule take that holds ops[] (all of
+ * p's ops when ops is NULL; or one subgraph holding them): the larger of
+ * the busiest op's per-unit waves with one tile's overheads, and the sum
+ * over the ops of their least tiles (the first tile holds them all) with
+ * one tile's overheads.  rw, rh: SPEC 5's flags
+ * (ft__reduction_flags), or NULL (then no op counts whole native tiles). */
+double ft__op_waves(const ft_problem *p, ft_compute_model model, const unsigned char *rw, const unsigned char *rh,
+                    const int *ops, int nops);
+
+/* The shared cache's floor on every schedule of p: the graph inputs and
+ * outputs larger than cache_capacity, each once at p's own bandwidths
+ * (0 without a cache). */
+double ft__cache_floor(const ft_problem *p);
+
+/* A bound from its terms (bound.c): compute c (units shared), compulsory
+ * traffic time m, the busiest op's waves (ft__op_waves) and the shared
+ * cache's floor, combined as ft__bound_combine with what every subgraph
+ * pays besides its steps; for the whole problem and for one subgraph. */
+double ft__bound_target(const ft_problem *p, double c, double m, double waves, double floor_);
+
+/* The least compute of op over its whole output in any schedule (SPEC 5's
+ * term of C): whole native tiles along a dimension without a reduction
+ * flag, a proportional share along one with (rw, rh: ft__reduction_flags,
+ * or NULL out of memory: every dimension proportional) or where the op
+ * pays exact elements.  (bound.c) */
+double ft__op_least_compute(const ft_problem *p, ft_compute_model model, const ft_op *op, const unsigned char *rw,
+                            const unsigned char *rh);
+
 /* Per-tensor reduction flags of SPEC section 5 (rw[t], rh[t]: a dimension
  * of t may be a reduction dimension of some region, so the op computing t
  * may pay it proportionally); rw and rh are ntensors bytes each, filled. */

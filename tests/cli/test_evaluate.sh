@@ -79,6 +79,15 @@ check eval-table-capacity 0 out '^capacity bound +3276.8 \(compute 1100, memory 
 check eval-table-capacity-ratio 0 out '^capacity ratio +2.0000$' -- "$bin" evaluate "$P" "$S"
 check eval-json-capacity 0 out '"ratio": 2, "capacity_bound": 3276.8, "capacity_bound_memory": 3276.8, "capacity_ratio": 2, ' \
     -- "$bin" evaluate "$P" "$S" --json
+# where the gap lies (ft_gap_report): ex1A's split schedule pays exactly
+# the bound of its two subgraphs, twice the problem's bound
+check eval-table-gap 0 out '^gap: 2\.00 x the bound \(3276\.8\); the bound of this grouping \(2 subgraphs, .* is 2\.00 x the bound, and the total 1\.00 x that: most of the gap is in the grouping' \
+    -- "$bin" evaluate "$P" "$S"
+check eval-json-gap 0 out '"gap": \{"bound": 3276\.8, "ratio": 2, "grouping_bound": 6553\.6, "subgraphs": 2, "between": 2, "within": 1, "gap_in": "grouping"\}' \
+    -- "$bin" evaluate "$P" "$S" --json
+# and schedule's summary ends with it (ex1A fused: no gap)
+check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(inside subgraphs each at the best configuration the search found' \
+    -- "$bin" schedule "$P" --time-limit 1 --threads 1
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
 

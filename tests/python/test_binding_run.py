@@ -61,6 +61,13 @@ class TestEvaluate(unittest.TestCase):
         self.assertAlmostEqual(r["ratio"], 18115.2 / 17600)
         self.assertEqual(r["capacity_bound"], 17600.0)
         self.assertFalse(r["scored"])
+        # where the gap lies: the split schedule's own grouping is bounded
+        # above the problem's bound
+        self.assertEqual(r["gap"]["bound"], 17600.0)
+        self.assertEqual(r["gap"]["subgraphs"], len(r["subgraphs"]))
+        self.assertGreaterEqual(r["gap"]["grouping_bound"], 17600.0)
+        self.assertLessEqual(r["gap"]["grouping_bound"], r["total"])
+        self.assertIn(r["gap"]["gap_in"], ("bound", "grouping"))
         g = r["subgraphs"][0]
         self.assertEqual(g["label"], "encoder.layer1.fc1+act")
         self.assertEqual(g["op_names"], ["encoder.layer1.fc1", "encoder.layer1.act"])

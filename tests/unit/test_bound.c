@@ -1,4 +1,4 @@
-/* test_bound.c - cmocka tests of the lower bound of SPEC section 5 (C, M and max(C, M), both compute models, reduction flags) and of the capacity bound of section 7, on hand-computed problems and the public benchmarks. */
+/* test_bound.c - cmocka tests of the lower bound of SPEC section 5 (C, M and max(C, M), both compute models, reduction flags), its target terms (waves, first tiles, overheads, the shared cache's floor), the capacity bound of section 7 and the gap report, on hand-computed problems and the public benchmarks. */
 #include "ft_testutil.h"
 
 /* Example 1: op0 T0 -> T1 (1000), op1 T1 -> T2 (100), 128 x 128,
@@ -262,6 +262,139 @@ static void test_bound_benchmarks(void **state)
 /* LB <= the total of every valid vector is checked with the vectors in
  * test_eval.c (test_eval_vectors_expected_tsv). */
 
+/* ---- the target terms (sched/cost/tbound.c) ---- */
+
+/* Set p's timing and finish it. */
+static void set_timing(ft_problem *p, int units, double step, double tile, double mmtile)
+{
+    ft_status st;
+    p->timing.units = units;
+    p->timing.step_overhead = step;
+    p->timing.tile_overhead = tile;
+    p->timing.matmul_tile_overhead = mmtile;
+    assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+}
+
+/* Total of schedule json on f->p under the native model. */
+static double total_of(ftt_fixture *f, const char *json)
+{
+    ft_status st;
+    ft_schedule *s;
+    ft_eval e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(ft_schedule_parse(json, "t.json", &s, &st), FT_OK);
+    assert_int_equal(ft_evaluate(f->p, s, FT_COMPUTE_NATIVE, &e, &st), FT_OK);
+    double t = e.total;
+    ft_eval_free(&e);
+    ft_schedule_free(s);
+    return t;
+}
+
+/* The first tile holds every op: example 1 (Pointwise 1000 then 100, one
+ * native tile each) on 4 units, bandwidth 100, step overhead 10, tile
+ * overhead 20.  Even shares: (1100 + 30) / 4 = 282.5; the busiest op's
+ * waves: 1000 + 30; the first tile: 1000 + 100 + 30 = 1130, which the
+ * fused schedule (one tile) reaches exactly. */
+static void test_bound_target_first_tile(void **state)
+{
+    ftt_fixture *f = *state;
+    f->p->bandwidth = 100;
+    set_timing(f->p, 4, 10, 20, 40);   /* no MatMul: no MatMul tile overhead */
+    double c, m;
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, &c, &m), 1130);
+    assert_cost(c, 1130);
+    assert_cost(m, 327.68);
+    assert_cost(total_of(f, SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]")), 1130);
+    /* one unit: the compute and the overheads, as before */
+    set_timing(f->p, 1, 10, 20, 40);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 1130);
+}
+
+/* Waves of one op: the odd problem's MatMul (200w x 100h at native
+ * [128, 32]: 8 native tiles, K = 300, 1000 per native tile per 128 of
+ * depth) on 3 units, bandwidth 1000: ceil(8 / 3) = 3 waves of
+ * 1000 x 300 / 128 = 7031.25, above the even share 18830 / 3 and the
+ * first tile 2343.75 + 10.  With MatMul tile overheads: + 5 + 7 + 11. */
+static void test_bound_target_waves(void **state)
+{
+    ftt_fixture *f = *state;
+    f->p->bandwidth = 1000;
+    set_timing(f->p, 3, 0, 0, 0);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 7031.25);
+    set_timing(f->p, 3, 5, 7, 11);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 7031.25 + 23);
+    /* 8 units: one wave; the first tile (2343.75 + 10 + 23) is above
+     * the even share (18830 + 23) / 8 = 2356.625 */
+    set_timing(f->p, 8, 5, 7, 11);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 2343.75 + 10 + 23);
+    ft_status st;
+    ft_schedule *s = NULL;
+    ft_search_opts o;
+    ft_search_opts_init(&o);
+    o.time_limit = 0.2;
+    assert_int_equal(ft_search(f->p, &o, &s, &f->eval, &st), FT_OK);
+    assert_true(f->eval.total >= f->eval.lower_bound * (1 - 1e-12));
+    ft_schedule_free(s);
+}
+
+/* The shared cache's floor: example 1 with a cache of 10000 elements (T0
+ * and T2, 16384 each, do not fit) at 1000 per unit: the compulsory traffic
+ * at the cache's bandwidth is 32.768, but the subgraphs that read T0 and
+ * write T2 take at least 16384 / 10 each at the memory's own: 3276.8
+ * (the split schedule pays 6553.6).  A cache of 20000 holds each: 1100. */
+static void test_bound_target_cache_floor(void **state)
+{
+    ftt_fixture *f = *state;
+    ft_status st;
+    f->p->timing.cache_capacity = 10000;
+    f->p->timing.cache_bandwidth = 1000;
+    assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
+    double m;
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, &m), 3276.8);
+    assert_cost(m, 32.768);
+    assert_true(total_of(f, SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]")) >= 3276.8);
+    f->p->timing.cache_capacity = 20000;
+    assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 1100);
+    /* with double buffering a subgraph of one step pays no floor
+     * (ft__sg_single): the fused schedule, one step, takes 16.384 + 1100 +
+     * 16.384, so no floor is claimed (the test of random problems found
+     * such a schedule below the floor) */
+    f->p->timing.cache_capacity = 10000;
+    f->p->timing.overlap = FT_OVERLAP_PIPELINE;
+    assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
+    assert_cost(total_of(f, SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]")), 1132.768);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 1100);
+}
+
+/* Where the gap lies (ft_gap_report): example 1 split in two subgraphs
+ * pays 3276.8 each (SPEC's worked example), exactly the bound of that
+ * grouping, twice the problem's bound: the gap is the grouping's.  Fused,
+ * the grouping's bound is the problem's. */
+static void test_bound_gap_report(void **state)
+{
+    ftt_fixture *f = *state;
+    ft_status st;
+    ft_schedule *s;
+    ft_gap g;
+    assert_int_equal(ft_schedule_parse(SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]"), "t.json", &s, &st),
+                     FT_OK);
+    assert_int_equal(ft_gap_report(f->p, s, FT_COMPUTE_NATIVE, 6553.6, &g, &st), FT_OK);
+    ft_schedule_free(s);
+    assert_cost(g.bound, 3276.8);
+    assert_cost(g.grouping_bound, 6553.6);
+    assert_cost(g.between, 2);
+    assert_cost(g.within, 1);
+    assert_int_equal(g.nsubgraphs, 2);
+    assert_int_equal(g.in_bound, 0);
+    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), "t.json", &s, &st), FT_OK);
+    assert_int_equal(ft_gap_report(f->p, s, FT_COMPUTE_NATIVE, 3276.8, &g, &st), FT_OK);
+    ft_schedule_free(s);
+    assert_cost(g.grouping_bound, 3276.8);
+    assert_cost(g.ratio, 1);
+    assert_int_equal(g.in_bound, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +408,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_capacity_chain, setup_chain, ftt_teardown),
         cmocka_unit_test(test_bound_capacity_mlsys5),
         cmocka_unit_test(test_bound_benchmarks),
+        cmocka_unit_test_setup_teardown(test_bound_target_first_tile, setup_ex1, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_bound_target_waves, setup_odd, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_bound_target_cache_floor, setup_ex1, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_bound_gap_report, setup_ex1, ftt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -735,6 +735,16 @@ static void test_exhaustive_layout_search_never_worse(void **state)
     gen_mode.layout = 0;
 }
 
+/* Print p's target terms (random_timing's draws) when it has any. */
+static void say_timing(const ft_problem *p)
+{
+    const ft_timing *t = &p->timing;
+    say("timing: overlap %d latency %g launch %g write_bandwidth %g duplex %d units %d step %g tile %g matmul_tile %g "
+        "cache %g at %g; pointwise_exact %d allow_larger %d\n",
+        (int)t->overlap, t->transfer_latency, t->launch_overhead, t->write_bandwidth, t->duplex, t->units, t->step_overhead,
+        t->tile_overhead, t->matmul_tile_overhead, t->cache_capacity, t->cache_bandwidth, p->pointwise_exact, p->allow_larger);
+}
+
 /* Schedule s of f->p is at or above both bounds under model m: its total is
  * at least cap (the capacity bound, itself at least the SPEC bound), and
  * its memory time, summed over steps, at least capm (the bound's traffic
@@ -754,8 +764,22 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
     ft_eval_free(&ev);
     if (total < cap * (1 - 1e-9) || mem < capm * (1 - 1e-9)) {
         say("problem: %s\n", f->json);
+        say_timing(f->p);
         fail_msg("%s schedule: total %.17g, memory %.17g; capacity bound %.17g, its memory %.17g", who, total, mem,
                  cap, capm);
+    }
+    /* the bound of its grouping (ft_gap_report) is a bound too */
+    ft_gap g;
+    if (ft_gap_report(f->p, s, m, total, &g, &st) != FT_OK)
+        fail_msg("%s schedule: gap report: %s", who, st.msg);
+    if (total < g.grouping_bound * (1 - 1e-9) || g.bound < cap * (1 - 1e-9)) {
+        say("problem: %s\n", f->json);
+        say_timing(f->p);
+        char *js = ft_schedule_to_json(s, NULL);
+        say("schedule: %s\n", js ? js : "(out of memory)");
+        free(js);
+        fail_msg("%s schedule: total %.17g below its grouping's bound %.17g (bound %.17g)", who, total,
+                 g.grouping_bound, g.bound);
     }
 }
 
@@ -837,6 +861,40 @@ static ft_schedule *wild_schedule(const ft_problem *p, gen *g)
     return s;
 }
 
+/* Target terms drawn at random onto f->p from g (as test_search_score
+ * draws them): overlap mode, transfer latency, launch overhead, write
+ * bandwidth, separate channels, units in waves, step, tile and MatMul tile
+ * overheads, a shared cache that some subgraphs fit, exact Pointwise
+ * elements, a quarter of the time granularities above native.  Three
+ * quarters of the time several units (nothing retained then). */
+static void random_timing(struct fix *f, gen *g)
+{
+    static const double lats[] = {0, 1, 50, 400};
+    static const int units[] = {1, 2, 3, 7};
+    ft_problem *p = f->p;
+    ft_status st;
+    p->timing.overlap = (ft_overlap)gen_below(g, 3);
+    p->timing.transfer_latency = lats[gen_below(g, 4)];
+    p->timing.launch_overhead = (double)gen_below(g, 3) * 100;
+    p->timing.write_bandwidth = gen_chance(g, 1, 2) ? 0 : p->bandwidth * (0.25 + 0.25 * (double)gen_below(g, 8));
+    p->timing.duplex = gen_below(g, 2);
+    p->timing.units = units[gen_below(g, 4)];
+    p->timing.step_overhead = gen_chance(g, 1, 2) ? 0 : 13;
+    p->timing.tile_overhead = gen_chance(g, 1, 2) ? 0 : 29;
+    p->timing.matmul_tile_overhead = gen_chance(g, 1, 2) ? 0 : 41;
+    p->timing.cache_capacity = gen_chance(g, 1, 2) ? 0 : (double)(16 << gen_below(g, 6));
+    p->timing.cache_bandwidth = p->bandwidth * 4;
+    p->pointwise_exact = gen_below(g, 2);
+    /* a quarter with granularities above native (ft_search tries them; the
+     * reference stays at native and below) */
+    p->allow_larger = gen_chance(g, 1, 4);
+    if (ft_problem_finish(p, &st) != FT_OK)
+        fail_msg("random timing: %s", st.msg);
+}
+
+/* Whether bounds_below_reference draws target terms (random_timing). */
+static int bounds_timed;
+
 /* Both lower bounds (SPEC sections 5 and 7) hold on `count` random
  * problems from seeds seed_base + 0x5bd1e995 + i, of up to 8 ops, native tiles of 4 or
  * 8, sizes 1 to 24 and capacities from tight to roomy: the capacity bound
@@ -857,11 +915,16 @@ static void bounds_below_reference(struct fix *f, uint64_t seed_base, long count
                                    (int)(sizeof dims_bound / sizeof dims_bound[0]));
         assert_non_null(f->json);
         fix_parse(f, "random.problem.json");
+        if (bounds_timed) {
+            gen tg = {seed_base ^ 0x7173u ^ (uint64_t)i};
+            random_timing(f, &tg);
+        }
         double sm, cm;
         double spec = ft_lower_bound(f->p, m, NULL, &sm);
         double cap = ft_lower_bound_capacity(f->p, m, NULL, &cm);
         assert_true(cap >= spec && cm >= sm);
-        if (run_reference(f, m, 0, &f->ref)) {
+        /* (the reference's pruning bound knows no target terms) */
+        if (run_reference(f, m, bounds_timed ? REF_NO_PRUNE : 0, &f->ref)) {
             say("problem %ld: reference %.17g below the SPEC bound %.17g\n  %s\n", i, f->ref.total, spec, f->json);
             fail();
         }
@@ -901,6 +964,20 @@ static void test_exhaustive_bounds_below_reference(void **state)
     bounds_below_reference(*state, SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500));
 }
 
+/* The same with every target term drawn at random (random_timing; the
+ * target-aware terms of tbound.c), with and without Layout ops:
+ * FT_BOUND_COUNT problems each (200 by default, 20 under the slow
+ * runners). */
+static void test_exhaustive_timed_bounds_below_reference(void **state)
+{
+    bounds_timed = 1;
+    bounds_below_reference(*state, SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
+    gen_mode.layout = 1;
+    bounds_below_reference(*state, LAYOUT_SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
+    gen_mode.layout = 0;
+    bounds_timed = 0;
+}
+
 /* The same with Layout ops (FT_BOUND_COUNT problems, 300 by default, 60
  * under the slow runners): a Layout op ends the capacity bound's streams
  * (SPEC 7), and both bounds count its compute as a Pointwise op's. */
@@ -927,6 +1004,11 @@ int main(void)
         T(test_exhaustive_bounds_below_reference),
         T(test_exhaustive_layout_search_never_worse),
         T(test_exhaustive_layout_bounds_below_reference),
+        T(test_exhaustive_timed_bounds_below_reference),
     };
+    /* FT_TEST_FILTER: run only the tests whose names match (cmocka's
+     * pattern, * and ? wildcards) */
+    if (getenv("FT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FT_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
