@@ -13,7 +13,8 @@
 #    off), 5.25e10 cycles in all: every replay succeeds, agrees with the
 #    analytic model, and the report accounts for every difference;
 #  - the same at 8 k-steps per MatMul (the pipeline over several steps);
-#  - the Python binding: the same replay three times in one process;
+#  - the Python binding: the same replay three times in one process, then
+#    traces of another: the same files as a fresh process's;
 #  - eight such MatMuls, 2e10 cycles in one replay: exit 2 and the limit.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,7 +77,7 @@ done
 py=${FT_PYTHON:-}
 build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
 if [ -z "$py" ]; then
-    skip 1 "the binding's replays: ${FT_PYTHON_SKIP:-FT_PYTHON is not set (run through make check)}"
+    skip 4 "the binding's replays: ${FT_PYTHON_SKIP:-FT_PYTHON is not set (run through make check)}"
 else
     check python-replays 0 out '^ok 3$' -- env PYTHONPATH="$build/python" "$py" -c '
 import sys
@@ -88,6 +89,21 @@ for _ in range(3):
     ok += r["total_simulated"] == r["total_analytic"] > 7e9 and r["accounted"] and all(v["ok"] for v in r["effects_off"])
 print("ok", ok)
 ' "$tmp/big.json" "$tmp/big.schedule.json" "$kpu"
+    # traces written after 5e10 cycles of replays in the process are the
+    # ones a fresh process writes (the CLI's, first replay of its process)
+    check trace-first 0 - "" -- "$bin" simulate "$tmp/steps.json" "$tmp/steps.schedule.json" --target "$kpu" --keep-costs \
+        --trace "$tmp/fresh.json" --vcd "$tmp/fresh.vcd"
+    check python-trace-later 0 out '^traced$' -- env PYTHONPATH="$build/python" "$py" -c '
+import sys
+import fusetile as ft
+big, big_s, steps, steps_s, target, tmp = sys.argv[1:7]
+for _ in range(2):
+    ft.simulate(big, big_s, target=target, keep_costs=True)
+ft.simulate(steps, steps_s, target=target, keep_costs=True, trace=tmp + "/later.json", vcd=tmp + "/later.vcd")
+print("traced")
+' "$tmp/big.json" "$tmp/big.schedule.json" "$tmp/steps.json" "$tmp/steps.schedule.json" "$kpu" "$tmp"
+    expect trace-later-json "the Chrome trace differs from a fresh process's" cmp -s "$tmp/fresh.json" "$tmp/later.json"
+    expect trace-later-vcd "the VCD differs from a fresh process's" cmp -s "$tmp/fresh.vcd" "$tmp/later.vcd"
 fi
 
 # One replay past the clock: refused with the limit, whatever ran before.
