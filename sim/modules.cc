@@ -21,7 +21,7 @@ std::string fmt(const char *f, ...)
 }
 
 const char *const CLOCK_EXHAUSTED =
-    "the simulated clock of this process is exhausted (2^64 fs, about 1.8e10 cost units over all runs); replay in a new process";
+    "the replay runs past the simulator's clock: 2^64 fs at 1 fs resolution, about 1.8e10 cost units for one replay (docs/LIMITS.md)";
 
 fs_t to_fs(double units)
 {

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "clock.h"
 #include "model.h"
 #include "fusetile/trace.h"
 
@@ -183,6 +184,10 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         job.progress = o->progress;
         job.progress_ctx = o->progress_ctx;
         job.progress_parts = o->analytic ? 2 : 1;
+        /* each replay has the whole clock: SystemC time only grows, so
+         * the replays before this one would otherwise leave it less of
+         * the 2^64 fs (clock.h) */
+        ftsim::rewind_clock();
         running = true;
         try {
             ftsim::run_job(job);

@@ -20,8 +20,9 @@
 
 #include "fusetile/sim.h"
 
-/* Simulated cost units after which a worker retires and is replaced: the
- * simulator's clock of one process ends near 1.8e10 (sim.h). */
+/* Simulated cost units after which a worker retires and is replaced (a
+ * bound on a worker's life, from when the simulator's clock was the
+ * process's; each replay now has the whole clock, sim.h). */
 #define WORKER_SIM_BUDGET 4e9
 /* Seconds between two progress callbacks. */
 #define PROGRESS_PERIOD 0.25

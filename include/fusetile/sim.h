@@ -8,8 +8,9 @@
  *    C++ exceptions and turns them into FT_EINPUT with the exception's text.
  *  - SystemC elaborates once per process: the first ft_sim_new builds the
  *    model; every handle and every ft_sim_run reuses it, one run at a time
- *    (the simulator is not thread-safe).  Simulated time keeps growing from
- *    run to run; results are relative to each run's start.
+ *    (the simulator is not thread-safe).  Each run starts the simulated
+ *    clock at 0 (SystemC's time, wound back between runs: sim/clock.h);
+ *    results are relative to each run's start.
  *  - The simulator decides residency, reuse, occupancy, transfer and
  *    compute times from its own state.  It takes from libfusetile only the
  *    problem and schedule models and the data flow of each step (which
@@ -122,8 +123,9 @@ int ft_sim_new(ft_sim **out, const char **err);
  * (a window that starts past the replay's last step included), a subgraph
  * whose step count overflows
  * 64 bits, a schedule of more than FT_MAX_STEPS steps (refused before the
- * replay, as ft_evaluate does), a run the progress callback stopped, a replay that would run past the process's simulated clock
- * (2^64 fs, about 1.8e10 cost units over all runs) or a SystemC error;
+ * replay, as ft_evaluate does), a run the progress callback stopped, a replay that would run past the simulated clock
+ * (2^64 fs, about 1.8e10 cost units for the one replay, whatever ran
+ * before it in the process; docs/LIMITS.md) or a SystemC error;
  * FT_ENOMEM.  The trace files are written only on FT_OK. */
 int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_sim_opts *o, ft_sim_result *r);
 

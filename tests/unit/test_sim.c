@@ -1,4 +1,4 @@
-/* test_sim.c - cmocka tests of the simulator (sim.h): simulated = analytic on every vector and on ft_search's schedules, invalid schedules rejected by the simulator for the vectors' reasons, many replays in one process, error paths. */
+/* test_sim.c - cmocka tests of the simulator (sim.h): simulated = analytic on every vector and on ft_search's schedules, invalid schedules rejected by the simulator for the vectors' reasons, many replays in one process, each with the whole simulated clock, error paths. */
 #include "ft_testutil.h"
 
 #include <dirent.h>
@@ -245,6 +245,35 @@ static void test_sim_many_replays(void **state)
     for (int i = 0; i < n; i++)
         if (!(isnan(a[i]) && isnan(b[i])) && a[i] != b[i])
             fail_msg("vector line %d: first replay %.17g, second %.17g", i, a[i], b[i]);
+}
+
+/* Each replay has the whole simulated clock (2^64 fs, about 1.8e10 cost
+ * units; sim/clock.h): six replays of a 4e9-unit MatMul in one process,
+ * 2.4e10 units in all, each exact; a chain of five (2e10 units in one
+ * replay) fails with the limit, and the replay after it runs again. */
+static void test_sim_clock_per_replay(void **state)
+{
+    sim_fixture *f = *state;
+    for (int i = 0; i < 6; i++) {
+        parse(f, PJ("[32, 32, 32]", "[32, 32, 32]", "[[0, 1]]", "[[2]]", "[4000000000]", "[" MM "]", "10000", "10", "[32, 32]"),
+              SJ("[[0]]", "[[32, 32, 32]]", "[[]]"));
+        if (run(f, FT_COMPUTE_NATIVE) != FT_OK)
+            fail_msg("replay %d: %s", i, ft_sim_errmsg(f->sim));
+        assert_true(ft_sim_agrees(&f->r, -1));
+        assert_true(f->r.total_simulated >= 4e9 && f->r.total_simulated < 4e9 + 1e3);
+    }
+    parse(f,
+          PJ("[32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32]", "[32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32]",
+             "[[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]", "[[2], [4], [6], [8], [10]]",
+             "[4e9, 4e9, 4e9, 4e9, 4e9]", "[" MM ", " MM ", " MM ", " MM ", " MM "]", "10000", "10", "[32, 32]"),
+          SJ("[[0], [1], [2], [3], [4]]", "[[32, 32, 32], [32, 32, 32], [32, 32, 32], [32, 32, 32], [32, 32, 32]]",
+             "[[], [], [], [], []]"));
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_EINPUT);
+    assert_non_null(strstr(ft_sim_errmsg(f->sim), "about 1.8e10 cost units for one replay"));
+    parse(f, PJ("[32, 32, 32]", "[32, 32, 32]", "[[0, 1]]", "[[2]]", "[4000000000]", "[" MM "]", "10000", "10", "[32, 32]"),
+          SJ("[[0]]", "[[32, 32, 32]]", "[[]]"));
+    assert_int_equal(run(f, FT_COMPUTE_NATIVE), FT_OK);
+    assert_true(ft_sim_agrees(&f->r, -1));
 }
 
 /* Timing terms (ft_timing) with a closed form: for every valid vector,
@@ -668,6 +697,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sim_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_many_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_clock_per_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_timing_closed_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_oom_later_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_oom_second_subgraph, setup, teardown),
