@@ -45,6 +45,8 @@ void BusyQueue::reset(fs_t now, double rate)
     period_start_ = now;
     period_work_ = 0;
     busy_ = 0;
+    mark_busy_ = 0;
+    mark_used_ = false;
     for (Span &m : memo_)
         m = Span();
     memo_next_ = 0;
@@ -66,8 +68,32 @@ fs_t BusyQueue::span(double work)
     return m.fs;
 }
 
+fs_t BusyQueue::repeat(std::int64_t n, fs_t d)
+{
+    const fs_t step = busy_ - mark_busy_;
+    if (n <= 0 || !mark_used_)
+        return step;
+    fs_t move, busy, at;
+    if (__builtin_mul_overflow((fs_t)n, d, &move) || __builtin_add_overflow(free_at_, move, &at) ||
+        __builtin_mul_overflow((fs_t)n, step, &busy))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    /* each copy starts a busy period of its own (can_repeat): the last
+     * one's start, end and work are the marked step's moved on */
+    free_at_ = at;
+    period_start_ += move;
+    mark_issue_ += move;
+    busy_ += busy;
+    mark_busy_ = busy_ - step;
+    return step;
+}
+
 fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
 {
+    if (!mark_used_) { /* the marked step's first item */
+        mark_used_ = true;
+        mark_issue_ = issue;
+        mark_idle_ = issue >= free_at_;
+    }
     if (issue >= free_at_) { /* idle: a new busy period starts */
         period_start_ = issue;
         period_work_ = 0;
@@ -110,7 +136,27 @@ void Channel::reset(double bandwidth, double latency, fs_t now, int lanes)
         q.reset(now, bandwidth);
     latency_ = to_fs(latency);
     busy_ = 0;
+    mark_busy_ = 0;
     share_ = -1;
+}
+
+void Channel::mark(int lane)
+{
+    lanes_.at((size_t)lane).mark();
+    mark_busy_ = busy_;
+}
+
+void Channel::repeat(int lane, std::int64_t n, fs_t d)
+{
+    const fs_t step = busy_ - mark_busy_;
+    lanes_.at((size_t)lane).repeat(n, d);
+    fs_t add;
+    if (n <= 0)
+        return;
+    if (__builtin_mul_overflow((fs_t)n, step, &add))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    busy_ += add;
+    mark_busy_ = busy_ - step;
 }
 
 fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale, int lane, std::int64_t share)
@@ -192,6 +238,50 @@ std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice>
             loads->push_back(s);
     }
     return whole_elems_ + buf_elems_ + slice_elems_;
+}
+
+std::int64_t FastMemory::repeat(std::int64_t n, const SliceMove *moves, int nmoves, std::vector<ft_slice> *loads)
+{
+    const std::int64_t occ = whole_elems_ + buf_elems_ + slice_elems_;
+    if (n <= 0)
+        return occ;
+    /* the first of them: each slice moved on once; it keeps the last
+     * step's slices it needs (the reuse rule), and so does every later one
+     * of its step before, each tensor's slices moving alike */
+    prev_.clear();
+    for (const ft_slice &c : cur_) {
+        ft_slice x = c;
+        for (int i = 0; i < nmoves; i++)
+            if (moves[i].tensor == c.tensor) {
+                x.region.r0 += moves[i].dr;
+                x.region.r1 += moves[i].dr;
+                x.region.c0 += moves[i].dc;
+                x.region.c1 += moves[i].dc;
+                break;
+            }
+        prev_.push_back(x);
+    }
+    for (const ft_slice &x : prev_) {
+        bool held = false;
+        for (const ft_slice &q : cur_)
+            if (q.tensor == x.tensor && region_eq(q.region, x.region)) {
+                held = true;
+                break;
+            }
+        if (!held)
+            loads->push_back(x);
+    }
+    /* the last of them: the slices moved on n times, of the same sizes */
+    for (ft_slice &c : cur_)
+        for (int i = 0; i < nmoves; i++)
+            if (moves[i].tensor == c.tensor) {
+                c.region.r0 += n * moves[i].dr;
+                c.region.r1 += n * moves[i].dr;
+                c.region.c0 += n * moves[i].dc;
+                c.region.c1 += n * moves[i].dc;
+                break;
+            }
+    return occ;
 }
 
 void FastMemory::end_subgraph(const int *retained, int n)
