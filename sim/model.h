@@ -9,8 +9,10 @@
  * one process (an SC_THREAD): it replays a subgraph's steps ahead of the
  * kernel's clock (temporal decoupling with a subgraph quantum), then waits
  * in SystemC time until the subgraph ends, so sc_time_stamp() is the end of
- * the last subgraph; the launch overhead is a wait of its own.  See
- * sim/README.md for the model and the time mapping.
+ * the last subgraph; the launch overhead is a wait of its own.  Runs of
+ * like k-steps go through the fast memory and the queues in one go (each
+ * module repeats a step: repeat()).  See sim/README.md for the model, the
+ * runs ("Speed") and the time mapping.
  *
  * Time: the kernel runs at 1 fs resolution and one cost unit is 1e9 fs
  * (shown as 1 us).  Modules compute in integer fs (fs_t).
