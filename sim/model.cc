@@ -409,19 +409,8 @@ void Controller::one_step(Job &job, const StepAt &at, int unit, double compute, 
     ev.kstep = at.kstep;
     fs_t start, r_end = t0;
     ev.kind = FT_TRACE_LOAD;
-    for (const ft_slice &l : loads_) {
-        std::int64_t elems = region_elems(l.region);
-        fs_t e = channel->transfer(elems, t0, &start, 1.0, unit, share);
-        r_end = std::max(r_end, e);
-        if (tr) {
-            ev.start = to_units(start - job.start);
-            ev.end = to_units(e - job.start);
-            ev.tensor = l.tensor;
-            ev.region = l.region;
-            ev.elems = elems;
-            tq_.span(ev);
-        }
-    }
+    for (const ft_slice &l : loads_)
+        r_end = std::max(r_end, move(job, channel.operator->(), l, t0, 1.0, unit, share, ev));
 
     /* When the compute goes out and when the step ends, by overlap mode:
      *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
@@ -604,22 +593,27 @@ void Controller::sync(Job &job, fs_t t)
 fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share)
 {
     const ft_timing &tm = job.p->timing;
-    const double scale = write_scale_;
-    fs_t end = at, start;
+    fs_t end = at;
     ev.kind = FT_TRACE_WRITE;
-    for (const ft_slice &w : ws) {
-        std::int64_t elems = region_elems(w.region);
-        fs_t e = tm.duplex ? write_channel->transfer(elems, at, &start, 1.0, unit, share)
-                           : channel->transfer(elems, at, &start, scale, unit, share);
-        end = std::max(end, e);
-        if (job.trace) {
-            ev.start = to_units(start - job.start);
-            ev.end = to_units(e - job.start);
-            ev.tensor = w.tensor;
-            ev.region = w.region;
-            ev.elems = elems;
-            tq_.span(ev);
-        }
+    for (const ft_slice &w : ws)
+        end = std::max(end, tm.duplex ? move(job, write_channel.operator->(), w, at, 1.0, unit, share, ev)
+                                      : move(job, channel.operator->(), w, at, write_scale_, unit, share, ev));
+    return end;
+}
+
+fs_t Controller::move(Job &job, channel_if *ch, const ft_slice &sl, fs_t at, double scale, int unit, std::int64_t share,
+                      struct ft_trace_event &ev)
+{
+    fs_t start;
+    const std::int64_t elems = region_elems(sl.region);
+    const fs_t end = ch->transfer(elems, at, &start, scale, unit, share);
+    if (job.trace) {
+        ev.start = to_units(start - job.start);
+        ev.end = to_units(end - job.start);
+        ev.tensor = sl.tensor;
+        ev.region = sl.region;
+        ev.elems = elems;
+        tq_.span(ev);
     }
     return end;
 }

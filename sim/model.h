@@ -560,6 +560,11 @@ private:
      * `share` tiles) on the write channel (or the shared one); returns the
      * last one's end (`at` when there are none). */
     fs_t issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share);
+    /* Queue the transfer of slice sl on channel ch, issued at `at` by unit
+     * `unit` in a wave of `share` tiles, each element `scale` of the
+     * channel's work, and give the trace its span (of ev's kind); returns
+     * its end. */
+    fs_t move(Job &job, channel_if *ch, const ft_slice &sl, fs_t at, double scale, int unit, std::int64_t share, struct ft_trace_event &ev);
 
     /* The subgraph being replayed (run_subgraph sets it). */
     struct Current {

@@ -209,6 +209,16 @@ void FastMemory::begin_subgraph(const std::int64_t *buf, int nbuf)
     slice_elems_ = 0;
 }
 
+/* Whether v has slice s: the same tensor, the same region (the reuse
+ * rule's test). */
+static bool has_slice(const std::vector<ft_slice> &v, const ft_slice &s)
+{
+    for (const ft_slice &q : v)
+        if (q.tensor == s.tensor && region_eq(q.region, s.region))
+            return true;
+    return false;
+}
+
 std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice> *loads)
 {
     cur_.swap(prev_);
@@ -216,28 +226,30 @@ std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice>
     slice_elems_ = 0;
     for (int i = 0; i < n; i++) {
         const ft_slice &s = need[i];
-        if (whole_[(size_t)s.tensor])
-            continue; /* the whole tensor is here */
-        bool dup = false;
-        for (const ft_slice &c : cur_)
-            if (c.tensor == s.tensor && region_eq(c.region, s.region)) {
-                dup = true;
-                break;
-            }
-        if (dup)
-            continue;
+        if (whole_[(size_t)s.tensor] || has_slice(cur_, s))
+            continue; /* the whole tensor is here, or a duplicate */
         cur_.push_back(s);
         slice_elems_ += region_elems(s.region);
-        bool held = false;
-        for (const ft_slice &q : prev_)
-            if (q.tensor == s.tensor && region_eq(q.region, s.region)) {
-                held = true;
-                break;
-            }
-        if (!held)
+        if (!has_slice(prev_, s))
             loads->push_back(s);
     }
     return whole_elems_ + buf_elems_ + slice_elems_;
+}
+
+/* Slice c moved on n steps: by n times its tensor's move in moves (none:
+ * it stays). */
+static ft_slice moved(const ft_slice &c, const SliceMove *moves, int nmoves, std::int64_t n)
+{
+    ft_slice x = c;
+    for (int i = 0; i < nmoves; i++)
+        if (moves[i].tensor == c.tensor) {
+            x.region.r0 += n * moves[i].dr;
+            x.region.r1 += n * moves[i].dr;
+            x.region.c0 += n * moves[i].dc;
+            x.region.c1 += n * moves[i].dc;
+            break;
+        }
+    return x;
 }
 
 std::int64_t FastMemory::repeat(std::int64_t n, const SliceMove *moves, int nmoves, std::vector<ft_slice> *loads)
@@ -248,39 +260,14 @@ std::int64_t FastMemory::repeat(std::int64_t n, const SliceMove *moves, int nmov
     /* the first of them: each slice moved on once; it keeps the last
      * step's slices it needs (the reuse rule), and so does every later one
      * of its step before, each tensor's slices moving alike */
-    prev_.clear();
     for (const ft_slice &c : cur_) {
-        ft_slice x = c;
-        for (int i = 0; i < nmoves; i++)
-            if (moves[i].tensor == c.tensor) {
-                x.region.r0 += moves[i].dr;
-                x.region.r1 += moves[i].dr;
-                x.region.c0 += moves[i].dc;
-                x.region.c1 += moves[i].dc;
-                break;
-            }
-        prev_.push_back(x);
-    }
-    for (const ft_slice &x : prev_) {
-        bool held = false;
-        for (const ft_slice &q : cur_)
-            if (q.tensor == x.tensor && region_eq(q.region, x.region)) {
-                held = true;
-                break;
-            }
-        if (!held)
+        const ft_slice x = moved(c, moves, nmoves, 1);
+        if (!has_slice(cur_, x))
             loads->push_back(x);
     }
     /* the last of them: the slices moved on n times, of the same sizes */
     for (ft_slice &c : cur_)
-        for (int i = 0; i < nmoves; i++)
-            if (moves[i].tensor == c.tensor) {
-                c.region.r0 += n * moves[i].dr;
-                c.region.r1 += n * moves[i].dr;
-                c.region.c0 += n * moves[i].dc;
-                c.region.c1 += n * moves[i].dc;
-                break;
-            }
+        c = moved(c, moves, nmoves, n);
     return occ;
 }
 

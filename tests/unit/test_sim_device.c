@@ -492,6 +492,37 @@ static int draw_schedule(fixture *f)
     return 1;
 }
 
+/* Make f->p a random problem (ft_generate) of `family` from `seed`, of 2 to
+ * 8 ops. */
+static void draw_problem(fixture *f, uint64_t seed, ft_gen_family family)
+{
+    ft_gen_opts go;
+    ft_status st;
+    ft_gen_opts_init(&go);
+    go.seed = seed;
+    go.family = family;
+    go.nops = 2 + (int)(rnd() % 7);
+    ft_problem_free(f->p);
+    f->p = NULL;
+    assert_int_equal(ft_generate(&go, &f->p, &st), FT_OK);
+}
+
+/* Make f->s ft_search's schedule of f->p under its terms (a short search),
+ * f->e its evaluation. */
+static void search_schedule(fixture *f)
+{
+    ft_search_opts o;
+    ft_status st;
+    ft_search_opts_init(&o);
+    o.time_limit = ftt_slow() ? 1.0 : 0.2;
+    o.threads = 1;
+    ft_schedule_free(f->s);
+    f->s = NULL;
+    ft_eval_free(&f->e);
+    if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
+        fail_msg("%s: ft_search: %s", f->p->name, st.msg);
+}
+
 /* Subgraphs of f's schedule whose footprint floor binds: ft_evaluate's
  * latency drops with a cache that every subgraph fits. */
 static int floor_bound(fixture *f)
@@ -523,29 +554,12 @@ static void test_sim_device_random_parity(void **state)
     const int nprob = ftt_valgrind() ? 6 : 40;
     int compared = 0, several = 0, floored = 0, exact_pipeline = 0;
     for (int prob = 0; prob < nprob; prob++) {
-        ft_gen_opts go;
-        ft_status st;
-        ft_gen_opts_init(&go);
-        go.seed = 100 + (uint64_t)prob;
-        go.family = prob % 3 == 2 ? FT_GEN_SMALL : FT_GEN_CONTEST;
-        go.nops = 2 + (int)(rnd() % 7);
-        ft_problem_free(f->p);
-        f->p = NULL;
-        assert_int_equal(ft_generate(&go, &f->p, &st), FT_OK);
+        draw_problem(f, 100 + (uint64_t)prob, prob % 3 == 2 ? FT_GEN_SMALL : FT_GEN_CONTEST);
         for (int draw = 0; draw < 4; draw++) {
             int pipeline = draw == 3;
             draw_timing(f->p, pipeline);
             if (draw == 2 && prob % 4 == 0) {
-                /* the search's schedule under these terms */
-                ft_search_opts o;
-                ft_search_opts_init(&o);
-                o.time_limit = ftt_slow() ? 1.0 : 0.2;
-                o.threads = 1;
-                ft_schedule_free(f->s);
-                f->s = NULL;
-                ft_eval_free(&f->e);
-                if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
-                    fail_msg("%s: ft_search: %s", f->p->name, st.msg);
+                search_schedule(f); /* the search's schedule under these terms */
             } else if (!draw_schedule(f)) {
                 /* an invalid schedule: the simulator finds it invalid too */
                 assert_int_equal(replay(f, 0), FT_EINVALID);
@@ -643,27 +657,12 @@ static void test_sim_device_like_steps_random(void **state)
     const int nprob = ftt_valgrind() ? 4 : 24;
     int replays = 0, long_loops = 0, skipped = 0;
     for (int prob = 0; prob < nprob; prob++) {
-        ft_gen_opts go;
         ft_status st;
-        ft_gen_opts_init(&go);
-        go.seed = 700 + (uint64_t)prob;
-        go.family = prob % 3 == 2 ? FT_GEN_CONTEST : FT_GEN_SMALL;
-        go.nops = 2 + (int)(rnd() % 7);
-        ft_problem_free(f->p);
-        f->p = NULL;
-        assert_int_equal(ft_generate(&go, &f->p, &st), FT_OK);
+        draw_problem(f, 700 + (uint64_t)prob, prob % 3 == 2 ? FT_GEN_CONTEST : FT_GEN_SMALL);
         for (int draw = 0; draw < 3; draw++) {
             draw_timing(f->p, draw == 2);
             if (draw == 1 && prob % 3 == 0) {
-                ft_search_opts o;
-                ft_search_opts_init(&o);
-                o.time_limit = ftt_slow() ? 1.0 : 0.2;
-                o.threads = 1;
-                ft_schedule_free(f->s);
-                f->s = NULL;
-                ft_eval_free(&f->e);
-                if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
-                    fail_msg("%s: ft_search: %s", f->p->name, st.msg);
+                search_schedule(f);
             } else if (draw_schedule(f)) {
                 /* k-slices cut to a half, a quarter ... (some not dividing K) */
                 for (int i = 0; i < f->s->nsubgraphs; i++) {

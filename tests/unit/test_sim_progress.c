@@ -142,6 +142,14 @@ static void test_stop(void **state)
     ft_sim_result_free(&r);
 }
 
+/* Parse problem pj (named pname) into *p and schedule sj (sname) into *s. */
+static void parse_both(const char *pj, const char *pname, const char *sj, const char *sname, ft_problem **p, ft_schedule **s)
+{
+    ft_status st;
+    assert_int_equal(ft_problem_parse(pj, pname, p, &st), FT_OK);
+    assert_int_equal(ft_schedule_parse(sj, sname, s, &st), FT_OK);
+}
+
 /* A k-loop MatMul of 1 500 k-steps a tile (384 000 steps, 256 tiles of
  * 4 x 4, k-slices of 4): the replay runs its like k-steps in one go, and
  * still calls the progress callback at step 2^18, in the middle of a
@@ -151,12 +159,8 @@ static void test_progress_in_run(void **state)
     fixture *f = *state;
     ft_problem *p;
     ft_schedule *s;
-    ft_status st;
-    assert_int_equal(ft_problem_parse(PJ("[6000, 64, 64]", "[64, 6000, 64]", "[[0, 1]]", "[[2]]", "[100]", "[" MM "]", "100000",
-                                         "10", "[128, 128]"),
-                                      "kloop.json", &p, &st),
-                     FT_OK);
-    assert_int_equal(ft_schedule_parse(SJ("[[0]]", "[[4, 4, 4]]", "[[]]"), "kloop.schedule.json", &s, &st), FT_OK);
+    parse_both(PJ("[6000, 64, 64]", "[64, 6000, 64]", "[[0, 1]]", "[[2]]", "[100]", "[" MM "]", "100000", "10", "[128, 128]"),
+               "kloop.json", SJ("[[0]]", "[[4, 4, 4]]", "[[]]"), "kloop.schedule.json", &p, &s);
     ft_sim_opts o;
     ft_sim_opts_init(&o);
     o.progress = on_progress;
@@ -186,12 +190,8 @@ static void test_step_limit(void **state)
     fixture *f = *state;
     ft_problem *p;
     ft_schedule *s;
-    ft_status st;
-    assert_int_equal(ft_problem_parse(PJ("[100000, 100000]", "[100000, 100000]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "100000",
-                                         "10", "[128, 128]"),
-                                      "wide.json", &p, &st),
-                     FT_OK);
-    assert_int_equal(ft_schedule_parse(SJ("[[0]]", "[[10, 1, 1]]", "[[]]"), "s1e9.json", &s, &st), FT_OK);
+    parse_both(PJ("[100000, 100000]", "[100000, 100000]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "100000", "10", "[128, 128]"),
+               "wide.json", SJ("[[0]]", "[[10, 1, 1]]", "[[]]"), "s1e9.json", &p, &s);
     calls c = {0, 0, 0, 1, 0};
     ft_sim_opts o;
     ft_sim_opts_init(&o);
