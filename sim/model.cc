@@ -34,6 +34,17 @@ static inline std::int64_t scale_up(std::int64_t a, std::int64_t m, std::int64_t
     return x == 0 ? 0 : (std::int64_t)((x - 1) / (unsigned __int128)n + 1);
 }
 
+/* Whether the transfers `ts` move the element counts `elems`, in order. */
+static inline bool same_elems(const std::vector<ft_slice> &ts, const std::vector<std::int64_t> &elems)
+{
+    if (ts.size() != elems.size())
+        return false;
+    for (size_t i = 0; i < ts.size(); i++)
+        if (region_elems(ts[i].region) != elems[i])
+            return false;
+    return true;
+}
+
 /* Steps between two calls of a job's progress callback (as ft_evaluate). */
 static const std::int64_t PROGRESS_EVERY = (std::int64_t)1 << 18;
 
@@ -144,14 +155,16 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     for (int t : pl.written)
         written_[(size_t)t] = 1;
     memory->begin_subgraph(pl.buffers.data(), (int)pl.buffers.size());
-    const fs_t rd_busy0 = channel->busy(), wr_busy0 = write_channel->busy(), cp_busy0 = engine->busy();
-    const fs_t nunits = (fs_t)ft__units(p);
-    SgResult &res = job.sg[(size_t)sg];
-    auto close = [&](fs_t t_end) { /* the subgraph's figures up to t_end */
-        res.simulated = t_end - t_start;
-        res.channel_busy = std::max(channel->busy() - rd_busy0, write_channel->busy() - wr_busy0);
-        res.compute_busy = (engine->busy() - cp_busy0) / nunits;
-    };
+    cur_.p = p;
+    cur_.sg = sg;
+    cur_.pl = &pl;
+    cur_.res = &job.sg[(size_t)sg];
+    cur_.t_start = t_start;
+    cur_.rd_busy0 = channel->busy();
+    cur_.wr_busy0 = write_channel->busy();
+    cur_.cp_busy0 = engine->busy();
+    last_.valid = false;
+    last_.pending = 0;
 
     ft_walk *wp = nullptr;
     ft_status st;
@@ -189,6 +202,9 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     int unit = 0;
     std::int64_t pos = -1; /* the tile's traversal position */
     struct ft_trace_event ev = {}; /* the step's trace records */
+    /* runs of like steps (like_steps): in a subgraph of k-loop MatMuls and
+     * their epilogue, without a trace */
+    const bool runs = pl.like_runs && !tr;
     while (ft_walk_next(walk.get(), &step)) {
         if (step.kstep == 0) {
             bool opened;
@@ -196,33 +212,11 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
             if (opened)
                 sync(job, waves_.horizon());
         }
-        const std::int64_t share = waves_.share();
-        UnitClock &uc = waves_.unit(unit);
-        const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? uc.c_prev2 : uc.next;
-        const double rel0 = tr ? to_units(t0 - job.start) : 0;
-
-        /* What the active ops read: slices of tensors from outside the
-         * subgraph (tensors made inside are ephemeral and never reach the
-         * fast memory). */
+        /* one pass over the active ops: what they read (slices of tensors
+         * from outside the subgraph: tensors made inside are ephemeral and
+         * never reach the fast memory), what they write back (an output
+         * leaves when its op finishes the tile) and what they cost */
         needs_.clear();
-        auto need = [&](int t, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-            if (produced_[(size_t)t])
-                return;
-            const ft_tensor *T = &p->tensors[t];
-            r0 = std::max<std::int64_t>(r0, 0);
-            r1 = std::min(r1, T->height);
-            c0 = std::max<std::int64_t>(c0, 0);
-            c1 = std::min(c1, T->width);
-            if (r0 < r1 && c0 < c1) { /* built in place: no copy of a slice just written */
-                needs_.emplace_back();
-                ft_slice &sl = needs_.back();
-                sl.tensor = t;
-                sl.region = ft_region{r0, r1, c0, c1};
-            }
-        };
-        /* one pass over the active ops: what they read, what they write
-         * back (an output leaves when its op finishes the tile) and what
-         * they cost */
         writes_.clear();
         double cost = 0;
         for (int a = 0; a < step.nactive; a++) {
@@ -256,109 +250,12 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
                     need(op->inputs[i], r.r0, r.r1, r.c0, r.c1);
             }
         }
-
-        loads_.clear();
-        std::int64_t occ = memory->step(needs_.data(), (int)needs_.size(), &loads_);
-        if (occ > res.peak)
-            res.peak = occ;
-        if ((double)occ > memory->capacity()) {
-            std::int64_t whole, buffers, slices;
-            memory->usage(&whole, &buffers, &slices);
-            close(t0);
-            char tbuf[FT_NUMBUF];
-            throw Invalid(FT_R_OOM,
-                          fmt("%s: at simulated time %s, subgraph %d, tile %lld (row %lld, col %lld), step %lld (k-step %lld): fast-memory "
-                              "occupancy %lld (resident %lld, output buffers %lld, slices %lld) exceeds fast_memory_capacity %.17g",
-                              s->name ? s->name : "schedule", ft_format_double(tbuf, to_units(t0 - job.start)), sg, (long long)step.tile,
-                              (long long)step.tile_row, (long long)step.tile_col, (long long)step.index, (long long)step.kstep,
-                              (long long)occ, (long long)whole, (long long)buffers, (long long)slices, memory->capacity()),
-                          sg, step.tile, step.index, t0 - job.start);
-        }
-        if (tr) /* every step (the writer drops repeats): a trace window starts with it */
-            tq_.occupancy(rel0, unit, occ);
-
-        if (tr) /* without a trace, ev's spans are never read */
-            ev = ft_trace_event{};
-        ev.sg = sg;
-        ev.tile = step.tile;
-        ev.step = step.index;
-        ev.kstep = step.kstep;
-        fs_t start, r_end = t0;
-        ev.kind = FT_TRACE_LOAD;
-        for (const ft_slice &l : loads_) {
-            std::int64_t elems = region_elems(l.region);
-            fs_t e = channel->transfer(elems, t0, &start, 1.0, unit, share);
-            r_end = std::max(r_end, e);
-            if (tr) {
-                ev.start = to_units(start - job.start);
-                ev.end = to_units(e - job.start);
-                ev.tensor = l.tensor;
-                ev.region = l.region;
-                ev.elems = elems;
-                tq_.span(ev);
-            }
-        }
-
-        /* When the compute goes out and when the step ends, by overlap mode:
-         *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
-         *    ends when the last of them ends;
-         *  NONE: compute after the loads, write-backs after the compute;
-         *  PIPELINE: loads at t0 (when the unit's buffer of two steps back
-         *    frees), compute once they are in, the unit is free and the
-         *    previous wave's computing is over, write-backs when it ends
-         *    (issued with the unit's next step); the unit's next step issues
-         *    at its previous compute's end. */
-        fs_t c_issue = tm.overlap == FT_OVERLAP_STEP ? t0 : r_end, w_end = t0;
-        if (tm.overlap == FT_OVERLAP_STEP) {
-            w_end = issue_writes(job, writes_, t0, ev, unit, share);
-        } else if (tm.overlap == FT_OVERLAP_PIPELINE) {
-            w_end = issue_writes(job, uc.pending, uc.c_prev, ev, unit, uc.pending_share);
-            uc.pending.swap(writes_);
-            uc.pending_share = share;
-            c_issue = std::max(c_issue, waves_.barrier());
-        }
-        /* the engine adds the step overhead; the tile's, on its last k-step */
-        fs_t c_end = engine->run(cost + ft__tile_extra(p, pl.matmul, step.kstep, pl.nk), c_issue, &start, unit);
-        if (tm.overlap == FT_OVERLAP_NONE)
-            w_end = issue_writes(job, writes_, c_end, ev, unit, share);
-        const fs_t c_start = start;
-        if (tr) {
-            ev.kind = FT_TRACE_COMPUTE;
-            ev.tensor = -1;
-            ev.region = ft_region{0, 0, 0, 0};
-            ev.elems = 0;
-            ev.unit = unit;
-            ev.start = to_units(c_start - job.start);
-            ev.end = to_units(c_end - job.start);
-            tq_.span(ev);
-            ev.unit = 0;
-        }
-        fs_t end = std::max(std::max(r_end, w_end), c_end), step_start = t0;
-        uc.end = std::max(uc.end, end);
-        if (tm.overlap == FT_OVERLAP_PIPELINE) {
-            /* steps overlap: the step span is its compute */
-            step_start = c_start;
-            end = c_end;
-            uc.c_prev2 = uc.c_prev;
-            uc.c_prev = c_end;
-        } else {
-            uc.next = end;
-        }
-        uc.tile = step.tile;
-        uc.step = step.index;
-        uc.kstep = step.kstep;
-        if (tr) {
-            ev.kind = FT_TRACE_STEP;
-            ev.start = to_units(step_start - job.start);
-            ev.end = to_units(end - job.start);
-            tq_.span(ev);
-        }
-        res.steps++;
-        job.steps++;
-        if (job.progress && (job.steps & (PROGRESS_EVERY - 1)) == 0 && job.progress(job.progress_ctx, job.steps, job.total_steps))
-            throw std::runtime_error(fmt("%s: simulation interrupted in subgraph %d at step %lld", s->name ? s->name : "schedule", sg,
-                                         (long long)step.index));
+        const StepAt at{step.tile, step.tile_row, step.tile_col, step.index, step.kstep};
+        finish_step(job, at, unit, cost + ft__tile_extra(p, pl.matmul, step.kstep, pl.nk), ev);
+        if (runs && step.kstep + 2 < pl.nk)
+            ft_walk_skip(wp, like_steps(job, step, unit, ev));
     }
+    flush_like();
     if (tm.overlap == FT_OVERLAP_PIPELINE) {
         /* each unit's last write-backs */
         for (int u = 0; u < waves_.used(); u++) {
@@ -384,7 +281,7 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         produced_[(size_t)p->ops[g->ops[j]].output] = 0;
     for (int t : pl.written)
         written_[(size_t)t] = 0;
-    close(now_fs());
+    close_sg(now_fs());
     if (tr) { /* the whole subgraph, launch overhead included */
         struct ft_trace_event ev = {};
         ev.kind = FT_TRACE_SUBGRAPH;
@@ -395,6 +292,291 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
         ev.end = to_units(now_fs() - job.start);
         ft_trace_span(tr, &ev);
     }
+}
+
+void Controller::close_sg(fs_t t_end)
+{
+    SgResult &res = *cur_.res;
+    res.simulated = t_end - cur_.t_start;
+    res.channel_busy = std::max(channel->busy() - cur_.rd_busy0, write_channel->busy() - cur_.wr_busy0);
+    res.compute_busy = (engine->busy() - cur_.cp_busy0) / (fs_t)ft__units(cur_.p);
+}
+
+void Controller::finish_step(Job &job, const StepAt &at, int unit, double compute, struct ft_trace_event &ev)
+{
+    const ft_timing &tm = job.p->timing;
+    UnitClock &uc = waves_.unit(unit);
+    const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? uc.c_prev2 : uc.next;
+    loads_.clear();
+    const std::int64_t occ = memory->step(needs_.data(), (int)needs_.size(), &loads_);
+    take_occupancy(job, at, t0, occ);
+    if (job.trace) /* every step (the writer drops repeats): a trace window starts with it */
+        tq_.occupancy(to_units(t0 - job.start), unit, occ);
+    time_steps(job, at, unit, compute, 1, ev);
+}
+
+void Controller::take_occupancy(Job &job, const StepAt &at, fs_t t0, std::int64_t occ)
+{
+    SgResult &res = *cur_.res;
+    if (occ > res.peak)
+        res.peak = occ;
+    if ((double)occ <= memory->capacity())
+        return;
+    const ft_schedule *s = job.s;
+    std::int64_t whole, buffers, slices;
+    memory->usage(&whole, &buffers, &slices);
+    flush_like();
+    close_sg(t0);
+    char tbuf[FT_NUMBUF];
+    throw Invalid(FT_R_OOM,
+                  fmt("%s: at simulated time %s, subgraph %d, tile %lld (row %lld, col %lld), step %lld (k-step %lld): fast-memory "
+                      "occupancy %lld (resident %lld, output buffers %lld, slices %lld) exceeds fast_memory_capacity %.17g",
+                      s->name ? s->name : "schedule", ft_format_double(tbuf, to_units(t0 - job.start)), cur_.sg, (long long)at.tile,
+                      (long long)at.row, (long long)at.col, (long long)at.index, (long long)at.kstep, (long long)occ, (long long)whole,
+                      (long long)buffers, (long long)slices, memory->capacity()),
+                  cur_.sg, at.tile, at.index, t0 - job.start);
+}
+
+void Controller::time_steps(Job &job, const StepAt &at, int unit, double compute, std::int64_t n, struct ft_trace_event &ev)
+{
+    const ft_timing &tm = job.p->timing;
+    /* Overlap STEP or NONE without a trace: every step of a unit starts
+     * with the unit's lanes and engine idle (it starts when the last of its
+     * step before ended), so a step that makes the same requests as the
+     * unit's step before, from that step's end, ends the same span later;
+     * the modules repeat such steps in one go (flush_like). */
+    const bool repeatable = !job.trace && tm.overlap != FT_OVERLAP_PIPELINE;
+    for (std::int64_t i = 0; i < n;) {
+        StepAt ai = at;
+        ai.index += i;
+        ai.kstep += i;
+        if (repeatable && last_.valid && last_.unit == unit && last_.share == waves_.share() && last_.compute == compute &&
+            waves_.unit(unit).next - last_.t0 == last_.d && same_elems(loads_, last_.loads) && same_elems(writes_, last_.writes)) {
+            repeat_steps(job, ai, unit, n - i);
+            return;
+        }
+        flush_like();
+        one_step(job, ai, unit, compute, ev, repeatable);
+        i++;
+    }
+}
+
+void Controller::repeat_steps(Job &job, const StepAt &at, int unit, std::int64_t n)
+{
+    UnitClock &uc = waves_.unit(unit);
+    const fs_t d = last_.d;
+    for (std::int64_t done = 0; done < n;) {
+        std::int64_t k = n - done;
+        if (job.progress) /* up to the next call of the progress callback */
+            k = std::min(k, PROGRESS_EVERY - (job.steps & (PROGRESS_EVERY - 1)));
+        fs_t move, end;
+        if (__builtin_mul_overflow((fs_t)k, d, &move) || __builtin_add_overflow(uc.next, move, &end))
+            throw std::overflow_error(CLOCK_EXHAUSTED);
+        last_.t0 = end - d;
+        last_.pending += k;
+        uc.next = end;
+        uc.end = std::max(uc.end, end);
+        done += k;
+        StepAt last = at;
+        last.index += done - 1;
+        last.kstep += done - 1;
+        uc.tile = last.tile;
+        uc.step = last.index;
+        uc.kstep = last.kstep;
+        cur_.res->steps += k - 1;
+        job.steps += k - 1;
+        count_step(job, last);
+    }
+}
+
+void Controller::one_step(Job &job, const StepAt &at, int unit, double compute, struct ft_trace_event &ev, bool repeatable)
+{
+    const ft_timing &tm = job.p->timing;
+    ft_trace *tr = job.trace;
+    const std::int64_t share = waves_.share();
+    UnitClock &uc = waves_.unit(unit);
+    const fs_t t0 = tm.overlap == FT_OVERLAP_PIPELINE ? uc.c_prev2 : uc.next;
+    if (repeatable) {
+        channel->mark(unit);
+        write_channel->mark(unit);
+        engine->mark(unit);
+    }
+    if (tr) /* without a trace, ev's spans are never read */
+        ev = ft_trace_event{};
+    ev.sg = cur_.sg;
+    ev.tile = at.tile;
+    ev.step = at.index;
+    ev.kstep = at.kstep;
+    fs_t start, r_end = t0;
+    ev.kind = FT_TRACE_LOAD;
+    for (const ft_slice &l : loads_)
+        r_end = std::max(r_end, move(job, channel.operator->(), l, t0, 1.0, unit, share, ev));
+
+    /* When the compute goes out and when the step ends, by overlap mode:
+     *  STEP (SPEC 4): loads, write-backs and compute all at t0; the step
+     *    ends when the last of them ends;
+     *  NONE: compute after the loads, write-backs after the compute;
+     *  PIPELINE: loads at t0 (when the unit's buffer of two steps back
+     *    frees), compute once they are in, the unit is free and the
+     *    previous wave's computing is over, write-backs when it ends
+     *    (issued with the unit's next step); the unit's next step issues
+     *    at its previous compute's end. */
+    fs_t c_issue = tm.overlap == FT_OVERLAP_STEP ? t0 : r_end, w_end = t0;
+    if (tm.overlap == FT_OVERLAP_STEP) {
+        w_end = issue_writes(job, writes_, t0, ev, unit, share);
+    } else if (tm.overlap == FT_OVERLAP_PIPELINE) {
+        w_end = issue_writes(job, uc.pending, uc.c_prev, ev, unit, uc.pending_share);
+        uc.pending = writes_; /* a copy: a run's steps make the same write-backs (none) */
+        uc.pending_share = share;
+        c_issue = std::max(c_issue, waves_.barrier());
+    }
+    /* the engine adds the step overhead (the tile's is in `compute`) */
+    fs_t c_end = engine->run(compute, c_issue, &start, unit);
+    if (tm.overlap == FT_OVERLAP_NONE)
+        w_end = issue_writes(job, writes_, c_end, ev, unit, share);
+    const fs_t c_start = start;
+    if (tr) {
+        ev.kind = FT_TRACE_COMPUTE;
+        ev.tensor = -1;
+        ev.region = ft_region{0, 0, 0, 0};
+        ev.elems = 0;
+        ev.unit = unit;
+        ev.start = to_units(c_start - job.start);
+        ev.end = to_units(c_end - job.start);
+        tq_.span(ev);
+        ev.unit = 0;
+    }
+    fs_t end = std::max(std::max(r_end, w_end), c_end), step_start = t0;
+    uc.end = std::max(uc.end, end);
+    if (tm.overlap == FT_OVERLAP_PIPELINE) {
+        /* steps overlap: the step span is its compute */
+        step_start = c_start;
+        end = c_end;
+        uc.c_prev2 = uc.c_prev;
+        uc.c_prev = c_end;
+    } else {
+        uc.next = end;
+    }
+    uc.tile = at.tile;
+    uc.step = at.index;
+    uc.kstep = at.kstep;
+    if (tr) {
+        ev.kind = FT_TRACE_STEP;
+        ev.start = to_units(step_start - job.start);
+        ev.end = to_units(end - job.start);
+        tq_.span(ev);
+    }
+    if (repeatable) {
+        /* the step the next ones may repeat: its requests and its span */
+        const fs_t d = end - t0;
+        last_.valid = channel->can_repeat(unit, d) && write_channel->can_repeat(unit, d) && engine->can_repeat(unit, d);
+        last_.unit = unit;
+        last_.share = share;
+        last_.compute = compute;
+        last_.t0 = t0;
+        last_.d = d;
+        last_.loads.clear();
+        for (const ft_slice &l : loads_)
+            last_.loads.push_back(region_elems(l.region));
+        last_.writes.clear();
+        for (const ft_slice &w : writes_)
+            last_.writes.push_back(region_elems(w.region));
+    }
+    count_step(job, at);
+}
+
+void Controller::count_step(Job &job, const StepAt &at)
+{
+    cur_.res->steps++;
+    job.steps++;
+    if (job.progress && (job.steps & (PROGRESS_EVERY - 1)) == 0) {
+        flush_like(); /* the modules as if every step had gone through them */
+        if (job.progress(job.progress_ctx, job.steps, job.total_steps))
+            throw std::runtime_error(fmt("%s: simulation interrupted in subgraph %d at step %lld", job.s->name ? job.s->name : "schedule",
+                                         cur_.sg, (long long)at.index));
+    }
+}
+
+void Controller::flush_like()
+{
+    if (last_.pending == 0)
+        return;
+    const std::int64_t n = last_.pending;
+    last_.pending = 0;
+    channel->repeat(last_.unit, n, last_.d);
+    write_channel->repeat(last_.unit, n, last_.d);
+    engine->repeat(last_.unit, n, last_.d);
+}
+
+std::int64_t Controller::like_steps(Job &job, const ft_step &step, int unit, struct ft_trace_event &ev)
+{
+    const ft_problem *p = job.p;
+    const SgPlan &pl = *cur_.pl;
+    const std::int64_t a = step.kstep, gk = job.s->sg[cur_.sg].k;
+    /* In a subgraph of k-loop MatMuls and their epilogue (plan), the
+     * k-steps of a tile between two where something changes are alike:
+     * the same k-loop ops active (each with a whole k-slice, not its
+     * last), no epilogue, no write-back, the same compute; each needs its
+     * operands' slices at the next k-slice, the left operand's moved one
+     * k-slice right, the right one's one k-slice down.  The next k-steps up
+     * to the first where an op takes its last k-slice, or the tile's last,
+     * are such a run; the controller works out their needs itself, from
+     * this step's active ops (the walker skips them: ft_walk_skip). */
+    std::int64_t b = pl.nk - 1;
+    run_acts_.clear();
+    moves_.clear();
+    bool movable = true; /* each tensor's slices move alike, within the tensor */
+    double cost = 0;
+    for (int i = 0; i < step.nactive; i++) {
+        const ft_active &act = step.acts[i];
+        const ft_op *op = &p->ops[act.op];
+        if (act.role != FT_ROLE_KLOOP || act.ks0 != a * gk || act.ks1 != std::min(op->k, act.ks0 + gk))
+            return 0; /* not a k-step as the controller reads it: the walker's steps go on */
+        if (act.ks1 == op->k)
+            continue; /* its last k-slice: inactive from the next k-step on */
+        b = std::min(b, ceil_div(op->k, gk) - 1);
+        run_acts_.push_back(act);
+        cost += engine->op_cost(FT_ROLE_KLOOP, act); /* its k-slices keep their depth: the same cost */
+        const int l = op->inputs[0], r = op->inputs[1];
+        movable = movable && p->tensors[l].width >= op->k && p->tensors[r].height >= op->k && add_move(l, 0, gk) && add_move(r, gk, 0);
+    }
+    const std::int64_t n = b - a - 1;
+    for (std::int64_t i = 1; i <= n; i++) {
+        const std::int64_t ks = a + i, s0 = ks * gk, s1 = s0 + gk;
+        const StepAt at{step.tile, step.tile_row, step.tile_col, step.index + i, ks};
+        const double compute = cost + ft__tile_extra(p, pl.matmul, ks, pl.nk);
+        if (i >= 2 && movable) {
+            /* the rest of the run: the fast memory answers for all of its
+             * steps at once (each needs the step before's slices moved on
+             * one k-slice), and they make the same requests */
+            loads_.clear();
+            writes_.clear();
+            UnitClock &uc = waves_.unit(unit);
+            const fs_t t0 = job.p->timing.overlap == FT_OVERLAP_PIPELINE ? uc.c_prev2 : uc.next;
+            take_occupancy(job, at, t0, memory->repeat(n - i + 1, moves_.data(), (int)moves_.size(), &loads_));
+            time_steps(job, at, unit, compute, n - i + 1, ev);
+            break;
+        }
+        needs_.clear();
+        writes_.clear();
+        for (const ft_active &act : run_acts_) {
+            const ft_op *op = &p->ops[act.op];
+            const ft_region &r = act.region;
+            need(op->inputs[0], r.r0, r.r1, s0, s1);
+            need(op->inputs[1], s0, s1, r.c0, r.c1);
+        }
+        finish_step(job, at, unit, compute, ev);
+    }
+    return n > 0 ? n : 0;
+}
+
+bool Controller::add_move(int t, std::int64_t dr, std::int64_t dc)
+{
+    for (const SliceMove &m : moves_)
+        if (m.tensor == t)
+            return m.dr == dr && m.dc == dc;
+    moves_.push_back(SliceMove{t, dr, dc});
+    return true;
 }
 
 void Controller::sync(Job &job, fs_t t)
@@ -411,22 +593,27 @@ void Controller::sync(Job &job, fs_t t)
 fs_t Controller::issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share)
 {
     const ft_timing &tm = job.p->timing;
-    const double scale = write_scale_;
-    fs_t end = at, start;
+    fs_t end = at;
     ev.kind = FT_TRACE_WRITE;
-    for (const ft_slice &w : ws) {
-        std::int64_t elems = region_elems(w.region);
-        fs_t e = tm.duplex ? write_channel->transfer(elems, at, &start, 1.0, unit, share)
-                           : channel->transfer(elems, at, &start, scale, unit, share);
-        end = std::max(end, e);
-        if (job.trace) {
-            ev.start = to_units(start - job.start);
-            ev.end = to_units(e - job.start);
-            ev.tensor = w.tensor;
-            ev.region = w.region;
-            ev.elems = elems;
-            tq_.span(ev);
-        }
+    for (const ft_slice &w : ws)
+        end = std::max(end, tm.duplex ? move(job, write_channel.operator->(), w, at, 1.0, unit, share, ev)
+                                      : move(job, channel.operator->(), w, at, write_scale_, unit, share, ev));
+    return end;
+}
+
+fs_t Controller::move(Job &job, channel_if *ch, const ft_slice &sl, fs_t at, double scale, int unit, std::int64_t share,
+                      struct ft_trace_event &ev)
+{
+    fs_t start;
+    const std::int64_t elems = region_elems(sl.region);
+    const fs_t end = ch->transfer(elems, at, &start, scale, unit, share);
+    if (job.trace) {
+        ev.start = to_units(start - job.start);
+        ev.end = to_units(end - job.start);
+        ev.tensor = sl.tensor;
+        ev.region = sl.region;
+        ev.elems = elems;
+        tq_.span(ev);
     }
     return end;
 }

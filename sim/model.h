@@ -9,8 +9,10 @@
  * one process (an SC_THREAD): it replays a subgraph's steps ahead of the
  * kernel's clock (temporal decoupling with a subgraph quantum), then waits
  * in SystemC time until the subgraph ends, so sc_time_stamp() is the end of
- * the last subgraph; the launch overhead is a wait of its own.  See
- * sim/README.md for the model and the time mapping.
+ * the last subgraph; the launch overhead is a wait of its own.  Runs of
+ * like k-steps go through the fast memory and the queues in one go (each
+ * module repeats a step: repeat()).  See sim/README.md for the model, the
+ * runs ("Speed") and the time mapping.
  *
  * Time: the kernel runs at 1 fs resolution and one cost unit is 1e9 fs
  * (shown as 1 us).  Modules compute in integer fs (fs_t).
@@ -20,6 +22,7 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -112,6 +115,26 @@ struct channel_if : virtual sc_core::sc_interface {
      * by its share of the bandwidth (1 / share): the whole channel's busy
      * time. */
     virtual fs_t busy() const = 0;
+    /* A step of lane `lane` starts: its transfers from now on are the ones
+     * repeat() copies (the like steps of the controller's runs). */
+    virtual void mark(int lane) = 0;
+    /* Whether the transfers on `lane` since mark() give the same spans when
+     * issued again d later: there were none, or the lane was idle when the
+     * first of them was issued and is idle again d after that. */
+    virtual bool can_repeat(int lane, fs_t d) const = 0;
+    /* The transfers since mark() issued again n times, each copy d later
+     * than the one before (can_repeat(lane, d) holds): the lane's times
+     * move n d on, its busy time and the channel's grow n times the step's;
+     * the last copy is the marked step from now on.  Throws
+     * std::overflow_error past the clock's end. */
+    virtual void repeat(int lane, std::int64_t n, fs_t d) = 0;
+};
+
+/* How a tensor's slices move from one step to the next: dr rows down and
+ * dc columns right. */
+struct SliceMove {
+    int tensor;
+    std::int64_t dr, dc;
 };
 
 /* The fast memory: capacity, whole tensors kept resident from the previous
@@ -131,6 +154,17 @@ struct memory_if : virtual sc_core::sc_interface {
      * fetch.  Returns the occupancy in elements during the step; the caller
      * compares it with capacity(). */
     virtual std::int64_t step(const ft_slice *need, int n, std::vector<ft_slice> *loads) = 0;
+    /* The next n steps need the last step's slices (those step() kept:
+     * whole resident tensors and duplicates dropped) moved on each step:
+     * tensor moves[i].tensor's slices by moves[i], the others not at all.
+     * The memory answers for all of them at once: each tensor's slices
+     * moving alike, every one of the steps keeps the same of its step
+     * before's slices (those that a slice moved on one step equals) and
+     * loads the others, and holds as much.  Appends to *loads the slices
+     * the first of them loads (the later ones load the same, moved on) and
+     * returns the occupancy during each (the last step's); the last of
+     * them is the last step from then on. */
+    virtual std::int64_t repeat(std::int64_t n, const SliceMove *moves, int nmoves, std::vector<ft_slice> *loads) = 0;
     /* The subgraph ends: its slices and buffers go; the `n` retained
      * tensors stay whole, as the only resident ones. */
     virtual void end_subgraph(const int *retained, int n) = 0;
@@ -160,6 +194,11 @@ struct compute_if : virtual sc_core::sc_interface {
     virtual fs_t run(double cost, fs_t issue, fs_t *start, int unit = 0) = 0;
     /* Time spent computing since the last reset, summed over the units. */
     virtual fs_t busy() const = 0;
+    /* mark, can_repeat, repeat: as channel_if's, for unit `unit`'s
+     * computations. */
+    virtual void mark(int unit) = 0;
+    virtual bool can_repeat(int unit, fs_t d) const = 0;
+    virtual void repeat(int unit, std::int64_t n, fs_t d) = 0;
 };
 
 /* The shared cache between the units and the slow memory (ft_timing's
@@ -203,6 +242,24 @@ public:
     fs_t serve(double work, fs_t issue, fs_t *start, double rate);
     /* Time spent serving since reset. */
     fs_t busy() const { return busy_; }
+    /* A step starts: the items served from now on are the ones repeat()
+     * copies. */
+    void mark()
+    {
+        mark_busy_ = busy_;
+        mark_used_ = false;
+    }
+    /* Whether the items since mark() end the same when issued again d
+     * later: there were none, or the queue was idle when the first came
+     * (a busy period started with it, so nothing before it counts) and is
+     * idle again d after it. */
+    bool can_repeat(fs_t d) const { return !mark_used_ || (mark_idle_ && free_at_ - mark_issue_ <= d); }
+    /* The items since mark() served again n times, each copy issued d after
+     * the one before (can_repeat(d) holds): the ends, the busy period and
+     * the mark move n d on, the busy time grows n times the step's.
+     * Returns the step's busy time.  Throws std::overflow_error past the
+     * clock's end. */
+    fs_t repeat(std::int64_t n, fs_t d);
 
 private:
     /* work / rate in fs, rounded once (to_fs), from a memo of the last
@@ -220,6 +277,11 @@ private:
     fs_t period_start_ = 0;  /* start of the current busy period */
     double period_work_ = 0; /* work served in it */
     fs_t busy_ = 0;
+    /* the step that repeat() copies (mark) */
+    fs_t mark_busy_ = 0;     /* busy time before it */
+    fs_t mark_issue_ = 0;    /* its first item's issue */
+    bool mark_used_ = false; /* it has an item */
+    bool mark_idle_ = false; /* the queue was idle at its first item */
 };
 
 class Channel : public sc_core::sc_module, public channel_if {
@@ -230,8 +292,12 @@ public:
     void reset(double bandwidth, double latency, fs_t now, int lanes = 1);
     fs_t transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale = 1.0, int lane = 0, std::int64_t share = 1) override;
     fs_t busy() const override { return busy_; }
+    void mark(int lane) override;
+    bool can_repeat(int lane, fs_t d) const override { return lanes_.at((size_t)lane).can_repeat(d); }
+    void repeat(int lane, std::int64_t n, fs_t d) override;
 
 private:
+    fs_t mark_busy_ = 0;  /* the channel's busy time at the last mark */
     double bandwidth_ = 1;
     std::vector<BusyQueue> lanes_;  /* work in elements, rate = the lane's share of the bandwidth */
     std::int64_t share_ = -1;       /* the share last asked of ft__rates_share (-1: none) */
@@ -248,6 +314,7 @@ public:
     bool can_retain(const unsigned char *produced, int t) const override;
     void begin_subgraph(const std::int64_t *buf, int nbuf) override;
     std::int64_t step(const ft_slice *need, int n, std::vector<ft_slice> *loads) override;
+    std::int64_t repeat(std::int64_t n, const SliceMove *moves, int nmoves, std::vector<ft_slice> *loads) override;
     void end_subgraph(const int *retained, int n) override;
     double capacity() const override { return capacity_; }
     bool resident(int t) const override { return t >= 0 && (size_t)t < whole_.size() && whole_[(size_t)t]; }
@@ -272,6 +339,9 @@ public:
     double op_cost(ft_role role, const ft_active &a) const override;
     fs_t run(double cost, fs_t issue, fs_t *start, int unit = 0) override;
     fs_t busy() const override;
+    void mark(int unit) override { q_.at((size_t)unit).mark(); }
+    bool can_repeat(int unit, fs_t d) const override { return q_.at((size_t)unit).can_repeat(d); }
+    void repeat(int unit, std::int64_t n, fs_t d) override { q_.at((size_t)unit).repeat(n, d); }
 
 private:
     std::int64_t nw_ = 1, nh_ = 1, nk_ = 1;
@@ -469,6 +539,10 @@ private:
         /* the slow-memory footprint (each tensor whole and once): inputs
          * neither made here nor resident, and written outputs */
         std::int64_t footprint_reads = 0, footprint_writes = 0;
+        /* no op feeds a MatMul in it (every role k-loop or epilogue): the
+         * k-steps of a tile run alike between two where an op takes its
+         * last k-slice (like_steps) */
+        bool like_runs = false;
     };
     std::vector<SgPlan> plans_;
     std::vector<unsigned char> produced_;  /* per tensor, current subgraph */
@@ -476,6 +550,8 @@ private:
     std::vector<unsigned char> executed_;  /* per op */
     std::vector<ft_role> op_role_;         /* per op, current subgraph */
     std::vector<ft_slice> needs_, loads_, writes_;
+    std::vector<ft_active> run_acts_;  /* like_steps: the active ops of a run */
+    std::vector<SliceMove> moves_;     /* ... and how their slices move */
     fs_t ahead_ = 0;  /* the latest time the units synced to (sync): the kernel's clock catches up at the subgraph's end */
     double write_scale_ = 1.0;  /* a written element's work on the shared channel (issue_writes) */
     Waves waves_;
@@ -484,6 +560,90 @@ private:
      * `share` tiles) on the write channel (or the shared one); returns the
      * last one's end (`at` when there are none). */
     fs_t issue_writes(Job &job, const std::vector<ft_slice> &ws, fs_t at, struct ft_trace_event &ev, int unit, std::int64_t share);
+    /* Queue the transfer of slice sl on channel ch, issued at `at` by unit
+     * `unit` in a wave of `share` tiles, each element `scale` of the
+     * channel's work, and give the trace its span (of ev's kind); returns
+     * its end. */
+    fs_t move(Job &job, channel_if *ch, const ft_slice &sl, fs_t at, double scale, int unit, std::int64_t share, struct ft_trace_event &ev);
+
+    /* The subgraph being replayed (run_subgraph sets it). */
+    struct Current {
+        const ft_problem *p = nullptr;
+        int sg = 0;
+        const SgPlan *pl = nullptr;
+        SgResult *res = nullptr;
+        fs_t t_start = 0;                           /* before its launch overhead */
+        fs_t rd_busy0 = 0, wr_busy0 = 0, cp_busy0 = 0;  /* the modules' busy times then */
+    } cur_;
+    /* Where a step lies in its subgraph. */
+    struct StepAt {
+        std::int64_t tile, row, col, index, kstep;
+    };
+    /* The last step that went through the modules, which the steps after
+     * it may repeat (finish_step: overlap STEP or NONE, no trace). */
+    struct Last {
+        bool valid = false;          /* the modules can repeat it */
+        int unit = 0;
+        std::int64_t share = 0;      /* its wave's tiles */
+        double compute = 0;          /* its ops' cost with the tile overhead */
+        std::vector<std::int64_t> loads, writes;  /* its transfers' elements, in issue order */
+        fs_t t0 = 0;                 /* the start of the last step like it */
+        fs_t d = 0;                  /* its span, start to end */
+        std::int64_t pending = 0;    /* steps like it since, not yet repeated by the modules */
+    } last_;
+    /* The needs of a step: tensor t's region [r0, r1) x [c0, c1), clipped
+     * to the tensor, appended to needs_ unless the subgraph makes t or the
+     * region is empty. */
+    void need(int t, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1)
+    {
+        if (produced_[(size_t)t])
+            return;
+        const ft_tensor *T = &cur_.p->tensors[t];
+        r0 = std::max<std::int64_t>(r0, 0);
+        r1 = std::min(r1, T->height);
+        c0 = std::max<std::int64_t>(c0, 0);
+        c1 = std::min(c1, T->width);
+        if (r0 < r1 && c0 < c1) /* built in place: no copy of a slice just written */
+            needs_.push_back(ft_slice{t, ft_region{r0, r1, c0, c1}});
+    }
+    /* A step of unit `unit` at `at`, its needs in needs_ and its
+     * write-backs in writes_, computing `compute` units (its ops' cost and
+     * the tile overhead): the fast memory takes the needs, then
+     * time_steps. */
+    void finish_step(Job &job, const StepAt &at, int unit, double compute, struct ft_trace_event &ev);
+    /* The fast memory holds `occ` elements in the step at `at`, starting at
+     * t0: the subgraph's peak, and oom (Invalid) past the capacity. */
+    void take_occupancy(Job &job, const StepAt &at, fs_t t0, std::int64_t occ);
+    /* n steps of unit `unit` from `at` on (the next k-steps of its tile),
+     * each loading slices of the sizes in loads_, writing back writes_ and
+     * computing `compute`: the loads, write-backs and compute go out as
+     * the overlap mode says, the unit's clock moves on, the trace gets the
+     * records (one_step).  Steps that make the same requests as the step
+     * before them on their unit, from that step's end, only move the clock
+     * (repeat_steps); the modules repeat them later (flush_like). */
+    void time_steps(Job &job, const StepAt &at, int unit, double compute, std::int64_t n, struct ft_trace_event &ev);
+    /* One step through the modules (time_steps); `repeatable`: mark it, so
+     * that the steps after it may repeat it (last_). */
+    void one_step(Job &job, const StepAt &at, int unit, double compute, struct ft_trace_event &ev, bool repeatable);
+    /* n steps from `at` like last_ and each starting at the end of the one
+     * before: the unit's clock moves n spans on, the modules catch up in
+     * flush_like. */
+    void repeat_steps(Job &job, const StepAt &at, int unit, std::int64_t n);
+    /* moves_ moves tensor t's slices by (dr, dc); false when it moves them
+     * otherwise already. */
+    bool add_move(int t, std::int64_t dr, std::int64_t dc);
+    /* The modules repeat the steps finish_step left to them. */
+    void flush_like();
+    /* A step is done: count it, and call the job's progress callback every
+     * PROGRESS_EVERY steps (throws when it asks to stop). */
+    void count_step(Job &job, const StepAt &at);
+    /* After step `step` (unit `unit`) of a subgraph with like_runs: replay
+     * the run of k-steps like it that follows in its tile (their needs
+     * worked out here, from step's active ops) through finish_step, and
+     * return how many (0: none; the walker skips them). */
+    std::int64_t like_steps(Job &job, const ft_step &step, int unit, struct ft_trace_event &ev);
+    /* The current subgraph's figures up to t_end. */
+    void close_sg(fs_t t_end);
 };
 
 /* The process's model: built on first use (SystemC elaborates once per

@@ -45,6 +45,8 @@ void BusyQueue::reset(fs_t now, double rate)
     period_start_ = now;
     period_work_ = 0;
     busy_ = 0;
+    mark_busy_ = 0;
+    mark_used_ = false;
     for (Span &m : memo_)
         m = Span();
     memo_next_ = 0;
@@ -66,8 +68,32 @@ fs_t BusyQueue::span(double work)
     return m.fs;
 }
 
+fs_t BusyQueue::repeat(std::int64_t n, fs_t d)
+{
+    const fs_t step = busy_ - mark_busy_;
+    if (n <= 0 || !mark_used_)
+        return step;
+    fs_t move, busy, at;
+    if (__builtin_mul_overflow((fs_t)n, d, &move) || __builtin_add_overflow(free_at_, move, &at) ||
+        __builtin_mul_overflow((fs_t)n, step, &busy))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    /* each copy starts a busy period of its own (can_repeat): the last
+     * one's start, end and work are the marked step's moved on */
+    free_at_ = at;
+    period_start_ += move;
+    mark_issue_ += move;
+    busy_ += busy;
+    mark_busy_ = busy_ - step;
+    return step;
+}
+
 fs_t BusyQueue::serve(double work, fs_t issue, fs_t *start)
 {
+    if (!mark_used_) { /* the marked step's first item */
+        mark_used_ = true;
+        mark_issue_ = issue;
+        mark_idle_ = issue >= free_at_;
+    }
     if (issue >= free_at_) { /* idle: a new busy period starts */
         period_start_ = issue;
         period_work_ = 0;
@@ -110,7 +136,27 @@ void Channel::reset(double bandwidth, double latency, fs_t now, int lanes)
         q.reset(now, bandwidth);
     latency_ = to_fs(latency);
     busy_ = 0;
+    mark_busy_ = 0;
     share_ = -1;
+}
+
+void Channel::mark(int lane)
+{
+    lanes_.at((size_t)lane).mark();
+    mark_busy_ = busy_;
+}
+
+void Channel::repeat(int lane, std::int64_t n, fs_t d)
+{
+    const fs_t step = busy_ - mark_busy_;
+    lanes_.at((size_t)lane).repeat(n, d);
+    fs_t add;
+    if (n <= 0)
+        return;
+    if (__builtin_mul_overflow((fs_t)n, step, &add))
+        throw std::overflow_error(CLOCK_EXHAUSTED);
+    busy_ += add;
+    mark_busy_ = busy_ - step;
 }
 
 fs_t Channel::transfer(std::int64_t elems, fs_t issue, fs_t *start, double scale, int lane, std::int64_t share)
@@ -163,6 +209,16 @@ void FastMemory::begin_subgraph(const std::int64_t *buf, int nbuf)
     slice_elems_ = 0;
 }
 
+/* Whether v has slice s: the same tensor, the same region (the reuse
+ * rule's test). */
+static bool has_slice(const std::vector<ft_slice> &v, const ft_slice &s)
+{
+    for (const ft_slice &q : v)
+        if (q.tensor == s.tensor && region_eq(q.region, s.region))
+            return true;
+    return false;
+}
+
 std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice> *loads)
 {
     cur_.swap(prev_);
@@ -170,28 +226,49 @@ std::int64_t FastMemory::step(const ft_slice *need, int n, std::vector<ft_slice>
     slice_elems_ = 0;
     for (int i = 0; i < n; i++) {
         const ft_slice &s = need[i];
-        if (whole_[(size_t)s.tensor])
-            continue; /* the whole tensor is here */
-        bool dup = false;
-        for (const ft_slice &c : cur_)
-            if (c.tensor == s.tensor && region_eq(c.region, s.region)) {
-                dup = true;
-                break;
-            }
-        if (dup)
-            continue;
+        if (whole_[(size_t)s.tensor] || has_slice(cur_, s))
+            continue; /* the whole tensor is here, or a duplicate */
         cur_.push_back(s);
         slice_elems_ += region_elems(s.region);
-        bool held = false;
-        for (const ft_slice &q : prev_)
-            if (q.tensor == s.tensor && region_eq(q.region, s.region)) {
-                held = true;
-                break;
-            }
-        if (!held)
+        if (!has_slice(prev_, s))
             loads->push_back(s);
     }
     return whole_elems_ + buf_elems_ + slice_elems_;
+}
+
+/* Slice c moved on n steps: by n times its tensor's move in moves (none:
+ * it stays). */
+static ft_slice moved(const ft_slice &c, const SliceMove *moves, int nmoves, std::int64_t n)
+{
+    ft_slice x = c;
+    for (int i = 0; i < nmoves; i++)
+        if (moves[i].tensor == c.tensor) {
+            x.region.r0 += n * moves[i].dr;
+            x.region.r1 += n * moves[i].dr;
+            x.region.c0 += n * moves[i].dc;
+            x.region.c1 += n * moves[i].dc;
+            break;
+        }
+    return x;
+}
+
+std::int64_t FastMemory::repeat(std::int64_t n, const SliceMove *moves, int nmoves, std::vector<ft_slice> *loads)
+{
+    const std::int64_t occ = whole_elems_ + buf_elems_ + slice_elems_;
+    if (n <= 0)
+        return occ;
+    /* the first of them: each slice moved on once; it keeps the last
+     * step's slices it needs (the reuse rule), and so does every later one
+     * of its step before, each tensor's slices moving alike */
+    for (const ft_slice &c : cur_) {
+        const ft_slice x = moved(c, moves, nmoves, 1);
+        if (!has_slice(cur_, x))
+            loads->push_back(x);
+    }
+    /* the last of them: the slices moved on n times, of the same sizes */
+    for (ft_slice &c : cur_)
+        c = moved(c, moves, nmoves, n);
+    return occ;
 }
 
 void FastMemory::end_subgraph(const int *retained, int n)

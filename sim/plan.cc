@@ -169,6 +169,7 @@ void Controller::plan(Job &job)
             if (r == FT_ROLE_KLOOP)
                 nk = std::max(nk, ceil_div(op->k, g->k));
         }
+        pl.like_runs = std::find(pl.role.begin(), pl.role.end(), FT_ROLE_UPSTREAM) == pl.role.end();
         pl.ntx = ceil_div(wg, g->w);
         pl.nty = ceil_div(hg, g->h);
         pl.nk = nk;

@@ -596,6 +596,15 @@ ft_role ft_walk_role(const ft_walk *w, int op);
  * caller that costs the steps itself (the simulator); faster. */
 void ft_walk_flow_only(ft_walk *w);
 
+/* Skip the next n steps of a walker that derives the data flow only
+ * (ft_walk_flow_only) without deriving them: the next ft_walk_next
+ * produces the step after them, as if they had been walked.  For a caller
+ * that works out a run of steps itself (the simulator's like steps).
+ * Returns the number skipped: n, or the steps left when fewer; 0 when n <= 0
+ * or the walker is not flow-only (a full walk's loaded flags compare each
+ * step with the one before it, so it cannot skip). */
+int64_t ft_walk_skip(ft_walk *w, int64_t n);
+
 /* Release a walker.  NULL is a no-op. */
 void ft_walk_free(ft_walk *w);
 

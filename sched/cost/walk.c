@@ -218,6 +218,20 @@ void ft_walk_flow_only(ft_walk *w)
     w->flow_only = 1;
 }
 
+int64_t ft_walk_skip(ft_walk *w, int64_t n)
+{
+    if (n <= 0 || !w->flow_only)
+        return 0;
+    if (n > w->nsteps - w->next)
+        n = w->nsteps - w->next;
+    /* the position and k-step ft_walk_next counts along, moved on n */
+    int64_t ks = w->next_ks + n;
+    w->next += n;
+    w->next_pos += ks / w->nk;
+    w->next_ks = ks % w->nk;
+    return n;
+}
+
 ft_role ft_walk_role(const ft_walk *w, int op)
 {
     for (int j = 0; j < w->nops; j++)

@@ -357,6 +357,30 @@ static void test_eval_walk_emlp_roles_grid(void **state)
     ft_walk_free(w);
 }
 
+/* Step b has step a's place and data flow: index, tile, k-step, the
+ * active ops with their regions, kinds and k slices. */
+static void same_flow(const ft_step *a, const ft_step *b)
+{
+    assert_int_equal(b->index, a->index);
+    assert_int_equal(b->tile, a->tile);
+    assert_int_equal(b->tile_row, a->tile_row);
+    assert_int_equal(b->tile_col, a->tile_col);
+    assert_int_equal(b->kstep, a->kstep);
+    assert_int_equal(b->nactive, a->nactive);
+    for (int i = 0; i < a->nactive; i++) {
+        const ft_active *x = &a->acts[i], *y = &b->acts[i];
+        assert_int_equal(b->active[i], a->active[i]);
+        assert_int_equal(y->op, x->op);
+        assert_int_equal(y->role, x->role);
+        assert_true(y->region.r0 == x->region.r0 && y->region.r1 == x->region.r1 && y->region.c0 == x->region.c0 &&
+                    y->region.c1 == x->region.c1);
+        assert_int_equal(y->row_kind, x->row_kind);
+        assert_int_equal(y->col_kind, x->col_kind);
+        assert_int_equal(y->ks0, x->ks0);
+        assert_int_equal(y->ks1, x->ks1);
+    }
+}
+
 /* ft_walk_flow_only: the same steps, the same active ops with the same
  * regions, kinds and k slices as the full walk (upstream ops' regions
  * come from needs inside the subgraph), and no slices, writes nor costs. */
@@ -375,24 +399,7 @@ static void test_eval_walk_flow_only(void **state)
     ft_walk_flow_only(flow);
     while (ft_walk_next(full, &a)) {
         assert_int_equal(ft_walk_next(flow, &b), 1);
-        assert_int_equal(b.index, a.index);
-        assert_int_equal(b.tile, a.tile);
-        assert_int_equal(b.tile_row, a.tile_row);
-        assert_int_equal(b.tile_col, a.tile_col);
-        assert_int_equal(b.kstep, a.kstep);
-        assert_int_equal(b.nactive, a.nactive);
-        for (int i = 0; i < a.nactive; i++) {
-            const ft_active *x = &a.acts[i], *y = &b.acts[i];
-            assert_int_equal(b.active[i], a.active[i]);
-            assert_int_equal(y->op, x->op);
-            assert_int_equal(y->role, x->role);
-            assert_true(y->region.r0 == x->region.r0 && y->region.r1 == x->region.r1 && y->region.c0 == x->region.c0 &&
-                        y->region.c1 == x->region.c1);
-            assert_int_equal(y->row_kind, x->row_kind);
-            assert_int_equal(y->col_kind, x->col_kind);
-            assert_int_equal(y->ks0, x->ks0);
-            assert_int_equal(y->ks1, x->ks1);
-        }
+        same_flow(&a, &b);
         assert_true(a.nslices > 0 && a.compute > 0);
         assert_int_equal(b.nslices, 0);
         assert_int_equal(b.nwrites, 0);
@@ -404,6 +411,41 @@ static void test_eval_walk_flow_only(void **state)
     assert_int_equal(steps, 16);
     ft_walk_free(full);
     ft_walk_free(flow);
+}
+
+/* ft_walk_skip: a flow-only walker that walks a step, skips n and walks
+ * on gives the full walk's step 1 + n (none past the last); it skips at
+ * most the steps left; a full walker skips nothing. */
+static void test_eval_walk_skip(void **state)
+{
+    ftt_fixture *f = *state;
+    static const int64_t skips[] = {0, 1, 5, 6, 7, 8, 9, 14, 15, 16, 40};
+    ft_walk *full = NULL, *flow = NULL;
+    ft_status st;
+    ft_step a, b;
+
+    ft_status_clear(&st);
+    assert_int_equal(ft_schedule_validate(f->p, f->s, &st), FT_OK);
+    for (size_t i = 0; i < sizeof skips / sizeof skips[0]; i++) {
+        const int64_t n = skips[i], want = n < 15 ? n : 15; /* 16 steps, one walked */
+        assert_int_equal(ft_walk_begin(f->p, f->s, 0, FT_COMPUTE_NATIVE, &full, &st), FT_OK);
+        assert_int_equal(ft_walk_begin(f->p, f->s, 0, FT_COMPUTE_NATIVE, &flow, &st), FT_OK);
+        assert_int_equal(ft_walk_skip(full, n), 0);
+        ft_walk_flow_only(flow);
+        assert_int_equal(ft_walk_next(flow, &b), 1);
+        assert_int_equal(ft_walk_skip(flow, n), want);
+        assert_int_equal(ft_walk_skip(flow, -1), 0);
+        for (int64_t j = 0; j <= 1 + want && ft_walk_next(full, &a); j++)
+            ;
+        if (1 + want < 16) {
+            assert_int_equal(ft_walk_next(flow, &b), 1);
+            same_flow(&a, &b);
+        } else {
+            assert_int_equal(ft_walk_next(flow, &b), 0);
+        }
+        ft_walk_free(full);
+        ft_walk_free(flow);
+    }
 }
 
 static void test_eval_walk_emlp_first_steps(void **state)
@@ -1284,6 +1326,7 @@ int main(void)
         cmocka_unit_test(test_eval_vectors_expected_tsv),
         T(test_eval_walk_emlp_roles_grid, setup_e_fused),
         T(test_eval_walk_flow_only, setup_e_fused),
+        T(test_eval_walk_skip, setup_e_fused),
         T(test_eval_walk_emlp_first_steps, setup_e_fused),
         T(test_eval_walk_emlp_tile_change, setup_e_fused),
         T(test_eval_walk_emlp_op_model, setup_e_fused),

@@ -1,4 +1,4 @@
-/* test_sim_device.c - cmocka tests of the simulator on whole-device machines (ft_timing: units in waves sharing the bandwidth, the shared cache and its footprint floor, the step overhead): docs/DEVICE.md's closed forms replayed step by step, the traces' units, and simulate = ft_evaluate on random problems with random device terms. */
+/* test_sim_device.c - cmocka tests of the simulator on whole-device machines (ft_timing: units in waves sharing the bandwidth, the shared cache and its footprint floor, the step overhead): docs/DEVICE.md's closed forms replayed step by step, the traces' units, simulate = ft_evaluate on random problems with random device terms, and the runs of like steps replayed as step by step. */
 #include "ft_testutil.h"
 
 #include <unistd.h>
@@ -492,6 +492,37 @@ static int draw_schedule(fixture *f)
     return 1;
 }
 
+/* Make f->p a random problem (ft_generate) of `family` from `seed`, of 2 to
+ * 8 ops. */
+static void draw_problem(fixture *f, uint64_t seed, ft_gen_family family)
+{
+    ft_gen_opts go;
+    ft_status st;
+    ft_gen_opts_init(&go);
+    go.seed = seed;
+    go.family = family;
+    go.nops = 2 + (int)(rnd() % 7);
+    ft_problem_free(f->p);
+    f->p = NULL;
+    assert_int_equal(ft_generate(&go, &f->p, &st), FT_OK);
+}
+
+/* Make f->s ft_search's schedule of f->p under its terms (a short search),
+ * f->e its evaluation. */
+static void search_schedule(fixture *f)
+{
+    ft_search_opts o;
+    ft_status st;
+    ft_search_opts_init(&o);
+    o.time_limit = ftt_slow() ? 1.0 : 0.2;
+    o.threads = 1;
+    ft_schedule_free(f->s);
+    f->s = NULL;
+    ft_eval_free(&f->e);
+    if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
+        fail_msg("%s: ft_search: %s", f->p->name, st.msg);
+}
+
 /* Subgraphs of f's schedule whose footprint floor binds: ft_evaluate's
  * latency drops with a cache that every subgraph fits. */
 static int floor_bound(fixture *f)
@@ -523,29 +554,12 @@ static void test_sim_device_random_parity(void **state)
     const int nprob = ftt_valgrind() ? 6 : 40;
     int compared = 0, several = 0, floored = 0, exact_pipeline = 0;
     for (int prob = 0; prob < nprob; prob++) {
-        ft_gen_opts go;
-        ft_status st;
-        ft_gen_opts_init(&go);
-        go.seed = 100 + (uint64_t)prob;
-        go.family = prob % 3 == 2 ? FT_GEN_SMALL : FT_GEN_CONTEST;
-        go.nops = 2 + (int)(rnd() % 7);
-        ft_problem_free(f->p);
-        f->p = NULL;
-        assert_int_equal(ft_generate(&go, &f->p, &st), FT_OK);
+        draw_problem(f, 100 + (uint64_t)prob, prob % 3 == 2 ? FT_GEN_SMALL : FT_GEN_CONTEST);
         for (int draw = 0; draw < 4; draw++) {
             int pipeline = draw == 3;
             draw_timing(f->p, pipeline);
             if (draw == 2 && prob % 4 == 0) {
-                /* the search's schedule under these terms */
-                ft_search_opts o;
-                ft_search_opts_init(&o);
-                o.time_limit = ftt_slow() ? 1.0 : 0.2;
-                o.threads = 1;
-                ft_schedule_free(f->s);
-                f->s = NULL;
-                ft_eval_free(&f->e);
-                if (ft_search(f->p, &o, &f->s, &f->e, &st) != FT_OK)
-                    fail_msg("%s: ft_search: %s", f->p->name, st.msg);
+                search_schedule(f); /* the search's schedule under these terms */
             } else if (!draw_schedule(f)) {
                 /* an invalid schedule: the simulator finds it invalid too */
                 assert_int_equal(replay(f, 0), FT_EINVALID);
@@ -579,6 +593,176 @@ static void test_sim_device_random_parity(void **state)
     assert_true(floored > 0);
 }
 
+/* ------------------------------------------------------------ like steps */
+
+/* Replay f's schedule under `model` step by step (with a trace of its first
+ * step: the controller's runs of like steps and the modules' repeats are
+ * for replays without a trace, sim/README.md "Speed"), then without a
+ * trace: the same outcome, every figure to the fs (==), the same message
+ * on failure.  Returns the outcome. */
+static int same_without_trace(fixture *f, ft_compute_model model)
+{
+    ft_sim_opts o;
+    ft_sim_result a, b;
+    char json[128], msg[1024];
+    if (!f->dir[0])
+        assert_int_equal(ftt_tmpdir(f->dir, sizeof f->dir, "simruns"), 0);
+    snprintf(json, sizeof json, "%s/w.json", f->dir);
+    ft_sim_opts_init(&o);
+    o.model = model;
+    o.analytic = 0;
+    o.trace_json = json;
+    o.window_count = 1;
+    int ra = ft_sim_run(f->sim, f->p, f->s, &o, &a);
+    snprintf(msg, sizeof msg, "%s", ra == FT_OK ? "" : ft_sim_errmsg(f->sim));
+    o.trace_json = NULL;
+    o.window_count = 0;
+    int rb = ft_sim_run(f->sim, f->p, f->s, &o, &b);
+    if (ra != rb)
+        fail_msg("%s: step by step %d (%s), without a trace %d (%s)", f->p->name, ra, msg, rb, ft_sim_errmsg(f->sim));
+    if (ra != FT_OK)
+        assert_string_equal(ft_sim_errmsg(f->sim), msg);
+    if (ra == FT_OK || ra == FT_EINVALID) {
+        assert_int_equal(a.steps, b.steps);
+        assert_int_equal(a.reason, b.reason);
+        assert_int_equal(a.fail_sg, b.fail_sg);
+        assert_int_equal(a.fail_step, b.fail_step);
+        assert_true(a.fail_time == b.fail_time);
+        if (a.total_simulated != b.total_simulated)
+            fail_msg("%s: total step by step %.17g, without a trace %.17g", f->p->name, a.total_simulated, b.total_simulated);
+        for (int i = 0; i < a.nsubgraphs; i++) {
+            const ft_sim_sg *x = &a.sg[i], *y = &b.sg[i];
+            if (x->simulated != y->simulated || x->steps != y->steps || x->peak_occupancy != y->peak_occupancy ||
+                x->channel_busy != y->channel_busy || x->compute_busy != y->compute_busy)
+                fail_msg("%s (units %d, overlap %d), subgraph %d: step by step %.17g, %lld steps, peak %lld, busy %.17g %.17g; "
+                         "without a trace %.17g, %lld, %lld, %.17g %.17g",
+                         f->p->name, f->p->timing.units, (int)f->p->timing.overlap, i, x->simulated, (long long)x->steps,
+                         (long long)x->peak_occupancy, x->channel_busy, x->compute_busy, y->simulated, (long long)y->steps,
+                         (long long)y->peak_occupancy, y->channel_busy, y->compute_busy);
+        }
+    }
+    ft_sim_result_free(&a);
+    ft_sim_result_free(&b);
+    return ra;
+}
+
+/* Random problems with random device terms (every overlap mode), their
+ * one-op schedules with k-slices cut at random (long k-loops: runs of like
+ * steps) and the search's fused ones: replayed without a trace, every
+ * figure is the step-by-step replay's, to the fs, under both compute
+ * models; and it agrees with ft_evaluate (overlap STEP and NONE). */
+static void test_sim_device_like_steps_random(void **state)
+{
+    fixture *f = *state;
+    const int nprob = ftt_valgrind() ? 4 : 24;
+    int replays = 0, long_loops = 0, skipped = 0;
+    for (int prob = 0; prob < nprob; prob++) {
+        ft_status st;
+        draw_problem(f, 700 + (uint64_t)prob, prob % 3 == 2 ? FT_GEN_CONTEST : FT_GEN_SMALL);
+        for (int draw = 0; draw < 3; draw++) {
+            draw_timing(f->p, draw == 2);
+            if (draw == 1 && prob % 3 == 0) {
+                search_schedule(f);
+            } else if (draw_schedule(f)) {
+                /* k-slices cut to a half, a quarter ... (some not dividing K) */
+                for (int i = 0; i < f->s->nsubgraphs; i++) {
+                    ft_subgraph *g = &f->s->sg[i];
+                    g->k = g->k >> (rnd() % 5);
+                    if (g->k > 2 && rnd() % 3 == 0)
+                        g->k--;
+                    if (g->k < 1)
+                        g->k = 1;
+                }
+                ft_eval_free(&f->e);
+                if (ft_evaluate(f->p, f->s, FT_COMPUTE_NATIVE, &f->e, &st) != FT_OK)
+                    continue;
+            } else {
+                continue;
+            }
+            /* the process's clock (2^64 fs, sim/README.md "Time") and the
+             * test's time: schedules of a few steps and units */
+            int64_t steps = 0;
+            for (int i = 0; i < f->e.nsubgraphs; i++)
+                steps += f->e.sg[i].steps;
+            if (steps > 40000 || f->e.total > 2e6) {
+                skipped++;
+                continue;
+            }
+            for (int i = 0; i < f->e.nsubgraphs; i++)
+                long_loops += f->e.sg[i].nk >= 4;
+            for (int m = 0; m < 2; m++)
+                assert_int_equal(same_without_trace(f, m ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE), FT_OK);
+            if (draw != 2) {
+                if (replay(f, 0) != FT_OK)
+                    fail_msg("%s: %s", f->p->name, ft_sim_errmsg(f->sim));
+                if (!agree(f->r.total_simulated, f->e.total))
+                    fail_msg("%s, draw %d: simulated %.17g, analytic %.17g", f->p->name, draw, f->r.total_simulated, f->e.total);
+            }
+            replays++;
+        }
+    }
+    printf("  %d schedules replayed alike with and without runs of like steps (%d subgraphs of 4 k-steps or more), %d too long\n",
+           replays, long_loops, skipped);
+    assert_true(replays > nprob);
+    assert_true(long_loops > nprob);
+}
+
+/* Subgraphs whose runs of like steps end early or cannot move the fast
+ * memory's slices in one go, replayed alike with and without a trace, and
+ * as ft_evaluate says, under random device terms:
+ *  - two k-loop MatMuls of different depths (K = 96 and 40) summed by an
+ *    epilogue, at k-slices dividing neither (7: the shorter loop ends, its
+ *    last slice partial, in the middle of the longer);
+ *  - two MatMuls sharing their left operand (the same slices, needed
+ *    twice);
+ *  - X x X (one tensor's slices moving down and right at once);
+ *  - a MatMul whose left operand the subgraph before retained whole. */
+static void test_sim_device_like_steps_cases(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *problem, *schedule;
+    } cases[] = {
+        {PJ("[96, 64, 40, 64, 64, 64, 64]", "[64, 96, 64, 40, 64, 64, 64]", "[[0, 1], [2, 3], [4, 5]]", "[[4], [5], [6]]",
+            "[300, 200, 50]", "[" MM ", " MM ", " PW "]", "100000", "10", "[32, 32]"),
+         SJ("[[0, 1, 2]]", "[[16, 16, 7]]", "[[]]")},
+        {PJ("[96, 64, 40, 64, 64, 64, 64]", "[64, 96, 64, 40, 64, 64, 64]", "[[0, 1], [2, 3], [4, 5]]", "[[4], [5], [6]]",
+            "[300, 200, 50]", "[" MM ", " MM ", " PW "]", "100000", "10", "[32, 32]"),
+         SJ("[[0, 1, 2]]", "[[8, 32, 8]]", "[[]]")},
+        {PJ("[64, 32, 32, 32, 32, 32]", "[32, 64, 64, 32, 32, 32]", "[[0, 1], [0, 2], [3, 4]]", "[[3], [4], [5]]",
+            "[300, 300, 50]", "[" MM ", " MM ", " PW "]", "100000", "10", "[32, 32]"),
+         SJ("[[0, 1, 2]]", "[[8, 8, 4]]", "[[]]")},
+        {PJ("[64, 64]", "[64, 64]", "[[0, 0]]", "[[1]]", "[400]", "[" MM "]", "100000", "10", "[32, 32]"),
+         SJ("[[0]]", "[[8, 8, 4]]", "[[]]")},
+        {PJ("[64, 64, 48, 48]", "[32, 32, 64, 32]", "[[0], [1, 2]]", "[[1], [3]]", "[50, 300]", "[" PW ", " MM "]", "100000", "10",
+            "[32, 32]"),
+         SJ("[[0], [1]]", "[[32, 32, 1], [16, 8, 4]]", "[[1], []]")},
+    };
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int c = 0; c < ncases; c++) {
+        ft_status st;
+        ft_problem_free(f->p);
+        ft_schedule_free(f->s);
+        f->s = NULL;
+        f->p = ftt_parse(cases[c].problem, "runs.json");
+        if (ft_schedule_parse(cases[c].schedule, "runs.schedule.json", &f->s, &st) != FT_OK)
+            fail_msg("case %d: %s", c, st.msg);
+        for (int draw = 0; draw < (ftt_valgrind() ? 3 : 12); draw++) {
+            draw_timing(f->p, draw % 3 == 2);
+            if (c == 4 && f->p->timing.units != 1) { /* retention: one unit */
+                f->p->timing.units = 1;
+                if (ft_problem_finish(f->p, &st) != FT_OK)
+                    fail_msg("%s", st.msg);
+            }
+            for (int m = 0; m < 2; m++)
+                if (same_without_trace(f, m ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE) != FT_OK)
+                    fail_msg("case %d, draw %d: %s", c, draw, ft_sim_errmsg(f->sim));
+            if (f->p->timing.overlap != FT_OVERLAP_PIPELINE)
+                simulated(f);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,6 +777,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sim_device_retain_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_trace_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_device_random_parity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_device_like_steps_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_device_like_steps_cases, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* test_sim_progress.c - the simulator's progress callback and step limit (ft_sim_opts.progress, FT_MAX_STEPS): progress through the replay then the analytic check, a stop on request that leaves the simulator usable, a schedule over FT_MAX_STEPS refused before its first step; the replays with effects off counted as one. */
+/* test_sim_progress.c - the simulator's progress callback and step limit (ft_sim_opts.progress, FT_MAX_STEPS): progress through the replay then the analytic check, a stop on request that leaves the simulator usable (in a run of like steps too), a schedule over FT_MAX_STEPS refused before its first step; the replays with effects off counted as one. */
 #include "ft_testutil.h"
 
 #include "fusetile/sim.h"
@@ -142,6 +142,47 @@ static void test_stop(void **state)
     ft_sim_result_free(&r);
 }
 
+/* Parse problem pj (named pname) into *p and schedule sj (sname) into *s. */
+static void parse_both(const char *pj, const char *pname, const char *sj, const char *sname, ft_problem **p, ft_schedule **s)
+{
+    ft_status st;
+    assert_int_equal(ft_problem_parse(pj, pname, p, &st), FT_OK);
+    assert_int_equal(ft_schedule_parse(sj, sname, s, &st), FT_OK);
+}
+
+/* A k-loop MatMul of 1 500 k-steps a tile (384 000 steps, 256 tiles of
+ * 4 x 4, k-slices of 4): the replay runs its like k-steps in one go, and
+ * still calls the progress callback at step 2^18, in the middle of a
+ * tile's run, and stops there when asked, naming that step. */
+static void test_progress_in_run(void **state)
+{
+    fixture *f = *state;
+    ft_problem *p;
+    ft_schedule *s;
+    parse_both(PJ("[6000, 64, 64]", "[64, 6000, 64]", "[[0, 1]]", "[[2]]", "[100]", "[" MM "]", "100000", "10", "[128, 128]"),
+               "kloop.json", SJ("[[0]]", "[[4, 4, 4]]", "[[]]"), "kloop.schedule.json", &p, &s);
+    ft_sim_opts o;
+    ft_sim_opts_init(&o);
+    o.progress = on_progress;
+    o.analytic = 0;
+    for (int stop = 0; stop <= 1; stop++) {
+        calls c = {0, 0, 0, 1, stop};
+        o.progress_ctx = &c;
+        ft_sim_result r;
+        assert_int_equal(ft_sim_run(f->sim, p, s, &o, &r), stop ? FT_EINPUT : FT_OK);
+        assert_int_equal(c.n, 1);
+        assert_int_equal(c.last_done, 262144);
+        assert_int_equal(c.total, 384000);
+        if (stop)
+            assert_non_null(strstr(ft_sim_errmsg(f->sim), "interrupted in subgraph 0 at step 262143"));
+        else
+            assert_int_equal(r.steps, 384000);
+        ft_sim_result_free(&r);
+    }
+    ft_schedule_free(s);
+    ft_problem_free(p);
+}
+
 /* A schedule over FT_MAX_STEPS: refused with ft_schedule_steps' message
  * before a step is replayed (no progress call). */
 static void test_step_limit(void **state)
@@ -149,12 +190,8 @@ static void test_step_limit(void **state)
     fixture *f = *state;
     ft_problem *p;
     ft_schedule *s;
-    ft_status st;
-    assert_int_equal(ft_problem_parse(PJ("[100000, 100000]", "[100000, 100000]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "100000",
-                                         "10", "[128, 128]"),
-                                      "wide.json", &p, &st),
-                     FT_OK);
-    assert_int_equal(ft_schedule_parse(SJ("[[0]]", "[[10, 1, 1]]", "[[]]"), "s1e9.json", &s, &st), FT_OK);
+    parse_both(PJ("[100000, 100000]", "[100000, 100000]", "[[0]]", "[[1]]", "[100]", "[" PW "]", "100000", "10", "[128, 128]"),
+               "wide.json", SJ("[[0]]", "[[10, 1, 1]]", "[[]]"), "s1e9.json", &p, &s);
     calls c = {0, 0, 0, 1, 0};
     ft_sim_opts o;
     ft_sim_opts_init(&o);
@@ -180,6 +217,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_effects_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress_in_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
