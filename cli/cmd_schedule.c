@@ -99,7 +99,9 @@ static const char schedule_help[] =
     "pass running): one line kept up to date on a terminal, a plain line a\n"
     "second otherwise; then a summary (compute model, total, lower bound,\n"
     "ratio, subgraphs, wall time, when the last improvement was found, the\n"
-    "capacity bound and the ratio to it, the strategy), and with a grouping\n"
+    "capacity bound and the ratio to it, the strategy, when the first valid\n"
+    "schedule came and whether that was within its share of the limit,\n"
+    "FT_FIRST_VALID_SHARE: 10%), and with a grouping\n"
     "strategy a line per subgraph: its group's label and source layers.\n"
     "\n"
     "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
@@ -152,6 +154,7 @@ struct run {
     double write_seconds;     /* spent in ft_schedule_write */
     int write_failed;         /* a progress write failed (warned once) */
     double last_improvement;  /* seconds from the start */
+    double first_valid;       /* seconds from the start to the first valid schedule (-1: none yet) */
     double last_progress;     /* when the last plain progress line was printed */
     int tty;                  /* stderr is a terminal: one progress line, redrawn */
     int progress_shown;       /* a terminal progress line is on screen */
@@ -199,6 +202,8 @@ static void on_improve(void *ctx, const ft_schedule *s, const double *latencies,
     struct run *r = ctx;
     const cli_sched_job *job = r->job;
     r->improvements++;
+    if (r->first_valid < 0)
+        r->first_valid = cli_now() - job->start;
     if (job->output && !r->write_failed) {
         ft_status st;
         double t0 = cli_now();
@@ -334,6 +339,7 @@ int cli_schedule_run(const cli_sched_job *job)
     struct run r;
     memset(&r, 0, sizeof r);
     r.job = job;
+    r.first_valid = -1;
     r.lower_bound = ft_lower_bound(p, job->model, NULL, NULL);
 
     ft_search_opts o;
@@ -401,6 +407,11 @@ int cli_schedule_run(const cli_sched_job *job)
          * scripts parse them) */
         fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f, strategy %s", d, cb > 0 ? ev.total / cb : 0.0,
                 ft_strategy_name(job->strategy));
+        /* the first valid schedule against its share of the limit
+         * (FT_FIRST_VALID_SHARE, docs/LIMITS.md) */
+        double due = FT_FIRST_VALID_SHARE * limit;
+        fprintf(stderr, ", first valid at %.2f s (due within %.3g s, %g%% of the limit%s)", r.first_valid, due,
+                100 * FT_FIRST_VALID_SHARE, r.first_valid > due ? ": missed" : "");
         fputc('\n', stderr);
         for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)
             fprintf(stderr, "%s: %ssubgraph %d: %s\n", cli_progname, pfx(job->cmd), i, s->sg[i].label ? s->sg[i].label : "-");
