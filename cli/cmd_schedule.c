@@ -410,7 +410,7 @@ int cli_schedule_run(const cli_sched_job *job)
         /* the first valid schedule against its share of the limit
          * (FT_FIRST_VALID_SHARE, docs/LIMITS.md) */
         double due = FT_FIRST_VALID_SHARE * limit;
-        fprintf(stderr, ", first valid at %.2f s (due within %.3g s, %g%% of the limit%s)", r.first_valid, due,
+        fprintf(stderr, ", first valid at %.3f s (due within %.3g s, %g%% of the limit%s)", r.first_valid, due,
                 100 * FT_FIRST_VALID_SHARE, r.first_valid > due ? ": missed" : "");
         fputc('\n', stderr);
         for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)

@@ -461,7 +461,7 @@ static void run_one_op(search *S, sctx *x, int *gid)
  * walks many steps: strategy_pass.c splits one whose check runs past its
  * share of the time, and when the groups still cannot be costed with
  * retention in time, every group becomes single ops, costed whatever the
- * time as the one-op pass, each label saying so. */
+ * time as the first pass costs them, each label saying so. */
 static void run_strategy(search *S, sctx *x, int *gid)
 {
     shared *sh = S->sh;
@@ -469,11 +469,15 @@ static void run_strategy(search *S, sctx *x, int *gid)
     if (sh->strategy_rc != FT_OK || offer_partition(S, x, gid, 0) < INF || !ft__out_of_time(S))
         return;
     ft_partition_free(&sh->part);
-    S->first = 1; /* the strategy's run and split: no fit checks to cut */
+    /* the strategy's run again, for its labels: its own exact checks cut
+     * by the clock, every group split into single ops unchecked; then
+     * each op costed as the cheap start costs it, whatever the time */
     sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 1, gid, &sh->part, &sh->strategy_st);
-    S->first = 0;
-    if (sh->strategy_rc == FT_OK)
+    if (sh->strategy_rc == FT_OK) {
+        S->quick = 1;
         offer_always(S, x, gid, sh->part.ngroups);
+        S->quick = 0;
+    }
 }
 
 /* Each strategy of o->start_from (the quick ones first), its groups

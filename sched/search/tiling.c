@@ -228,6 +228,9 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
 {
     const ft_problem *p = S->p;
     int nops = g->nops;
+    /* no time to order the candidates (never while S->first) */
+    if (ft__out_of_time(S))
+        return INF;
     ft_role *roles = ft__malloc(sizeof(ft_role) * (size_t)(nops + 1));
     if (!roles)
         return INF;
@@ -289,7 +292,9 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         if (S->quick && best < INF && scored >= FT_SEARCH_QUICK_TRIES)
             break;
         scored++;
-        if (best < INF && ft__out_of_time(S))
+        /* past the deadline, whether or not a configuration fits yet:
+         * each score would stop at once, but the candidates are many */
+        if (ft__out_of_time(S))
             break;
         if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE && !S->tiling_all)
             break;
