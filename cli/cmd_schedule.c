@@ -155,6 +155,7 @@ struct run {
     int write_failed;         /* a progress write failed (warned once) */
     double last_improvement;  /* seconds from the start */
     double first_valid;       /* seconds from the start to the first valid schedule (-1: none yet) */
+    double limit;             /* the user's time limit, for the whole command */
     double last_progress;     /* when the last plain progress line was printed */
     int tty;                  /* stderr is a terminal: one progress line, redrawn */
     int progress_shown;       /* a terminal progress line is on screen */
@@ -191,7 +192,7 @@ static void on_progress(void *ctx, const ft_search_progress *pr)
     if (job->verbose && pr->closed + pr->fallbacks > 0)
         snprintf(share, sizeof share, "  closed form %.1f%%", 100.0 * (double)pr->closed / (double)(pr->closed + pr->fallbacks));
     fprintf(stderr, "%s: %sprogress %.1f/%g s  best %s  ratio %s  %.0f evaluations/s%s  pass %s  %d thread%s%s", cli_progname,
-            pfx(job->cmd), pr->elapsed, pr->limit, best, ratio, pr->evals_per_s, share, pr->pass, pr->threads, pr->threads == 1 ? "" : "s",
+            pfx(job->cmd), cli_now() - job->start, r->limit, best, ratio, pr->evals_per_s, share, pr->pass, pr->threads, pr->threads == 1 ? "" : "s",
             r->tty ? "" : "\n");
     r->progress_shown = r->tty;
     fflush(stderr);
@@ -369,7 +370,15 @@ int cli_schedule_run(const cli_sched_job *job)
         o.time_limit = limit - cli_contest_margin(limit) - (cli_now() - job->start);
         if (o.time_limit < 0.01)
             o.time_limit = 0.01;
+    } else {
+        /* the whole command within the limit: loading, the target and the
+         * bounds came out of it already (the search keeps a reserve for its
+         * final evaluation and the write) */
+        o.time_limit = limit - (cli_now() - job->start);
+        if (o.time_limit < 0.001)
+            o.time_limit = 0.001;
     }
+    r.limit = limit;
 
     ft_schedule *s = NULL;
     ft_eval ev;
@@ -393,7 +402,7 @@ int cli_schedule_run(const cli_sched_job *job)
         double cb = ft_lower_bound_capacity(p, job->model, NULL, NULL);
         snprintf(a, sizeof a, "%.15g", ev.total);
         snprintf(b, sizeof b, "%.15g", ev.lower_bound);
-        snprintf(c, sizeof c, "%g", o.time_limit);
+        snprintf(c, sizeof c, "%g", limit);
         snprintf(d, sizeof d, "%.15g", cb);
         fprintf(stderr,
                 "%s: %s%s: compute model %s, total %s, lower bound %s, ratio %.4f, %d subgraphs, "
