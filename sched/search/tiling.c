@@ -266,17 +266,25 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         kc[0] = 1;
     cand *cs = ft__malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
     int nc = 0;
-    for (int a = 0; cs && a < nwc; a++)
-        for (int b = 0; b < nhc; b++)
+    /* up to FT_SEARCH_MAX_CANDIDATES^3 bounds, each over the ops: the
+     * clock is read every 4096 (a large group on a loaded machine took
+     * seconds here) */
+    int late = 0;
+    for (int a = 0; cs && a < nwc && !late; a++)
+        for (int b = 0; b < nhc && !late; b++)
             for (int d = 0; d < nkc; d++) {
+                if (((a * nhc + b) * nkc + d) % 4096 == 4095 && (late = ft__out_of_time(S)))
+                    break;
                 double lb = config_bound(S, x, g, roles, &sh, wc[a], hc[b], kc[d]);
                 if (lb < INF)
                     cs[nc++] = (cand){{wc[a], hc[b], kc[d], ORD_RASTER}, lb};
             }
     shape_done(S, g, &sh);
     ft__free(roles);
-    if (!cs)
+    if (!cs || late) {
+        ft__free(cs);
         return INF;
+    }
     qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
     mixinfo mx;
     ft__probe_mixed(&S->sc, x, g, &mx);

