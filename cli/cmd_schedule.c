@@ -384,6 +384,8 @@ int cli_schedule_run(const cli_sched_job *job)
     ft_eval ev;
     int rc = ft_search(p, &o, &s, &ev, &st);
     clear_progress(&r);
+    if (r.first_valid < 0) /* none was published: the final one is the first */
+        r.first_valid = cli_now() - job->start;
     if (rc == FT_EINVALID) {
         cli_error("%s%s: no valid schedule: %s", pfx(job->cmd), job->problem, st.msg);
         ft_problem_free(p);
