@@ -99,7 +99,9 @@ static const char schedule_help[] =
     "pass running): one line kept up to date on a terminal, a plain line a\n"
     "second otherwise; then a summary (compute model, total, lower bound,\n"
     "ratio, subgraphs, wall time, when the last improvement was found, the\n"
-    "capacity bound and the ratio to it, the strategy), and with a grouping\n"
+    "capacity bound and the ratio to it, the strategy, when the first valid\n"
+    "schedule came and whether that was within its share of the limit,\n"
+    "FT_FIRST_VALID_SHARE: 10%), and with a grouping\n"
     "strategy a line per subgraph: its group's label and source layers.\n"
     "\n"
     "Exit status: 0 written, 1 no valid schedule exists (an op whose smallest\n"
@@ -152,6 +154,8 @@ struct run {
     double write_seconds;     /* spent in ft_schedule_write */
     int write_failed;         /* a progress write failed (warned once) */
     double last_improvement;  /* seconds from the start */
+    double first_valid;       /* seconds from the start to the first valid schedule (-1: none yet) */
+    double limit;             /* the user's time limit, for the whole command */
     double last_progress;     /* when the last plain progress line was printed */
     int tty;                  /* stderr is a terminal: one progress line, redrawn */
     int progress_shown;       /* a terminal progress line is on screen */
@@ -188,7 +192,7 @@ static void on_progress(void *ctx, const ft_search_progress *pr)
     if (job->verbose && pr->closed + pr->fallbacks > 0)
         snprintf(share, sizeof share, "  closed form %.1f%%", 100.0 * (double)pr->closed / (double)(pr->closed + pr->fallbacks));
     fprintf(stderr, "%s: %sprogress %.1f/%g s  best %s  ratio %s  %.0f evaluations/s%s  pass %s  %d thread%s%s", cli_progname,
-            pfx(job->cmd), pr->elapsed, pr->limit, best, ratio, pr->evals_per_s, share, pr->pass, pr->threads, pr->threads == 1 ? "" : "s",
+            pfx(job->cmd), cli_now() - job->start, r->limit, best, ratio, pr->evals_per_s, share, pr->pass, pr->threads, pr->threads == 1 ? "" : "s",
             r->tty ? "" : "\n");
     r->progress_shown = r->tty;
     fflush(stderr);
@@ -199,6 +203,8 @@ static void on_improve(void *ctx, const ft_schedule *s, const double *latencies,
     struct run *r = ctx;
     const cli_sched_job *job = r->job;
     r->improvements++;
+    if (r->first_valid < 0)
+        r->first_valid = cli_now() - job->start;
     if (job->output && !r->write_failed) {
         ft_status st;
         double t0 = cli_now();
@@ -334,6 +340,7 @@ int cli_schedule_run(const cli_sched_job *job)
     struct run r;
     memset(&r, 0, sizeof r);
     r.job = job;
+    r.first_valid = -1;
     r.lower_bound = ft_lower_bound(p, job->model, NULL, NULL);
 
     ft_search_opts o;
@@ -363,12 +370,22 @@ int cli_schedule_run(const cli_sched_job *job)
         o.time_limit = limit - cli_contest_margin(limit) - (cli_now() - job->start);
         if (o.time_limit < 0.01)
             o.time_limit = 0.01;
+    } else {
+        /* the whole command within the limit: loading, the target and the
+         * bounds came out of it already (the search keeps a reserve for its
+         * final evaluation and the write) */
+        o.time_limit = limit - (cli_now() - job->start);
+        if (o.time_limit < 0.001)
+            o.time_limit = 0.001;
     }
+    r.limit = limit;
 
     ft_schedule *s = NULL;
     ft_eval ev;
     int rc = ft_search(p, &o, &s, &ev, &st);
     clear_progress(&r);
+    if (r.first_valid < 0) /* none was published: the final one is the first */
+        r.first_valid = cli_now() - job->start;
     if (rc == FT_EINVALID) {
         cli_error("%s%s: no valid schedule: %s", pfx(job->cmd), job->problem, st.msg);
         ft_problem_free(p);
@@ -387,7 +404,7 @@ int cli_schedule_run(const cli_sched_job *job)
         double cb = ft_lower_bound_capacity(p, job->model, NULL, NULL);
         snprintf(a, sizeof a, "%.15g", ev.total);
         snprintf(b, sizeof b, "%.15g", ev.lower_bound);
-        snprintf(c, sizeof c, "%g", o.time_limit);
+        snprintf(c, sizeof c, "%g", limit);
         snprintf(d, sizeof d, "%.15g", cb);
         fprintf(stderr,
                 "%s: %s%s: compute model %s, total %s, lower bound %s, ratio %.4f, %d subgraphs, "
@@ -401,6 +418,11 @@ int cli_schedule_run(const cli_sched_job *job)
          * scripts parse them) */
         fprintf(stderr, ", capacity bound %s, ratio to capacity bound %.4f, strategy %s", d, cb > 0 ? ev.total / cb : 0.0,
                 ft_strategy_name(job->strategy));
+        /* the first valid schedule against its share of the limit
+         * (FT_FIRST_VALID_SHARE, docs/LIMITS.md) */
+        double due = FT_FIRST_VALID_SHARE * limit;
+        fprintf(stderr, ", first valid at %.3f s (due within %.3g s, %g%% of the limit%s)", r.first_valid, due,
+                100 * FT_FIRST_VALID_SHARE, r.first_valid > due ? ": missed" : "");
         fputc('\n', stderr);
         ft_gap g;
         if (ft_gap_report(p, s, job->model, ev.total, &g, &st) == FT_OK) {

@@ -195,6 +195,13 @@ FT_API_BEGIN
 /* Most search threads ft_search runs (ft_search_opts.threads, --threads). */
 #define FT_SEARCH_MAX_THREADS 256
 
+/* Share of the search's time limit within which its first valid schedule
+ * is due (ft_search: the cheap start, every op its own subgraph at one
+ * granularity from a few candidates, costed once and published before any
+ * other pass).  `fusetile schedule` prints when it came and says when it
+ * came later than this share (docs/LIMITS.md). */
+#define FT_FIRST_VALID_SHARE 0.1
+
 /* --------------------------------------------------------------- output */
 
 /* Longest label ft_subgraph_label returns, in bytes (the NUL not counted);

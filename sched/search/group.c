@@ -233,7 +233,7 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
      * needs of different kinds on one output (the first tile of every
      * configuration scored is walked whole, and has each k-step's largest
      * set of active ops) */
-    if (nops <= FT_SEARCH_OP_ORDER_OPS && S->sc.kinds_differ && order_sensitive(S, ops, nops)) {
+    if (!S->quick && nops <= FT_SEARCH_OP_ORDER_OPS && S->sc.kinds_differ && order_sensitive(S, ops, nops)) {
         enum { MAX_TRIES = 12 };
         int tries = nops <= 6 ? MAX_TRIES : 4, ne = order_signature(S, ops, ops, nops, NULL);
         /* the orders' signatures scored so far (the first is ops[]'s): a
@@ -265,8 +265,9 @@ double ft__group_cost(search *S, const sctx *x, int *ops, int nops, cfg *c)
             ft__free(alt);
         }
     }
-    /* a cut-short optimisation is not memoised: it may not be the best */
-    if (!S->timed_out) {
+    /* a cut-short optimisation is not memoised: it may not be the best;
+     * nor is the cheap start's choice among a few candidates */
+    if (!S->timed_out && !S->quick) {
         int *keyops = ft__malloc(sizeof(int) * (size_t)nops);
         if (keyops) {
             memcpy(keyops, ops, sizeof(int) * (size_t)nops);

@@ -20,9 +20,13 @@
  *   strategy    o->strategy is a grouping   that strategy alone: its groups at     strategy_pass.c and the
  *               strategy (then no other     their best tilings with optimal        strategy's files
  *               pass runs)                  retention (docs/STRATEGIES.md)         (strategy.h)
+ *   first       search                      the cheap start: one op per group,     plan.c, tiling.c
+ *                                           each at the best of a few
+ *                                           granularities (raster), costed once:
+ *                                           a valid schedule first, never cut by
+ *                                           the deadline (FT_FIRST_VALID_SHARE)
  *   one-op      search                      one op per group, each at its best     plan.c, tiling.c
- *                                           tiling: a valid schedule first, never
- *                                           cut by the deadline
+ *                                           tiling (cut by the deadline)
  *   starts      search, o->start_from,      each strategy's groups offered; the    strategy_pass.c
  *               nops > 7                    best is where the later passes start
  *                                           when greedy's is not better
@@ -51,11 +55,16 @@
  * shared between them.  Better plans go through ft__offer.
  *
  * Deadlines: passes stop at S->deadline, a little before the time limit
- * (RESERVE); the one-op pass is never cut, so a valid schedule exists
- * whatever the limit.  A plan's figures come from ft_evaluate when walking
- * its steps fits in the time left, else from the scorer (equal, and
- * ft_schedule_validate still checks the rules), so a huge problem never
- * overruns its limit.
+ * (reserve()); the first pass is never cut, so a valid schedule exists
+ * whatever the limit, and it is cheap: each op is scored at a few
+ * granularities in raster order (FT_SEARCH_QUICK_TRIES), not at every
+ * candidate in four orders, so it comes within a small share of the limit
+ * (FT_FIRST_VALID_SHARE, which `fusetile schedule` checks and reports).
+ * A plan's figures come from ft_evaluate when its work (eval_work: the
+ * steps it walks, the kinds of tile where it takes the closed form) fits
+ * in the time left (the first plan's: in the first-valid share), else
+ * from the scorer (equal, and ft_schedule_validate still checks the
+ * rules), so a huge problem never overruns its limit.
  */
 
 typedef struct pass {
@@ -96,10 +105,12 @@ static int label_schedule(const shared *sh, ft_schedule *s)
 }
 
 /* Seconds the passes leave for the final evaluation and the caller's write:
- * 4% of the limit, at least 20 ms and at most 1 s. */
+ * 5% of the limit, at least 20 ms and at most 1 s (on a loaded 2-core
+ * machine the threads' last steps end up to 0.3 s past the deadline at a
+ * 10-s limit, and writing a schedule of resnet18 took 0.1 s). */
 static double reserve(double limit)
 {
-    double r = 0.04 * limit;
+    double r = 0.05 * limit;
     return r < 0.02 ? 0.02 : r > 1 ? 1 : r;
 }
 
@@ -200,13 +211,21 @@ uint64_t ft__rng(search *S)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-/* Steps of every subgraph of s (saturating). */
-static int64_t schedule_steps(const ft_problem *p, const ft_schedule *s)
+/* Steps ft_evaluate walks for schedule s (saturating), about: every step
+ * of a subgraph it walks; for one it takes in closed form (one unit, as
+ * ft__eval_closed requires; the plans the search makes use the scorer's
+ * traversal kinds), each kind of tile's k-steps, at most half the tile
+ * memo's kinds (past that the closed form falls back to the walk). */
+static int64_t eval_work(const ft_problem *p, const ft_schedule *s)
 {
     int64_t n = 0;
     for (int i = 0; i < s->nsubgraphs; i++) {
         int64_t ntx, nty, nk, m;
-        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk) || __builtin_mul_overflow(ntx, nty, &m) || __builtin_mul_overflow(m, nk, &m) || __builtin_add_overflow(n, m, &n))
+        if (ft__sg_grid(p, &s->sg[i], NULL, &ntx, &nty, &nk) || __builtin_mul_overflow(ntx, nty, &m))
+            return INT64_MAX;
+        if (ft__units(p) == 1 && m > FT_SCORE_TILE_MEMO / 2)
+            m = FT_SCORE_TILE_MEMO / 2;
+        if (__builtin_mul_overflow(m, nk, &m) || __builtin_add_overflow(n, m, &n))
             return INT64_MAX;
     }
     return n;
@@ -234,7 +253,7 @@ static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model m
 {
     double left = until - ft__now_s();
     walk_until w = {until, o};
-    if (!stop_asked(o) && (double)schedule_steps(p, s) < left * WALK_RATE) {
+    if (!stop_asked(o) && (double)eval_work(p, s) < left * WALK_RATE) {
         int rc = ft_evaluate_progress(p, s, model, stop_walk, &w, ev, st);
         if (rc != FT_EINPUT)
             return rc; /* FT_OK, FT_EINVALID or FT_ENOMEM; FT_EINPUT: cut short */
@@ -274,7 +293,12 @@ static void publish(search *S, const plan *P, double total)
         ft_status st;
         if (s && label_schedule(sh, s))
             ft_schedule_free(s), s = NULL;
-        if (s && figures(S->p, s, S->sc.model, sh->hard - reserve(sh->limit), sh->o, &e, &st) == FT_OK) {
+        /* the first plan's figures within the first-valid share: a walk
+         * that would not fit leaves them to the scorer */
+        double until = sh->hard - reserve(sh->limit);
+        if (sh->best == INF && sh->t0 + FT_FIRST_VALID_SHARE * sh->limit < until)
+            until = sh->t0 + FT_FIRST_VALID_SHARE * sh->limit;
+        if (s && figures(S->p, s, S->sc.model, until, sh->o, &e, &st) == FT_OK) {
             double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
             if (lat && e.total < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
@@ -390,11 +414,47 @@ static void offer_always(search *S, sctx *x, const int *gid, int ng)
     S->first = 0;
 }
 
-static void run_one_op(search *S, sctx *x, int *gid)
+/* The cheap start: one op per group, each scored at a few granularities
+ * in raster order (S->quick), whatever the time (a valid schedule first,
+ * due within FT_FIRST_VALID_SHARE of the limit). */
+static void run_first(search *S, sctx *x, int *gid)
 {
     for (int i = 0; i < S->p->nops; i++)
         gid[i] = i;
+    S->quick = 1;
     offer_always(S, x, gid, S->p->nops);
+    S->quick = 0;
+}
+
+/* One op per group, each at its best tiling, within the deadline (the
+ * greedy pass starts from these costs, memoised): the first pass's plan
+ * (one group per op, nothing retained, so each group's context is fixed)
+ * with each group's configuration replaced by its best as it is found;
+ * offered once every group is done or the deadline cuts the pass, so a
+ * cut pass still improves the ops it reached. */
+static void run_one_op(search *S, sctx *x, int *gid)
+{
+    int n = S->p->nops;
+    for (int i = 0; i < n; i++)
+        gid[i] = i;
+    plan P;
+    if (S->best_plan.ngroups == n ? ft__plan_copy(&S->best_plan, &P, 0) : ft__plan_from_partition(S, gid, n, &P))
+        return;
+    if (S->best_plan.ngroups != n)
+        for (int i = 0; i < P.ngroups; i++)
+            P.g[i].lat = INF;
+    for (int i = 0; i < P.ngroups && !ft__out_of_time(S); i++) {
+        group *G = &P.g[i];
+        cfg c;
+        ft__plan_context(S->p, &P, i, x);
+        double lat = ft__group_cost(S, x, G->ops, G->nops, &c);
+        if (lat < G->lat) {
+            G->lat = lat;
+            G->c = c;
+        }
+    }
+    ft__offer(S, &P);
+    ft__plan_free(&P);
 }
 
 /* The grouping strategy o->strategy alone (strategy_pass.c), costed
@@ -403,7 +463,7 @@ static void run_one_op(search *S, sctx *x, int *gid)
  * walks many steps: strategy_pass.c splits one whose check runs past its
  * share of the time, and when the groups still cannot be costed with
  * retention in time, every group becomes single ops, costed whatever the
- * time as the one-op pass, each label saying so. */
+ * time as the first pass costs them, each label saying so. */
 static void run_strategy(search *S, sctx *x, int *gid)
 {
     shared *sh = S->sh;
@@ -411,11 +471,15 @@ static void run_strategy(search *S, sctx *x, int *gid)
     if (sh->strategy_rc != FT_OK || offer_partition(S, x, gid, 0) < INF || !ft__out_of_time(S))
         return;
     ft_partition_free(&sh->part);
-    S->first = 1; /* the strategy's run and split: no fit checks to cut */
+    /* the strategy's run again, for its labels: its own exact checks cut
+     * by the clock, every group split into single ops unchecked; then
+     * each op costed as the cheap start costs it, whatever the time */
     sh->strategy_rc = ft__strategy_groups(S, x, S->o->strategy, 1, gid, &sh->part, &sh->strategy_st);
-    S->first = 0;
-    if (sh->strategy_rc == FT_OK)
+    if (sh->strategy_rc == FT_OK) {
+        S->quick = 1;
         offer_always(S, x, gid, sh->part.ngroups);
+        S->quick = 0;
+    }
 }
 
 /* Each strategy of o->start_from (the quick ones first), its groups
@@ -536,6 +600,7 @@ static int above_bound(const search *S) { return large_problem(S) && S->best > S
 /* The passes, in order (see the top of this file). */
 static const pass passes[] = {
     {"strategy", strategy_alone, run_strategy},
+    {"first", searching, run_first},
     {"one-op", searching, run_one_op},
     {"starts", has_starts, run_starts},
     {"greedy", searching, run_greedy},
@@ -654,7 +719,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     if ((rc = ft__strategy_check_files(o, st)) != FT_OK)
         goto done;
     search *S = &W[0].S;
-    /* the first pass that applies (one-op, or a strategy alone) always
+    /* the first pass that applies (first, or a strategy alone) always
      * runs, whatever the time limit */
     for (size_t i = 0, ran = 0; i < NPASSES; i++) {
         if (strcmp(passes[i].name, THREADED_PASS) == 0)
@@ -715,7 +780,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
-    rc = figures(p, s, o->model, sh.hard - 0.25 * reserve(sh.limit), o, ev, st);
+    /* the final figures: half the reserve is left for the caller's write */
+    rc = figures(p, s, o->model, sh.hard - 0.5 * reserve(sh.limit), o, ev, st);
     if (rc == FT_OK) {
         for (int i = 0; i < ev->nsubgraphs; i++)
             s->sg[i].reported = ev->sg[i].latency;

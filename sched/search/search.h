@@ -16,6 +16,7 @@ enum {
     FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
     FT_SEARCH_TILING_PATIENCE = 48,    /* tilings tried past the last better one when every k-step is walked */
     FT_SEARCH_WINDOW_LINKS = 16,       /* outside groups a window op may join in a re-partition */
+    FT_SEARCH_QUICK_TRIES = 3,         /* granularities the cheap start scores (raster), lowest bound first, once one fits */
     FINE_COUNTS_MIN = 8                /* FINE_COUNTS adds no size below this (powers of two cover them) */
 };
 
@@ -67,9 +68,14 @@ typedef struct search {
                               FINE_ALL (every size up to a small native one,
                               FT_SEARCH_ALL_SIZES) or FINE_COUNTS (every
                               size that sets a tile count) */
-    int first;             /* 1 while the one-op schedule is built: no
+    int first;             /* 1 while the first schedule is built: no
                               deadline cuts it, so a valid schedule exists
                               whatever the time limit */
+    int quick;             /* 1 while the cheap start is built (search.c):
+                              ft__choose_tiling scores a few candidates in
+                              raster order only (FT_SEARCH_QUICK_TRIES),
+                              ft__group_cost tries no other op order and
+                              memoises nothing */
     uint64_t rng;
     int *topo_pos;         /* op -> position in p->topo */
     /* memo of subgraph costs by (ops, context) */

@@ -323,6 +323,12 @@ static int split_unfit(search *S, sctx *x, ft_partition *part, int singles, unsi
     return rc;
 }
 
+/* A strategy's clock (ft_strategy_opts.stop): the search's deadline. */
+static int strategy_stop(void *ctx)
+{
+    return ft__out_of_time(ctx);
+}
+
 int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int *gid, ft_partition *part, ft_status *st)
 {
     const ft_problem *p = S->p;
@@ -330,7 +336,7 @@ int ft__strategy_groups(search *S, sctx *x, ft_strategy which, int singles, int 
     memset(part, 0, sizeof *part);
     if ((unsigned)which >= FT_STRATEGY_COUNT || !strategies[which].run)
         return ft__fail(st, FT_EINPUT, 0, "strategy %d is not a grouping strategy", (int)which);
-    ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition, so->patterns_dir};
+    ft_strategy_opts o = {so->pattern_files, so->npattern_files, so->parts, so->partition, so->patterns_dir, strategy_stop, S};
     ft_partition raw = {0};
     unsigned char *why = ft__malloc((size_t)p->nops + 1);
     if (!why)

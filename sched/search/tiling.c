@@ -37,8 +37,10 @@ static int cmp_i64(const void *a, const void *b)
  * size up to lim first; with FINE_COUNTS, then for each tile count m of each
  * length L the smallest size giving it, ceil(L / m) (a tile that fills the
  * capacity without adding a tile), while there is room
- * (FT_SEARCH_MAX_CANDIDATES: what does not fit is not tried). */
-static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out, int fine)
+ * (FT_SEARCH_MAX_CANDIDATES: what does not fit is not tried).  quick (the
+ * cheap start): the powers of two, lim and the lengths only, no divisors
+ * (finding them costs a loop up to each length, long on large tensors). */
+static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out, int fine, int quick)
 {
     int n = 0;
     if (fine == FINE_ALL && lim <= FT_SEARCH_ALL_SIZES)
@@ -50,7 +52,7 @@ static int candidates(int64_t lim, const int64_t *lens, int nlens, int64_t *out,
     for (int i = 0; i < nlens; i++)
         if (lens[i] <= lim)
             n = add_size(out, n, lens[i]);
-    for (int i = 0; i < nlens; i++)
+    for (int i = 0; i < nlens && !quick; i++)
         for (int64_t d = 1; d <= lim && d <= lens[i]; d++)
             if (lens[i] % d == 0)
                 n = add_size(out, n, d);
@@ -226,6 +228,9 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
 {
     const ft_problem *p = S->p;
     int nops = g->nops;
+    /* no time to order the candidates (never while S->first) */
+    if (ft__out_of_time(S))
+        return INF;
     ft_role *roles = ft__malloc(sizeof(ft_role) * (size_t)(nops + 1));
     if (!roles)
         return INF;
@@ -254,24 +259,32 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         for (int q = 0; q < sh.nks; q++)
             limk = sh.ks[q] > limk ? sh.ks[q] : limk;
     }
-    int nwc = candidates(limw, sh.widths, sh.nw, wc, S->fine);
-    int nhc = candidates(limh, sh.heights, sh.nh, hc, S->fine);
-    int nkc = sh.nks ? candidates(limk, sh.ks, sh.nks, kc, S->fine) : 1;
+    int nwc = candidates(limw, sh.widths, sh.nw, wc, S->fine, S->quick);
+    int nhc = candidates(limh, sh.heights, sh.nh, hc, S->fine, S->quick);
+    int nkc = sh.nks ? candidates(limk, sh.ks, sh.nks, kc, S->fine, S->quick) : 1;
     if (!sh.nks)
         kc[0] = 1;
     cand *cs = ft__malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
     int nc = 0;
-    for (int a = 0; cs && a < nwc; a++)
-        for (int b = 0; b < nhc; b++)
+    /* up to FT_SEARCH_MAX_CANDIDATES^3 bounds, each over the ops: the
+     * clock is read every 4096 (a large group on a loaded machine took
+     * seconds here) */
+    int late = 0;
+    for (int a = 0; cs && a < nwc && !late; a++)
+        for (int b = 0; b < nhc && !late; b++)
             for (int d = 0; d < nkc; d++) {
+                if (((a * nhc + b) * nkc + d) % 4096 == 4095 && (late = ft__out_of_time(S)))
+                    break;
                 double lb = config_bound(S, x, g, roles, &sh, wc[a], hc[b], kc[d]);
                 if (lb < INF)
                     cs[nc++] = (cand){{wc[a], hc[b], kc[d], ORD_RASTER}, lb};
             }
     shape_done(S, g, &sh);
     ft__free(roles);
-    if (!cs)
+    if (!cs || late) {
+        ft__free(cs);
         return INF;
+    }
     qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
     mixinfo mx;
     ft__probe_mixed(&S->sc, x, g, &mx);
@@ -279,17 +292,25 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
     /* a walk that derives every k-step (mx.interior 2: a Layout scales a
      * tensor made inside) costs its steps: after FT_SEARCH_TILING_PATIENCE
      * configurations without a better one, the rest are not tried */
-    int stale = 0;
+    int stale = 0, scored = 0;
     for (int i = 0; i < nc; i++) {
         if (cs[i].lb >= best * (1 - 1e-12) && !S->tiling_all)
             break;
-        if (best < INF && ft__out_of_time(S))
+        /* the cheap start: a few granularities, once one fits */
+        if (S->quick && best < INF && scored >= FT_SEARCH_QUICK_TRIES)
+            break;
+        scored++;
+        /* past the deadline, whether or not a configuration fits yet:
+         * each score would stop at once, but the candidates are many */
+        if (ft__out_of_time(S))
             break;
         if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE && !S->tiling_all)
             break;
         stale++;
         int64_t ntx = ft__ceil_div(sh.Wg, cs[i].c.w), nty = ft__ceil_div(sh.Hg, cs[i].c.h);
-        int norders = ntx > 1 && nty > 1 ? ORD_COUNT : 1; /* a single row or column: every order is raster */
+        /* a single row or column: every order is raster; the cheap start
+         * scores raster only */
+        int norders = ntx > 1 && nty > 1 && !S->quick ? ORD_COUNT : 1;
         for (int ok = 0; ok < norders; ok++) {
             cfg c = cs[i].c;
             c.order = ok;

@@ -20,6 +20,12 @@ typedef struct ft_strategy_opts {
     /* the bundled pattern libraries' directory, tried first
      * (ft_search_opts.patterns_dir); NULL: the built-in lookup */
     const char *patterns_dir;
+    /* the caller's clock (the search's deadline): when stop(stop_ctx)
+     * returns 1 a strategy ends soon with the grouping it has, leaving
+     * its exact checks to the caller (which splits a group it cannot cost
+     * in time); NULL: never */
+    int (*stop)(void *stop_ctx);
+    void *stop_ctx;
 } ft_strategy_opts;
 
 /* A strategy's answer: a group id per op (gid[o] in 0..ngroups-1) and,

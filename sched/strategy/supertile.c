@@ -70,6 +70,7 @@
  */
 #include "strategy/supertile.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,10 @@
  * the id of one of their ops, so per-group arrays are indexed by op id. */
 typedef struct st_state {
     const ft_problem *p;
-    ft__scorer scorer;       /* exact checks (native compute model) */
+    ft__scorer scorer;       /* exact checks (native compute model); its
+                                stop hook asks stop (st_scorer_stop) */
+    int (*stop)(void *);     /* the caller's clock (ft_strategy_opts.stop) */
+    void *stop_ctx;
     int *pos;                /* op -> topological position */
     ft_st_scratch sc;        /* footprint context */
     int *fg;                 /* fuse group of each op */
@@ -340,9 +344,13 @@ static int settle(st_state *s, const int *ops, int n, ft_supertile_tile *t)
 {
     ft_supertile_tile whole;
     ft__st_whole(s->p, ops, n, &whole);
-    while (!ft__st_fits_exactly(&s->scorer, &s->sc, ops, n, t))
+    while (!ft__st_fits_exactly(&s->scorer, &s->sc, ops, n, t)) {
+        /* out of time: the caller checks the loop (and splits it) */
+        if (s->stop && s->stop(s->stop_ctx))
+            return 1;
         if (!ft__st_halve(t, whole.k))
             return 0;
+    }
     return 1;
 }
 
@@ -456,7 +464,16 @@ static void state_free(st_state *s)
     ft__free(s->queue);
 }
 
-int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile **tiles, ft_status *st)
+/* The scorer's stop hook: the caller's clock of the run that holds it. */
+static int st_scorer_stop(ft__scorer *sc)
+{
+    st_state *s = (st_state *)(void *)((char *)sc - offsetof(st_state, scorer));
+    return s->stop && s->stop(s->stop_ctx);
+}
+
+/* ft__supertile_run under the caller's clock stop(ctx) (NULL: none). */
+static int supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile **tiles, int (*stop)(void *), void *ctx,
+                         ft_status *st)
 {
     st_state s;
     size_t n = (size_t)p->nops + 1;
@@ -479,6 +496,10 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
     if (!s.fg || !s.gid || !s.tile || !s.fail_round || !s.list || !s.list2 || !s.mark || !s.queue || !s.pos ||
         ft__scorer_init(&s.scorer, p, FT_COMPUTE_NATIVE) || ft__st_scratch_init(&s.sc, p))
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    s.stop = stop;
+    s.stop_ctx = ctx;
+    if (rc == FT_OK)
+        s.scorer.stop = st_scorer_stop;
     for (int i = 0; rc == FT_OK && i < p->nops; i++)
         s.pos[p->topo[i]] = i;
     if (rc == FT_OK)
@@ -499,10 +520,15 @@ int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile 
     return rc;
 }
 
+int ft__supertile_run(const ft_problem *p, ft_partition *out, ft_supertile_tile **tiles, ft_status *st)
+{
+    return supertile_run(p, out, tiles, NULL, NULL, st);
+}
+
 /* The strategy of the pass table (strategy.h): ft__supertile_run without
- * the tiles; super tiling takes no options. */
+ * the tiles, under the caller's clock (o->stop); super tiling takes no
+ * other options. */
 int ft__strategy_supertile(const ft_problem *p, const ft_strategy_opts *o, ft_partition *out, ft_status *st)
 {
-    (void)o;
-    return ft__supertile_run(p, out, NULL, st);
+    return supertile_run(p, out, NULL, o ? o->stop : NULL, o ? o->stop_ctx : NULL, st);
 }

@@ -89,9 +89,9 @@ cp "$tmp/out" "$tmp/stdout.json"
 check sched-stdout-evaluates 0 out '^total ' -- "$bin" evaluate "$P" "$tmp/stdout.json"
 # the summary ends with the capacity bound (SPEC 7) and the ratio to it;
 # on mlsys-2026-5 (capacity 30000) it is above the lower bound
-check sched-ex1A-capacity 0 err 'improvements, the last at [0-9.]+ s( \(written in [0-9.]+ s\))?, capacity bound 3276.8, ratio to capacity bound [0-9.]+, strategy search$' \
+check sched-ex1A-capacity 0 err 'improvements, the last at [0-9.]+ s( \(written in [0-9.]+ s\))?, capacity bound 3276.8, ratio to capacity bound [0-9.]+, strategy search, first valid at [0-9.]+ s \(due within [0-9.e+-]+ s, 10% of the limit(: missed)?\)(,|$)' \
     -- "$bin" schedule "$P" -o "$tmp/cap.json" --time-limit 0.2
-check sched-capacity-bound 0 err 'lower bound 232000, .* capacity bound 253405.866666667, ratio to capacity bound [0-9.]+, strategy search$' \
+check sched-capacity-bound 0 err 'lower bound 232000, .* capacity bound 253405.866666667, ratio to capacity bound [0-9.]+, strategy search, first valid at [0-9.]+ s \(due within [0-9.e+-]+ s, 10% of the limit(: missed)?\)(,|$)' \
     -- "$bin" schedule "$vec/../../benchmarks/mlsys-2026-5.json" -o "$tmp/cap.json" --time-limit 0.5
 
 D=$vec/D-deep-k.problem.json

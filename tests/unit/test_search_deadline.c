@@ -62,9 +62,23 @@ static double timed_search(const ft_problem *p, const ft_search_opts *o, ft_sche
     return wall;
 }
 
+/* on_improve: the time of the first call, from t0 (the search's start). */
+typedef struct first_seen {
+    double t0, first;
+} first_seen;
+
+static void on_first(void *ctx, const ft_schedule *s, const double *lat, double total)
+{
+    (void)s, (void)lat, (void)total;
+    first_seen *f = ctx;
+    if (f->first < 0)
+        f->first = now_s() - f->t0;
+}
+
 /* Every tensor of mlsys-2026-1 made 65536 x 65536: the one-op schedule at
  * 128 x 128 x 128 has 2^27 steps per op, past any step-by-step walk; the
- * search must still return a valid schedule within its limit. */
+ * search must still return a valid schedule within its limit, its first
+ * within FT_FIRST_VALID_SHARE of it (the cheap start). */
 static void test_search_deadline_huge_tensors(void **state)
 {
     (void)state;
@@ -77,26 +91,34 @@ static void test_search_deadline_huge_tensors(void **state)
     ft_search_opts o;
     ft_search_opts_init(&o);
     o.time_limit = slow() ? 3 : 2;
+    first_seen f = {now_s(), -1};
+    o.on_improve = on_first;
+    o.ctx = &f;
     ft_schedule *s = NULL;
     ft_eval ev;
     double wall = timed_search(p, &o, &s, &ev);
+    print_message("first valid schedule at %.3f s (share %.2f s)\n", f.first, FT_FIRST_VALID_SHARE * o.time_limit);
+    assert_true(f.first >= 0);
     print_message("65536-square tensors: total %.17g (lower bound %.17g) in %.2f s, %d subgraphs, %s\n", ev.total, ev.lower_bound, wall,
                   s->nsubgraphs, ev.scored ? "figures from the scorer" : "every step walked");
     assert_int_equal(ft_schedule_validate(p, s, &st), FT_OK);
     assert_true(ev.total >= ev.lower_bound * (1 - 1e-12));
-    /* the one-op pass is never cut (about 1 s here): a slower machine may
-     * pass the limit, but never by much (bench/run's deadline benchmark
-     * times the contest entry) */
-    if (!slow())
-        assert_true(wall <= 2 * o.time_limit);
+    /* the first pass is never cut, but it is cheap (a few granularities,
+     * raster only): the first schedule within its share, the run within
+     * the limit, 10% slack for a loaded machine */
+    if (!slow()) {
+        assert_true(f.first <= FT_FIRST_VALID_SHARE * o.time_limit);
+        assert_true(wall <= 1.1 * o.time_limit);
+    }
     ft_eval_free(&ev);
     ft_schedule_free(s);
     ft_problem_free(p);
 }
 
 /* mlsys-2026-5 cannot reach its lower bound (capacity 30 000 forces
- * traffic): a search with limit L keeps improving until within 5% of L,
- * and reports progress at least once a second. */
+ * traffic): a search with limit L keeps improving until its reserve (5%
+ * of L, search.c) is reached, and reports progress at least once a
+ * second. */
 static void test_search_deadline_uses_its_time(void **state)
 {
     (void)state;
@@ -114,7 +136,7 @@ static void test_search_deadline_uses_its_time(void **state)
     print_message("mlsys-2026-5, limit %g s: total %.17g, bound %.17g, ended at %.3f s, %d progress calls, largest gap %.3f s\n",
                   o.time_limit, ev.total, ev.lower_bound, wall, g.calls, g.max_gap);
     assert_true(ev.total > ev.lower_bound);
-    assert_true(wall >= 0.95 * o.time_limit);
+    assert_true(wall >= 0.94 * o.time_limit);
     assert_true(g.calls >= 2);
     if (!slow()) {
         assert_true(wall <= o.time_limit);
