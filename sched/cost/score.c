@@ -166,6 +166,139 @@ static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft
     return l;
 }
 
+/* The scale of op's input `in` along axis ax from the k slice, when its
+ * output's is o[ax] (den 0: not set by the k slice): a k-loop MatMul's
+ * slice sets input 0's columns and input 1's rows (scale 1); other ops as
+ * input_scale.  den -1 where an input's range along a scaled axis might be
+ * clipped (an input of another length than the output along it: a
+ * broadcast, a MatMul of mismatched shapes). */
+static scale ks_input_scale(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o)
+{
+    const ft_tensor *X = &p->tensors[op->inputs[in]], *O = &p->tensors[op->output];
+    const int64_t xl = ax ? X->width : X->height, ol = ax ? O->width : O->height;
+    if (op->type == FT_OP_MATMUL && role == FT_ROLE_KLOOP) {
+        if ((in == 0) == (ax == 1))
+            return xl == op->k ? (scale){1, 1} : (scale){0, -1};
+        return (scale){0, 0};
+    }
+    scale u = input_scale(p, op, in, ax, o[ax]);
+    if (u.den > 0 && op->type != FT_OP_LAYOUT && xl != ol)
+        return (scale){0, -1};
+    return u;
+}
+
+/* The period of like k-steps of subgraph g (roles role[]) in k elements
+ * while only its k-loop MatMuls of depth at least kmin run (mixinfo.kper,
+ * .kper_last): the scale from the k slice of every tensor axis, from those
+ * MatMuls' inputs back through the needs, must be one per tensor axis (a
+ * range set by the k slice and one set otherwise, merged into one region,
+ * would not shift alike), and a tensor read twice must be read at one
+ * scale (slices compare equal, or not, alike); a shift of the k slice by a
+ * multiple of every scale's denominator then shifts every range by whole
+ * elements, and no range it sets is clipped (ks_input_scale).  Ops that do
+ * not run then do not count: epilogue ops (a tile's last k-step only,
+ * which mode 4 always derives), shallower k-loop MatMuls (finished) and
+ * upstream ops that only they need.  The least common multiple of the
+ * denominators (1 when no Layout scales a k slice), or 0 when the scales
+ * disagree or it passes FT_WALK_KPER_MAX. */
+static int64_t ks_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int64_t kmin)
+{
+    scale(*sc)[2] = ft__malloc(sizeof(scale[2]) * (size_t)(g->nops + 1));
+    unsigned char *off = ft__malloc((size_t)g->nops + 1); /* ops that do not run */
+    if (!sc || !off) {
+        ft__free(sc);
+        ft__free(off);
+        return 0;
+    }
+    int64_t l = 1;
+    for (int j = g->nops - 1; j >= 0 && l; j--) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        int t = op->output;
+        off[j] = role[j] == FT_ROLE_EPILOGUE || (role[j] == FT_ROLE_KLOOP && op->k < kmin);
+        if (role[j] == FT_ROLE_UPSTREAM) {
+            off[j] = 1;
+            for (int q = j + 1; q < g->nops && off[j]; q++)
+                for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
+                    if (!off[q] && p->ops[g->ops[q]].inputs[i] == t)
+                        off[j] = 0;
+        }
+        if (off[j])
+            continue;
+        for (int ax = 0; ax < 2 && l; ax++) {
+            scale s = {0, -2}; /* none seen yet */
+            if (role[j] == FT_ROLE_KLOOP)
+                s = (scale){0, 0}; /* the tile's rows and columns */
+            else
+                for (int q = j + 1; q < g->nops; q++) {
+                    const ft_op *c = &p->ops[g->ops[q]];
+                    for (int i = 0; i < c->ninputs && !off[q]; i++)
+                        if (c->inputs[i] == t) {
+                            scale u = ks_input_scale(p, c, role[q], i, ax, sc[q]);
+                            if (s.den == -2)
+                                s = u;
+                            else if (s.num != u.num || s.den != u.den)
+                                s = (scale){0, -1};
+                        }
+                }
+            if (s.den == -2)
+                s = (scale){0, 0};
+            sc[j][ax] = s;
+            if (s.den == -1)
+                l = 0;
+        }
+        /* every input's scale, from outside or not */
+        for (int i = 0; i < op->ninputs && l; i++)
+            for (int ax = 0; ax < 2 && l; ax++) {
+                scale u = ks_input_scale(p, op, role[j], i, ax, sc[j]);
+                if (u.den == -1)
+                    l = 0;
+                else if (u.den > 0) {
+                    l = l / gcd64(l, u.den) * u.den;
+                    if (l > FT_WALK_KPER_MAX)
+                        l = 0;
+                }
+            }
+    }
+    /* two reads of one tensor at different scales */
+    for (int j = 0; j < g->nops && l; j++) {
+        const ft_op *a = &p->ops[g->ops[j]];
+        for (int i = 0; i < a->ninputs && l && !off[j]; i++)
+            for (int q = j; q < g->nops && l; q++) {
+                const ft_op *b = &p->ops[g->ops[q]];
+                for (int k = 0; k < b->ninputs && l && !off[q]; k++)
+                    if (b->inputs[k] == a->inputs[i])
+                        for (int ax = 0; ax < 2; ax++) {
+                            scale u = ks_input_scale(p, a, role[j], i, ax, sc[j]), v = ks_input_scale(p, b, role[q], k, ax, sc[q]);
+                            if (u.num != v.num || u.den != v.den)
+                                l = 0;
+                        }
+            }
+    }
+    ft__free(sc);
+    ft__free(off);
+    return l;
+}
+
+/* ft__walk_tile's fast-forward mode for walk w of g under mx: 1 where no
+ * axis is mixed, 2 where only the first and last k-steps mix, 3 where
+ * interior k-steps mix boundary tensors only; else (a Layout scales a
+ * tensor made inside) 4 with w->kper set where mx->kper proves a period
+ * of k-steps, 0 (every k-step derived) where not. */
+static int ff_mode(const mixinfo *mx, ft_walk *w, const ft_subgraph *g)
+{
+    if (!mx->rows && !mx->cols)
+        return 1;
+    if (mx->interior == 0)
+        return 2;
+    if (mx->interior == 1)
+        return 3;
+    if (mx->kper <= 0 && mx->kper_last <= 0)
+        return 0;
+    w->kper = mx->kper > 0 ? mx->kper / gcd64(mx->kper, g->k) : 0;
+    w->kper_last = mx->kper_last > 0 ? mx->kper_last / gcd64(mx->kper_last, g->k) : 0;
+    return 4;
+}
+
 /* The memo generation for scoring subgraph g through walker w (its tensor
  * flags), mx and figs: the current one when nothing a tile's cost depends
  * on changed since the last score (the ops, their granularity, the
@@ -192,6 +325,8 @@ static uint64_t memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, co
     MIX(mx->interior);
     MIX(mx->period[0]);
     MIX(mx->period[1]);
+    MIX(mx->kper);
+    MIX(mx->kper_last);
     size_t nb = 4 * (size_t)p->ntensors;
     for (size_t i = 0; i < nb; i += 8) {
         uint64_t word = 0;
@@ -322,7 +457,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
         rc[r] = mx->rows ? ((int64_t)1 << 40) + r : dim_class(r, g->h, hs, nh);
     for (int64_t c = 0; c < ntx; c++)
         cc[c] = mx->cols ? ((int64_t)1 << 40) + c : dim_class(c, g->w, ws, nw);
-    int mixed = mx->rows || mx->cols;
+    int mixed = mx->rows || mx->cols, ff = ff_mode(mx, w, g);
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
     /* several units: tiles combine over waves, each tile at its wave's
@@ -337,7 +472,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &sc->tmused);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, ff, 0, &sc->tmused);
         if (!e) {
             ft__free(rc);
             return -1;
@@ -552,7 +687,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     axis_runs_fill(&rr, nty, g->h, hs, nh, absolute[0], per[0]);
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
-    int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
+    int ff = ff_mode(mx, w, g);
     closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used};
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
@@ -702,6 +837,8 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
         r->compute_time = ksum_value(&comp);
         r->memory_time = ksum_value(&mem);
     }
+    if (w)
+        sc->kskipped += w->kskipped;
     ft_walk_free(w);
     ft__free(flags);
     ft__free(used);
@@ -721,10 +858,19 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->order = NULL;
     g->norder = 0;
     mx->period[0] = mx->period[1] = 0;
+    mx->kper = mx->kper_last = 0;
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
         for (int ax = 0; ax < 2; ax++)
             mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax);
+        if (!sc->no_kper) {
+            int64_t kmax = 0;
+            for (int j = 0; j < g->nops; j++)
+                if (pw->role[j] == FT_ROLE_KLOOP && p->ops[g->ops[j]].k > kmax)
+                    kmax = p->ops[g->ops[j]].k;
+            mx->kper = ks_period(p, g, pw->role, 0);
+            mx->kper_last = ks_period(p, g, pw->role, kmax);
+        }
         ft_walk_free(pw);
     }
 }
@@ -799,6 +945,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
         if (lat < 0 && !sc->walk_all)
             lat = ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
         sc->kinds_differ |= w->kinds_differ;
+        sc->kskipped += w->kskipped;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are
          * too many to walk */

@@ -51,6 +51,13 @@ typedef struct mixinfo {
      * elements, so that tiles P = D / gcd(D, tile size) apart along it cost
      * the same away from the edges (every range shifts by whole elements). */
     int64_t period[2];
+    /* The same along the k slices (0: none known): the least common
+     * multiple D of the scales' denominators from the k slice to every
+     * tensor axis it sets (score.c, ks_period), so that k-steps
+     * D / gcd(D, k) apart cost alike away from the first, last and
+     * finishing k-steps (ft__walk_tile's mode 4); kper_last the same
+     * while only the deepest k-loop MatMuls run (the others finished). */
+    int64_t kper, kper_last;
 } mixinfo;
 
 typedef struct tmemo tmemo;
@@ -76,6 +83,10 @@ typedef struct ft__scorer {
                            (tests compare the two paths) */
     int no_closed;      /* 1: the closed form unused, every tile added
                            through the memo (tests compare the two) */
+    int no_kper;        /* 1: no period of k-steps (mixinfo.kper 0; tests
+                           compare the two) */
+    int64_t kskipped;   /* k-steps its walks added from a period of k-steps
+                           without deriving them (ft__walk_tile's mode 4) */
     int64_t closed, fallbacks; /* configurations scored in closed form, and
                            by the per-tile memo or the step walk instead
                            (the caller may reset them) */

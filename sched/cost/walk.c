@@ -529,6 +529,52 @@ static void figs_add(ft__tile_figs *f, const ft_step *s, int64_t n)
     f->written += n * s->written_elems;
 }
 
+/* Mode 4 of ft__walk_tile: the first k-step past ks that must be derived
+ * when k-step ks repeats the one *P before it (*P: w->kper, or
+ * w->kper_last where only the deepest k-loop MatMuls run), or 0 when it
+ * does not.  A k-step t repeats t - P when t - P - 1 >= 0 lies in the
+ * tile, t is not its last k-step (the epilogue and the tile's overhead)
+ * and every k-loop op is either finished before t - P - 1 or still runs
+ * full, unfinished slices through t (its k slices then shift by P k-steps
+ * between the two, and every range they set by whole elements); the
+ * previous k-steps, whose slices the reuse compares with, likewise.  The
+ * run ends at the next k-loop op's finishing k-step or the last. */
+static int64_t kper_next(const ft_walk *w, int64_t ks, int64_t *P)
+{
+    int64_t kk = w->g->k, next = w->nk - 1, kmax = 0;
+    if (ks >= next)
+        return 0;
+    for (int j = 0; j < w->nops; j++)
+        if (w->role[j] == FT_ROLE_KLOOP && w->p->ops[w->g->ops[j]].k > kmax)
+            kmax = w->p->ops[w->g->ops[j]].k;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t per = pass ? w->kper_last : w->kper, end = next;
+        if (per <= 0 || per > FT_WALK_KPER_MAX || ks < per + 1)
+            continue;
+        for (int j = 0; j < w->nops && end; j++) {
+            if (w->role[j] != FT_ROLE_KLOOP)
+                continue;
+            int64_t K = w->p->ops[w->g->ops[j]].k, f = ft__ceil_div(K, kk) - 1; /* its finishing k-step */
+            if (f > ks && (!pass || K == kmax)) {
+                if (f < end)
+                    end = f;
+            } else if (f >= ks - per - 1)
+                end = 0;
+        }
+        if (end) {
+            *P = per;
+            return end;
+        }
+    }
+    return 0;
+}
+
+/* A k-step's figures (mode 4's period). */
+typedef struct kfig {
+    double lat, comp, mem;
+    int64_t loaded, written;
+} kfig;
+
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs)
 {
     ft_step stp;
@@ -543,7 +589,34 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
     double last = 0;
     int64_t ws = 0;
     int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
+    /* mode 4: the figures of the last FT_WALK_KPER_MAX k-steps, by k-step
+     * modulo FT_WALK_KPER_MAX */
+    kfig per[FT_WALK_KPER_MAX];
     for (int64_t ks = 0; ks < w->nk; ks++) {
+        int64_t P = 0, next = allow_ff == 4 ? kper_next(w, ks, &P) : 0;
+        if (next > ks) {
+            /* k-steps ks .. next - 1 each cost what the one P before did
+             * (derived: a run starts past every finishing k-step by more
+             * than P): per residue, its figures times its count */
+            for (int64_t r = 0; r < P && r < next - ks; r++) {
+                const kfig *f = &per[(ks - P + r) % FT_WALK_KPER_MAX];
+                int64_t n = (next - 1 - (ks + r)) / P + 1;
+                ksum_add_n(&lat, n, &(ksum){f->lat, 0});
+                if (figs) {
+                    ft_step s = stp;
+                    s.latency = f->lat, s.compute = f->comp, s.memory = f->mem;
+                    s.loaded_elems = f->loaded, s.written_elems = f->written;
+                    figs_add(figs, &s, n);
+                }
+            }
+            /* the step before next, derived again for the slices next's
+             * reuse compares with (its figures counted above) */
+            w->kskipped += next - ks;
+            ft__walk_derive(w, tile, next - 1, &stp);
+            per[(next - 1) % FT_WALK_KPER_MAX] = (kfig){stp.latency, stp.compute, stp.memory, stp.loaded_elems, stp.written_elems};
+            ks = next - 1;
+            continue;
+        }
         /* An interior k-step whose k-loop slice lengths (and finishing
          * ops) equal those of the two before it costs what the previous
          * one did: its k-slice regions are new either way, and every other
@@ -575,7 +648,7 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
         }
         /* the step before the last is always derived: the last step's
          * reuse compares with its real slices */
-        if (same >= 2 && ks < w->nk - 2 && (allow_ff >= 2 || (allow_ff && !w->irregular))) {
+        if (same >= 2 && ks < w->nk - 2 && (allow_ff == 2 || allow_ff == 3 || (allow_ff == 1 && !w->irregular))) {
             /* every k-step up to the next one that must be derived repeats
              * this one: jump there (an op's finishing step, the step before
              * the last, or a k slice near the tile's rows or columns) */
@@ -604,6 +677,8 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
         ft__walk_derive(w, tile, ks, &stp);
         if (figs)
             figs_add(figs, &stp, 1);
+        if (allow_ff == 4)
+            per[ks % FT_WALK_KPER_MAX] = (kfig){stp.latency, stp.compute, stp.memory, stp.loaded_elems, stp.written_elems};
         last = stp.latency;
         ksum_add(&lat, stp.latency);
         if (stp.working_set > ws)

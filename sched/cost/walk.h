@@ -8,6 +8,10 @@
  * columns, the k slice, or a whole reduction depth. */
 enum { TAG_NONE = 0, TAG_TY, TAG_TX, TAG_KS, TAG_FULL };
 
+/* Largest period of ft__walk_tile's mode 4 (k-steps); a longer one is
+ * not used (every k-step derived). */
+#define FT_WALK_KPER_MAX 64
+
 struct ft_walk {
     const ft_problem *p;
     const ft_subgraph *g;
@@ -41,6 +45,11 @@ struct ft_walk {
                                    dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
     int flow_only;              /* ft_walk_flow_only: regions only, no slices nor costs */
+    int64_t kper;               /* ft__walk_tile's mode 4: k-steps this many apart cost alike
+                                   away from the first, last and finishing k-steps (set by the
+                                   scorer, which proves it: score.c, ks_period); 0: unknown */
+    int64_t kper_last;          /* ... the same while only the deepest k-loop MatMuls run */
+    int64_t kskipped;           /* k-steps mode 4 added from a period, not derived */
     ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
     ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
     int64_t wave;               /* tiles of the current tile's wave */
@@ -108,7 +117,15 @@ void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, i
  * the two before them unless the walk turned out irregular; 2 skips them
  * regardless (for a caller that knows the interior steps are not mixed);
  * 3 skips them too, except near a k slice that overlaps the tile's row or
- * column range (interior mixing of boundary tensors only). */
+ * column range (interior mixing of boundary tensors only); 4 (w->kper or
+ * w->kper_last > 0) derives k-steps until one period of w->kper k-steps
+ * (w->kper_last once only the deepest k-loop MatMuls run) and the step before
+ * it lie past the tile's first k-step and past every k-loop op's finishing
+ * k-step, then adds the k-steps up to the next finishing (or the last)
+ * k-step from that period's figures, without deriving them: k-steps a
+ * period apart cost alike there when every range a k slice sets shifts by
+ * whole elements over a period (Layout ops scaling the k slices, score.c's
+ * ks_period). */
 void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
 
 #endif

@@ -900,6 +900,245 @@ static void test_search_score_evaluate_closed_equals_walk(void **state)
     assert_true(closed_sgs > nprob * 2);
 }
 
+/* A random convolutional network as JSON (caller frees), the shape that
+ * makes every k-step derived (SPEC 4's Layout rule on a k slice): blocks
+ * of an optional pooling Layout (rows scaled), an im2col Layout (columns
+ * times s, rows sometimes strided), its MatMul, a ReLU, and now and then a
+ * second convolution on the block's output fused behind the first, a
+ * residual add of the block's input (read both by the im2col and by the
+ * add) or a strided 1 x 1 downsampling branch (a shallower second k-loop
+ * MatMul reading the block's input too). */
+static char *conv_problem(int nblocks)
+{
+    static const int64_t chans[] = {3, 4, 8, 16, 20, 24};
+    static const int64_t scales[] = {1, 2, 3, 4, 5, 9};
+    static const int64_t rows[] = {16, 36, 49, 64, 100};
+    int64_t W[128], H[128];
+    int in[96][2], nin[96], out[96], ty[96], nops = 0, nt = 0;
+    char *buf = malloc(1 << 16);
+    int x = nt++;
+    W[x] = pick(chans, 6);
+    H[x] = pick(rows, 5) * (rnd() % 2 ? 4 : 1);
+#define OP(type, a, b, w, h)                                                                                                           \
+    do {                                                                                                                               \
+        ty[nops] = type, in[nops][0] = a, in[nops][1] = b, nin[nops] = b < 0 ? 1 : 2;                                                  \
+        W[nt] = w, H[nt] = h, out[nops++] = nt++;                                                                                      \
+    } while (0)
+    for (int b = 0; b < nblocks && nops < 80; b++) {
+        if (rnd() % 4 == 0 && H[x] % 4 == 0) { /* pooling */
+            OP(2, x, -1, W[x], H[x] / 4);
+            x = nt - 1;
+        }
+        int64_t s = pick(scales, 6), C = W[x], R = H[x], R2 = rnd() % 3 == 0 && R % 4 == 0 ? R / 4 : R, C2 = pick(chans, 6);
+        int blk = x;
+        OP(2, x, -1, C * s, R2); /* im2col */
+        int wgt = nt++;
+        W[wgt] = C2, H[wgt] = C * s;
+        OP(1, nt - 2, wgt, C2, R2); /* the convolution */
+        OP(0, nt - 1, -1, C2, R2);  /* ReLU */
+        x = nt - 1;
+        if (rnd() % 2) { /* a second convolution */
+            int64_t s2 = pick(scales, 6);
+            OP(2, x, -1, C2 * s2, R2);
+            int w2 = nt++;
+            W[w2] = C2, H[w2] = C2 * s2;
+            OP(1, nt - 2, w2, C2, R2);
+            x = nt - 1;
+        }
+        if (R2 == R && C2 == C && rnd() % 2) { /* residual */
+            OP(0, x, blk, C2, R2);
+            x = nt - 1;
+        } else if (rnd() % 2) { /* downsampling branch */
+            OP(2, blk, -1, C, R2);
+            int w3 = nt++;
+            W[w3] = W[x], H[w3] = C;
+            OP(1, nt - 2, w3, W[x], R2);
+            OP(0, x, nt - 1, W[x], R2);
+            x = nt - 1;
+        }
+    }
+#undef OP
+    int n = sprintf(buf, "{\"widths\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)W[t]);
+    n += sprintf(buf + n, "], \"heights\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)H[t]);
+    n += sprintf(buf + n, "], \"inputs\": [");
+    for (int o = 0; o < nops; o++)
+        n += nin[o] == 1 ? sprintf(buf + n, "%s[%d]", o ? "," : "", in[o][0]) : sprintf(buf + n, "%s[%d,%d]", o ? "," : "", in[o][0], in[o][1]);
+    n += sprintf(buf + n, "], \"outputs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s[%d]", o ? "," : "", out[o]);
+    n += sprintf(buf + n, "], \"base_costs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s%d", o ? "," : "", (int)(100 + rnd() % 3000));
+    n += sprintf(buf + n, "], \"op_types\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", ty[o] == 2 ? "Layout" : ty[o] ? "MatMul" : "Pointwise");
+    sprintf(buf + n, "], \"fast_memory_capacity\": %d, \"slow_memory_bandwidth\": %d, \"native_granularity\": [%d, %d]}",
+            (int)(20000 + rnd() % 200000), (int)(5 + rnd() % 60), 32, 32);
+    return buf;
+}
+
+/* The period of k-steps (ft__walk_tile's mode 4, score.c's ks_period) on
+ * random convolutional networks (conv_problem) at small k granularities
+ * (many k-steps a tile), every target term drawn at random (a quarter
+ * with several units): each subgraph's score in closed form, through the
+ * per-tile memo (no_closed) and with no period (no_kper) must agree with
+ * the full walk to 1e-12 relative, and ft_evaluate's closed form of
+ * random schedules with its walk (every figure of ft_sg_result, integers
+ * exactly).  The period must skip most of the k-steps it could. */
+#ifndef KPER_PROBLEMS
+#define KPER_PROBLEMS 120
+#endif
+static void test_search_score_k_period_equals_walk(void **state)
+{
+    (void)state;
+    static const int64_t ksizes[] = {1, 2, 3, 4, 5, 8, 16, 32};
+    static const int64_t sizes[] = {4, 8, 16, 24, 32};
+    int compared = 0, periodic = 0, inexact = 0, bad = 0, sgs = 0, closed_sgs = 0;
+    int64_t skipped = 0, eskipped = 0;
+    const int nprob = ftt_valgrind() ? KPER_PROBLEMS / 10 : KPER_PROBLEMS;
+    for (int prob = 0; prob < nprob; prob++) {
+        char *json = conv_problem(1 + (int)(rnd() % 3));
+        ft_search_opts so;
+        search SS;
+        sctx X;
+        ft_compute_model model = prob % 3 ? FT_COMPUTE_NATIVE : FT_COMPUTE_OP;
+        ft_problem *p = tiling_search(json, model, &so, &SS, &X);
+        if (prob % 4 != 3) {
+            random_timing(p);
+            if (rnd() % 4 != 0) {
+                ft_status fst;
+                p->timing.units = 1;
+                assert_int_equal(ft_problem_finish(p, &fst), FT_OK);
+            }
+        }
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, model), 0);
+        for (int trial = 0; trial < 8; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 9);
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            cfg c;
+            random_context(p, ops, n, &X, &c);
+            c.w = pick(sizes, 5), c.h = pick(sizes, 5), c.k = pick(ksizes, 8);
+            mixinfo mx;
+            ft__probe_mixed(&S, &X, &g, &mx);
+            for (int o = 0; o < ORD_COUNT; o++) {
+                c.order = o;
+                int64_t k0 = S.kskipped;
+                double got = ft__score(&S, &X, &mx, &g, &c, INF);
+                skipped += S.kskipped - k0;
+                periodic += S.kskipped > k0;
+                S.no_closed = 1;
+                S.tmsig = 0; /* a memo of its own */
+                double memo = ft__score(&S, &X, &mx, &g, &c, INF);
+                S.no_closed = 0;
+                S.no_kper = 1;
+                S.tmsig = 0;
+                mixinfo m0;
+                ft__probe_mixed(&S, &X, &g, &m0);
+                double plain = ft__score(&S, &X, &m0, &g, &c, INF);
+                S.no_kper = 0;
+                S.tmsig = 0;
+                double want = full_walk(&S, &X, &g, &c);
+                compared++;
+                int same = (want == INF && got == INF && memo == INF && plain == INF) ||
+                           (want < INF && got < INF && fabs(got - want) <= 1e-12 * fmax(1, fabs(want)) &&
+                            fabs(memo - want) <= 1e-12 * fmax(1, fabs(want)) && fabs(plain - want) <= 1e-12 * fmax(1, fabs(want)));
+                inexact += same && got != want;
+                if (!same) {
+                    bad++;
+                    print_error("problem %d trial %d: cfg %lldx%lldx%lld order %d: closed form %.17g, tile memo %.17g, no period %.17g, "
+                                "full walk %.17g (period %lld, %lld last)\n  %s\n",
+                                prob, trial, (long long)c.w, (long long)c.h, (long long)c.k, c.order, got, memo, plain, want,
+                                (long long)mx.kper, (long long)mx.kper_last, json);
+                }
+            }
+        }
+        ft__scorer_free(&S);
+        /* ft_evaluate's closed form of random schedules against its walk */
+        for (int trial = 0; trial < 2; trial++) {
+            int gid[128];
+            random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
+            plan P;
+            if (ft__plan_from_partition(&SS, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+                continue;
+            if (ft__retention(&SS, &P, &X) < INF) {
+                ft_schedule *s = ft__plan_schedule(p, &P);
+                assert_non_null(s);
+                for (int i = 0; i < s->nsubgraphs; i++) {
+                    ft_subgraph *g = &s->sg[i];
+                    g->w = pick(sizes, 5), g->h = pick(sizes, 5), g->k = pick(ksizes, 8);
+                    free(g->order);
+                    g->order = NULL;
+                    g->norder = 0;
+                    int kind = (int)(rnd() % ORD_COUNT);
+                    int64_t ntx, nty, nk;
+                    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+                    if (kind != ORD_RASTER) {
+                        g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+                        ft__make_order(kind, ntx, nty, g->order);
+                        g->norder = ntx * nty;
+                    }
+                }
+                ft_status st;
+                if (ft_schedule_validate(p, s, &st) == FT_OK) {
+                    ft__scorer sc;
+                    assert_int_equal(ft__scorer_init(&sc, p, model), 0);
+                    for (int i = 0; i < s->nsubgraphs; i++) {
+                        ft_sg_result a, b;
+                        ft_status sb;
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        int cl = ft__eval_closed(&sc, s, i, &a);
+                        int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
+                        sgs++;
+                        if (!cl || rb != FT_OK)
+                            continue;
+                        closed_sgs++;
+                        int ok = a.steps == b.steps && a.compute_bound_steps == b.compute_bound_steps &&
+                                 a.memory_bound_steps == b.memory_bound_steps && a.peak_working_set == b.peak_working_set &&
+                                 a.loaded == b.loaded && a.written == b.written &&
+                                 fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
+                                 fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
+                                 fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
+                        if (!ok) {
+                            bad++;
+                            print_error("problem %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g loaded %lld peak %lld cb %lld; "
+                                        "walk %.17g %lld %lld %lld\n  %s\n",
+                                        prob, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
+                                        (long long)a.loaded, (long long)a.peak_working_set, (long long)a.compute_bound_steps, b.latency,
+                                        (long long)b.loaded, (long long)b.peak_working_set, (long long)b.compute_bound_steps, json);
+                        }
+                        inexact += a.latency != b.latency;
+                    }
+                    eskipped += sc.kskipped;
+                    ft__scorer_free(&sc);
+                }
+                ft_schedule_free(s);
+            }
+            ft__plan_free(&P);
+        }
+        tiling_search_free(&SS, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("k period: %d configurations of %d random convolutional networks, %d scored with k-steps skipped by period "
+                  "(%lld k-steps in all); %d subgraphs of random schedules evaluated, %d in closed form (%lld k-steps skipped); all within 1e-12 of the "
+                  "full walk, %d not to the last digit\n",
+                  compared, nprob, periodic, (long long)skipped, sgs, closed_sgs, (long long)eskipped, inexact);
+    assert_int_equal(bad, 0);
+    assert_true(periodic > compared / 8);
+    assert_true(eskipped > 1000);
+    assert_true(closed_sgs > nprob);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_search_score_plans_equal_evaluate),
         cmocka_unit_test(test_search_score_closed_form_equals_walk),
         cmocka_unit_test(test_search_score_evaluate_closed_equals_walk),
+        cmocka_unit_test(test_search_score_k_period_equals_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
