@@ -4,23 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos)
+{
+    if (kind == ORD_RASTER || kind == ORD_SNAKE_ROW) {
+        int64_t r = pos / ntx, i = pos % ntx;
+        return r * ntx + ((kind == ORD_SNAKE_ROW && (r & 1)) ? ntx - 1 - i : i);
+    }
+    int64_t c = pos / nty, i = pos % nty;
+    return ((kind == ORD_SNAKE_COL && (c & 1)) ? nty - 1 - i : i) * ntx + c;
+}
+
 /* Tile visiting order of kind `kind` over an ntx x nty grid into out. */
 void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out)
 {
-    int64_t n = 0;
-    if (kind == ORD_RASTER || kind == ORD_SNAKE_ROW) {
-        for (int64_t r = 0; r < nty; r++)
-            for (int64_t i = 0; i < ntx; i++) {
-                int64_t c = (kind == ORD_SNAKE_ROW && (r & 1)) ? ntx - 1 - i : i;
-                out[n++] = r * ntx + c;
-            }
-    } else {
-        for (int64_t c = 0; c < ntx; c++)
-            for (int64_t i = 0; i < nty; i++) {
-                int64_t r = (kind == ORD_SNAKE_COL && (c & 1)) ? nty - 1 - i : i;
-                out[n++] = r * ntx + c;
-            }
-    }
+    for (int64_t n = 0; n < ntx * nty; n++)
+        out[n] = ft__order_tile(kind, ntx, nty, n);
 }
 
 /* ------------------------------------------------------------ scoring one subgraph */
@@ -431,8 +429,8 @@ void ft__sctx_free(sctx *x)
     memset(x, 0, sizeof *x);
 }
 
-double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
-                       ft__sg_acc *acc)
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, int order,
+                       double budget, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
     tmemo *tm = sc->tm;
@@ -463,7 +461,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
     /* several units: tiles combine over waves, each tile at its wave's
      * share of the bandwidths (ft_timing); the wave's size is in the key */
     for (int64_t pos = 0; pos < ntiles; pos++) {
-        int64_t tile = ord ? ord[pos] : pos, r = tile / ntx, c = tile % ntx;
+        int64_t tile = ord ? ord[pos] : ft__order_tile(order, ntx, nty, pos), r = tile / ntx, c = tile % ntx;
         int64_t key[7];
         key[6] = ft__wave_size(p, ntiles, pos);
         if (prev < 0) {
@@ -586,21 +584,26 @@ typedef struct closed {
     int ff;                   /* ft__walk_tile's fast-forward mode */
     int figs;                 /* each kind's figures too (ft__eval_closed) */
     tmemo **used;             /* the kinds costed, nused of them */
+    /* several units (closed_waves): the tiles in traversal order */
+    int64_t units, ntiles, lastw; /* lastw: where the last, smaller wave starts (ntiles: none) */
+    int64_t pos;              /* tiles added so far */
+    double cur;               /* the open wave's slowest tile */
+    ksum done;                /* the finished waves' slowest tiles */
 } closed;
 
 /* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
  * the outer axis, i along the inner one: the kind costed once (tile_entry,
  * keyed as ft__score_tiles keys it) and counted. */
-static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+static tmemo *closed_kind(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi, int64_t wave, int64_t pos)
 {
     if (count <= 0 || C->fail)
-        return;
+        return NULL;
     const axis_runs *ar = C->rows_outer ? C->ro : C->ri, *ac = C->rows_outer ? C->ri : C->ro;
     int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
     int64_t key[7], prev = -1;
     key[0] = run_class(ar, r);
     key[1] = run_class(ac, c);
-    key[6] = C->wave;
+    key[6] = wave;
     if (po < 0) {
         key[2] = key[3] = -1, key[4] = key[5] = 0;
     } else {
@@ -610,10 +613,10 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         key[4] = pr == r, key[5] = pc == c;
         prev = pr * C->ntx + pc;
     }
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, pos, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
     if (!e) {
         C->fail = 1;
-        return;
+        return NULL;
     }
     if (e->call != C->call) {
         /* first seen in this call (the memo may hold it from another order) */
@@ -622,6 +625,203 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         C->used[C->nused++] = e;
     }
     e->n += count;
+    return e;
+}
+
+/* closed_kind for one unit (every tile in the one wave size C->wave). */
+static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+{
+    closed_kind(C, count, o, i, po, pi, C->wave, 0);
+}
+
+/* ------------------------------------------------------------ waves in closed form (several units) */
+
+/* Add n tiles of latency lat in traversal order to the waves of C (each
+ * wave's slowest tile, ft__waves): the open wave's share, whole waves of
+ * lat times their count, the rest into a new open wave. */
+static void waves_add(closed *C, double lat, int64_t n)
+{
+    const int64_t u = C->units;
+    while (n > 0) {
+        int64_t room = u - C->pos % u, a = n < room ? n : room;
+        if (C->pos % u == 0 && C->pos > 0) { /* a tile opens a wave: the last one is done */
+            ksum_add(&C->done, C->cur);
+            C->cur = 0;
+        }
+        if (lat > C->cur)
+            C->cur = lat;
+        C->pos += a;
+        n -= a;
+        if (n >= u && C->pos % u == 0) {
+            /* whole waves of lat alone: the open one closes first */
+            int64_t m = n / u - 1; /* the last of them stays open */
+            ksum_add(&C->done, C->cur);
+            C->cur = lat;
+            if (m > 0)
+                ksum_add_n(&C->done, m, &(ksum){lat, 0});
+            C->pos += (m + 1) * u;
+            n -= (m + 1) * u;
+        }
+    }
+}
+
+/* A segment of like tiles in traversal order: count tiles like (o, i)
+ * after (po, pi), along the line (count > 1: each after its neighbour). */
+typedef struct wseg {
+    int64_t o, i, po, pi, count;
+    tmemo *e; /* its kind at the full wave size (closed_waves) */
+} wseg;
+
+/* Most segments a block of lines may have (closed_waves); more: the
+ * closed form does not apply (the memo walks every tile). */
+enum { WAVE_SEGS = 4096 };
+
+/* The segments of line o (its first tile after (po, pi), po < 0: none)
+ * into seg[] from *n: the line's first tile, and per run of the inner
+ * axis its first tile after the run before it and the rest after their
+ * neighbour (one segment: an inner axis of period 1).  0, or -1 when they
+ * do not fit. */
+static int line_segs(const closed *C, int64_t o, int rev, int64_t po, int64_t pi, wseg *seg, int *n)
+{
+    const axis_runs *ri = C->ri;
+    int64_t ni = ri->len, first = rev ? ni - 1 : 0;
+#define SEG(O, I, PO, PI, CNT)                                                                                                             do {                                                                                                                                       if ((CNT) > 0) {                                                                                                                           if (*n >= WAVE_SEGS)                                                                                                                       return -1;                                                                                                                         seg[(*n)++] = (wseg){O, I, PO, PI, CNT, NULL};                                                                                     }                                                                                                                                  } while (0)
+    SEG(o, first, po, pi, 1);
+    for (int jj = 0; jj < ri->n; jj++) {
+        int j = rev ? ri->n - 1 - jj : jj;
+        int64_t a = ri->start[j], b = run_end(ri, j); /* [a, b) */
+        if (!rev) {
+            if (a > 0)
+                SEG(o, a, o, a - 1, 1);
+            SEG(o, a + 1, o, a, b - a - 1);
+        } else {
+            if (b < ni)
+                SEG(o, b - 1, o, b, 1);
+            SEG(o, b - 2, o, b - 1, b - a - 1);
+        }
+    }
+#undef SEG
+    return 0;
+}
+
+/* Add segment sg (its kind at the full wave size in sg->e, or NULL) n
+ * times in a row... once, at C->pos: its kinds (the part past C->lastw at
+ * the last wave's size, walked there) counted and its tiles added to the
+ * waves. */
+static void seg_add(closed *C, wseg *sg)
+{
+    int64_t c = sg->count;
+    if (C->pos < C->lastw) {
+        int64_t a = C->lastw - C->pos < c ? C->lastw - C->pos : c;
+        tmemo *e = closed_kind(C, a, sg->o, sg->i, sg->po, sg->pi, ft__wave_size(C->sc->p, C->ntiles, C->pos), C->pos);
+        if (!e)
+            return;
+        waves_add(C, e->lat, a);
+        c -= a;
+    }
+    if (c > 0) {
+        tmemo *e = closed_kind(C, c, sg->o, sg->i, sg->po, sg->pi, ft__wave_size(C->sc->p, C->ntiles, C->pos), C->pos);
+        if (!e)
+            return;
+        waves_add(C, e->lat, c);
+    }
+}
+
+/* Add `reps` repetitions of the block of segments seg[0..n) (B tiles,
+ * every one before C->lastw) to the waves and counts of C: the waves'
+ * offsets cycle every T = units / gcd(B, units) blocks, and from the
+ * second cycle on each adds the same waves (a cycle starts and ends at the
+ * same offset, with the same tiles open), so two cycles are added tile
+ * segment by segment and the others as the second's sum times their
+ * count. */
+static void block_add(closed *C, wseg *seg, int n, int64_t B, int64_t reps)
+{
+    if (reps <= 0 || C->fail)
+        return;
+    const int64_t T = C->units / gcd64(B, C->units);
+    int64_t wave = ft__wave_size(C->sc->p, C->ntiles, C->pos);
+    for (int s = 0; s < n && !C->fail; s++)
+        seg[s].e = closed_kind(C, seg[s].count * reps, seg[s].o, seg[s].i, seg[s].po, seg[s].pi, wave, C->pos);
+    if (C->fail)
+        return;
+    int64_t cycles = reps / T;
+    int64_t explicit_ = reps;
+    if (cycles >= 3) {
+        for (int64_t b = 0; b < T; b++)
+            for (int s = 0; s < n; s++)
+                waves_add(C, seg[s].e->lat, seg[s].count);
+        ksum saved = C->done;
+        C->done = (ksum){0, 0};
+        for (int64_t b = 0; b < T; b++)
+            for (int s = 0; s < n; s++)
+                waves_add(C, seg[s].e->lat, seg[s].count);
+        ksum cyc = C->done;
+        C->done = saved;
+        ksum_add_n(&C->done, cycles - 1, &cyc);
+        C->pos += (cycles - 2) * T * B;
+        explicit_ = reps - cycles * T;
+    }
+    for (int64_t b = 0; b < explicit_; b++)
+        for (int s = 0; s < n; s++)
+            waves_add(C, seg[s].e->lat, seg[s].count);
+}
+
+/* Lines lo .. hi - 1 of one outer run (line lo's first tile after the last
+ * of line lo - 1, or none at line 0) added in traversal order. */
+static void lines_add(closed *C, int64_t lo, int64_t hi, int snake, wseg *seg)
+{
+    int64_t ni = C->ri->len;
+    for (int64_t o = lo; o < hi && !C->fail; o++) {
+        int rev = snake && (o & 1);
+        int64_t first = rev ? ni - 1 : 0;
+        int n = 0;
+        if (line_segs(C, o, rev, o == 0 ? -1 : o - 1, o == 0 ? -1 : (snake ? first : ni - 1), seg, &n)) {
+            C->fail = 1;
+            return;
+        }
+        for (int s = 0; s < n && !C->fail; s++)
+            seg_add(C, &seg[s]);
+    }
+}
+
+/* The waves of the traversal (several units): per outer run, its first
+ * line, then the block of q lines (the outer period, doubled when snaking
+ * and odd) that repeats up to the run's end (block_add, as far as the last
+ * wave's start; the rest line by line).  The kinds' counts as closed_run
+ * makes them.  0, or -1 where it does not apply: an inner axis with a
+ * period, a block of too many segments. */
+static int closed_waves(closed *C, int snake, wseg *seg)
+{
+    const axis_runs *ro = C->ro;
+    int64_t ni = C->ri->len;
+    if (C->ri->per > 1)
+        return -1;
+    int64_t q = ro->per;
+    if (snake && (q & 1))
+        q *= 2;
+    for (int j = 0; j < ro->n && !C->fail; j++) {
+        int64_t a = ro->start[j], b = run_end(ro, j);
+        lines_add(C, a, a + 1, snake, seg);
+        int64_t reps = (b - a - 1) / q;
+        /* whole blocks before the last wave */
+        int64_t fit = C->pos < C->lastw ? (C->lastw - C->pos) / (q * ni) : 0;
+        if (reps > fit)
+            reps = fit;
+        if (reps >= 2) {
+            int n = 0;
+            for (int64_t o = a + 1; o < a + 1 + q; o++) {
+                int rev = snake && (o & 1);
+                int64_t first = rev ? ni - 1 : 0;
+                if (line_segs(C, o, rev, o - 1, snake ? first : ni - 1, seg, &n))
+                    return -1;
+            }
+            block_add(C, seg, n, q * ni, reps);
+        } else
+            reps = 0;
+        /* the rest like the block's first lines */
+        lines_add(C, a + 1 + reps * q, b, snake, seg);
+    }
+    return C->fail ? -1 : 0;
 }
 
 /* The tiles of `lines` like lines (outer index o) after their first, inner
@@ -652,11 +852,11 @@ static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
  * costed once (with its figures when figs is set) and counted: FT_OK with
  * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
  * -1 where the closed form does not apply (ft__score_closed). */
-static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused)
+static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused,
+                      ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
-    /* waves take the slowest tile of each: not a sum of like tiles */
-    if (ft__units(p) > 1 || order < 0 || order >= ORD_COUNT)
+    if (order < 0 || order >= ORD_COUNT)
         return -1;
     int64_t ntx, nty, nk, nsteps;
     ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
@@ -688,7 +888,10 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
     int ff = ff_mode(mx, w, g);
-    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used};
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used,
+                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}};
+    if (C.units > 1 && C.ntiles > C.units && C.ntiles % C.units)
+        C.lastw = C.ntiles - C.ntiles % C.units;
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
@@ -704,7 +907,13 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     int64_t q = C.ro->per;
     if (snake && (q & 1))
         q *= 2;
-    for (int j = 0; j < C.ro->n && !C.fail; j++) {
+    /* several units: waves take the slowest tile of each, the tiles in
+     * traversal order (closed_waves) */
+    wseg *seg = C.units > 1 ? ft__malloc(sizeof(wseg) * WAVE_SEGS) : NULL;
+    if (C.units > 1 && (!seg || closed_waves(&C, snake, seg)))
+        C.fail = 1;
+    ft__free(seg);
+    for (int j = 0; j < C.ro->n && !C.fail && C.units == 1; j++) {
         int64_t a = C.ro->start[j], b = run_end(C.ro, j);
         for (int64_t o = a; o < b && o < a + 1 + q; o++) {
             int rev = snake && (o & 1);
@@ -724,6 +933,11 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
             agree = 0;
     ft__free(buf);
     *nused = C.nused;
+    if (C.units > 1 && acc) {
+        acc->wv.done = C.done;
+        acc->wv.wave = C.cur;
+        acc->wv.pos = C.ntiles - 1;
+    }
     sc->tmkinds |= w->kinds_differ;
     if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols))
         return FT_OK;
@@ -743,12 +957,12 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
     if (!used)
         return -1;
     double sum = -1;
-    if (closed_run(sc, mx, w, g, order, 0, used, &nused) == FT_OK) {
+    if (closed_run(sc, mx, w, g, order, 0, used, &nused, acc) == FT_OK) {
         sum = 0;
         for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
                 sum = INF;
-            else
+            else if (!acc->waves)
                 ft__sg_acc_tiles(acc, used[u]->n, &(ksum){used[u]->lat, 0});
         }
         if (sum < INF)
@@ -762,8 +976,6 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
 {
     const ft_problem *p = sc->p;
     const ft_subgraph *G = &s->sg[sg];
-    if (ft__units(p) > 1)
-        return 0;
     int64_t ntx, nty, nk;
     if (ft__sg_grid(p, G, NULL, &ntx, &nty, &nk))
         return 0;
@@ -799,8 +1011,10 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     ft_walk *w = NULL;
     ft_status st;
     int nused = 0, done = 0;
+    ft__sg_acc acc;
+    ft__sg_acc_init(&acc, p);
     if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
-        closed_run(sc, &mx, w, &g, order, 1, used, &nused) == FT_OK) {
+        closed_run(sc, &mx, w, &g, order, 1, used, &nused, &acc) == FT_OK) {
         /* a kind over the capacity: the walk names the first step that is */
         done = 1;
         for (int u = 0; u < nused; u++)
@@ -810,12 +1024,11 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     if (done) {
         memset(r, 0, sizeof *r);
         r->ntx = ntx, r->nty = nty, r->nk = nk, r->steps = ntx * nty * nk;
-        ft__sg_acc acc;
-        ft__sg_acc_init(&acc, p);
         ksum comp = {0, 0}, mem = {0, 0};
         for (int u = 0; u < nused; u++) {
             const tmemo *e = used[u];
-            ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
+            if (!acc.waves) /* (waves: their slowest tiles, closed_run) */
+                ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
             ksum_add_n(&comp, e->n, &e->figs.comp);
             ksum_add_n(&mem, e->n, &e->figs.mem);
             r->compute_bound_steps += e->n * e->figs.cbound;
@@ -916,13 +1129,9 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     g->norder = 0;
     if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk))
         return INF;
+    /* the tiles in order: from their positions (ft__order_tile), an
+     * array only for the step-by-step walk */
     int64_t *ord = NULL;
-    if (c->order != ORD_RASTER) {
-        ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-        if (!ord)
-            return INF;
-        ft__make_order(c->order, ntx, nty, ord);
-    }
     ft_walk *w;
     ft_status st;
     double lat = INF;
@@ -943,7 +1152,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
         else
             sc->fallbacks++;
         if (lat < 0 && !sc->walk_all)
-            lat = ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
+            lat = ft__score_tiles(sc, mx, w, g, NULL, c->order, budget, &acc);
         sc->kinds_differ |= w->kinds_differ;
         sc->kskipped += w->kskipped;
         ft_walk_free(w);
@@ -951,6 +1160,13 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
          * too many to walk */
         if (lat < 0 && ntx * nty * nk > FT_SCORE_STEP_CAP)
             lat = INF;
+        if (lat < 0 && c->order != ORD_RASTER) {
+            ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+            if (ord)
+                ft__make_order(c->order, ntx, nty, ord);
+            else
+                lat = INF;
+        }
         if (lat < 0 && ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
             g->order = ord;
             g->norder = ord ? ntx * nty : 0;
@@ -974,7 +1190,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
             double compute_last;
             ft__rates r0; /* the first wave's bandwidths, as ft_evaluate */
             ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
-            ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
+            ft__walk_edges(w, 0, ft__order_tile(c->order, ntx, nty, n - 1), &loaded0, &written_last, &compute_last);
             single = n * nk == 1;
             if (single)
                 lat = ft__sg_single(p, &r0, loaded0, written_last, compute_last);

@@ -114,6 +114,10 @@ void ft__sctx_free(sctx *x);
  * out (ntx * nty positions, each a tile index row * ntx + column). */
 void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
 
+/* The tile (row * ntx + column) at traversal position pos (0 <= pos <
+ * ntx * nty) of order kind `kind` (ORD_*): ft__make_order's out[pos]. */
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos);
+
 /* Fill *mx for subgraph g (ops set; its granularity and order are
  * overwritten) in context x: which axes mix range sources, probed at the
  * native tile and k = 1 (when no walker can be made: rows and cols 0,
@@ -121,14 +125,14 @@ void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
 void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx);
 
 /* Tile-memoised latency of the steps of walk w of g in order ord (NULL:
- * raster), each tile's k-steps summed once per distinct case and added to
+ * the order of kind `order`, ORD_*), each tile's k-steps summed once per distinct case and added to
  * *acc (initialised by the caller; may be NULL) as ft_evaluate adds them;
  * the sum so far.  -1 when the walk turns out irregular or the memo
  * overflows (the caller then walks every step), INF on a capacity
  * overflow or when sc->stop says so, any value > budget once the running
  * sum passes budget.  The subgraph's floor and extra are not included. */
-double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
-                       ft__sg_acc *acc);
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, int order,
+                       double budget, ft__sg_acc *acc);
 
 /* The closed form of ft__score_tiles: the latency of the steps of walk w
  * of g in traversal order kind `order` (ORD_*), costed per kind of tile

@@ -341,7 +341,7 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
                 ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
                 ft__make_order(c.order, ntx, nty, ord);
             }
-            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, INF, NULL);
+            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, c.order, INF, NULL);
             ft_walk_free(w);
             free(ord);
             double want = full_walk(&S, &X, &g, &c);
