@@ -1129,9 +1129,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     g->norder = 0;
     if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk))
         return INF;
-    /* the tiles in order: from their positions (ft__order_tile), an
-     * array only for the step-by-step walk */
-    int64_t *ord = NULL;
+    /* the tiles in order: from their positions (ft__order_tile) */
     ft_walk *w;
     ft_status st;
     double lat = INF;
@@ -1160,16 +1158,8 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
          * too many to walk */
         if (lat < 0 && ntx * nty * nk > FT_SCORE_STEP_CAP)
             lat = INF;
-        if (lat < 0 && c->order != ORD_RASTER) {
-            ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-            if (ord)
-                ft__make_order(c->order, ntx, nty, ord);
-            else
-                lat = INF;
-        }
         if (lat < 0 && ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
-            g->order = ord;
-            g->norder = ord ? ntx * nty : 0;
+            w->order_kind = c->order; /* the tiles from their positions */
             lat = score_steps(sc, w, nk, budget, &acc);
             sc->kinds_differ |= w->kinds_differ;
             ft_walk_free(w);
@@ -1202,7 +1192,6 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
             lat = ft__sg_acc_finish(&acc, floor, extra);
     }
     sc->evals++;
-    ft__free(ord);
     g->order = NULL;
     g->norder = 0;
     return lat;

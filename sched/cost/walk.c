@@ -509,7 +509,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     assert(!w->g->order || w->g->norder == w->ntx * w->nty); /* validated */
     if (ks == 0 && !w->flow_only)
         ft__walk_at(w, pos);
-    ft__walk_derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);
+    ft__walk_derive(w, w->g->order ? w->g->order[pos] : w->order_kind ? ft__order_tile(w->order_kind, w->ntx, w->nty, pos) : pos, ks, step);
     step->index = idx;
     w->next++;
     return 1;

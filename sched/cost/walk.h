@@ -50,6 +50,8 @@ struct ft_walk {
                                    scorer, which proves it: score.c, ks_period); 0: unknown */
     int64_t kper_last;          /* ... the same while only the deepest k-loop MatMuls run */
     int64_t kskipped;           /* k-steps mode 4 added from a period, not derived */
+    int order_kind;             /* g->order NULL: the tiles in the order of this kind (ORD_*,
+                                   score.h; ft__order_tile), 0 raster */
     ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
     ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
     int64_t wave;               /* tiles of the current tile's wave */
@@ -68,6 +70,10 @@ struct ft_walk {
     int nactive;
 };
 
+
+/* The tile (row * ntx + column) at traversal position pos of the
+ * scorer's order kind `kind` (ORD_*, score.h; score.c). */
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos);
 
 /* The tile derived next is at traversal position pos: its steps move data
  * at its wave's share of the subgraph's bandwidths (ft_timing's units). */
