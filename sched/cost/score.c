@@ -100,21 +100,35 @@ static scale input_scale(const ft_problem *p, const ft_op *op, int in, int ax, s
  * tile by a multiple of every scale's denominator then shifts every range
  * by whole elements.  The least common multiple of the denominators, or 0
  * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX. */
-static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax)
+static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax, int no_epi)
 {
     scale *sc = ft__malloc(sizeof(scale) * (size_t)(g->nops + 1));
-    if (!sc)
+    unsigned char *off = ft__malloc((size_t)g->nops + 1); /* ops left out (no_epi) */
+    if (!sc || !off) {
+        ft__free(sc);
+        ft__free(off);
         return 0;
+    }
     int64_t l = 1;
     for (int j = g->nops - 1; j >= 0 && l; j--) {
         int t = p->ops[g->ops[j]].output;
+        off[j] = no_epi && role[j] == FT_ROLE_EPILOGUE;
+        if (no_epi && role[j] == FT_ROLE_UPSTREAM) {
+            off[j] = 1;
+            for (int q = j + 1; q < g->nops && off[j]; q++)
+                for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
+                    if (!off[q] && p->ops[g->ops[q]].inputs[i] == t)
+                        off[j] = 0;
+        }
+        if (off[j])
+            continue;
         scale s = {0, -2}; /* none seen yet */
         if (role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE)
             s = (scale){1, 1};
         else
             for (int q = j + 1; q < g->nops; q++) {
                 const ft_op *c = &p->ops[g->ops[q]];
-                for (int i = 0; i < c->ninputs; i++)
+                for (int i = 0; i < c->ninputs && !off[q]; i++)
                     if (c->inputs[i] == t) {
                         scale u = input_scale(p, c, i, ax, sc[q]);
                         if (s.den == -2)
@@ -149,10 +163,10 @@ static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft
     /* two ops reading one outside tensor at different scales */
     for (int j = 0; j < g->nops && l; j++) {
         const ft_op *a = &p->ops[g->ops[j]];
-        for (int i = 0; i < a->ninputs && l; i++)
+        for (int i = 0; i < a->ninputs && l && !off[j]; i++)
             for (int q = j; q < g->nops && l; q++) {
                 const ft_op *b = &p->ops[g->ops[q]];
-                for (int k = 0; k < b->ninputs; k++)
+                for (int k = 0; k < b->ninputs && !off[q]; k++)
                     if (b->inputs[k] == a->inputs[i]) {
                         scale u = input_scale(p, a, i, ax, sc[j]), v = input_scale(p, b, k, ax, sc[q]);
                         if (u.num != v.num || u.den != v.den)
@@ -161,6 +175,7 @@ static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft
             }
     }
     ft__free(sc);
+    ft__free(off);
     return l;
 }
 
@@ -325,6 +340,8 @@ static uint64_t memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, co
     MIX(mx->period[1]);
     MIX(mx->kper);
     MIX(mx->kper_last);
+    MIX(mx->iperiod[0]);
+    MIX(mx->iperiod[1]);
     size_t nb = 4 * (size_t)p->ntensors;
     for (size_t i = 0; i < nb; i += 8) {
         uint64_t word = 0;
@@ -363,6 +380,43 @@ struct tmemo {
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
 
+/* An interior memo entry (ft__scorer.im): the figures of a tile's interior
+ * k-steps (neither first nor last) keyed by ikey: the classes of its row
+ * and column as the interior k-steps alone see them (closed_kind) and the
+ * wave's size. */
+struct imemo {
+    int64_t key[3];
+    ft__tile_figs mid;
+    int64_t ws;
+    uint64_t gen; /* valid when equal to the tile memo's generation */
+};
+
+/* The interior memo's entry for ikey, or NULL when it is half full; *fresh
+ * set when it is new (its figures for the caller to fill). */
+static imemo *imemo_slot(ft__scorer *sc, uint64_t gen, const int64_t ikey[3], int *fresh)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 3; i++)
+        h = (h ^ (uint64_t)ikey[i]) * 1099511628211ULL;
+    size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
+    imemo *im = sc->im;
+    if (sc->imgen != gen) {
+        sc->imgen = gen;
+        sc->imused = 0;
+    }
+    while (im[slot].gen == gen && memcmp(im[slot].key, ikey, 3 * sizeof *ikey) != 0)
+        slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
+    *fresh = im[slot].gen != gen;
+    if (*fresh) {
+        if (sc->imused >= FT_SCORE_TILE_MEMO / 2)
+            return NULL;
+        memcpy(im[slot].key, ikey, 3 * sizeof *ikey);
+        im[slot].gen = gen;
+        sc->imused++;
+    }
+    return &im[slot];
+}
+
 /* The memo entry of tile `tile` after tile `prev` (-1: none) at traversal
  * position pos, keyed by key (classes of the two tiles' rows and columns,
  * whether they share a row or a column, the wave's size): found, or
@@ -370,7 +424,7 @@ struct tmemo {
  * ff) and added.  NULL when the memo is half full (*nused entries of
  * generation gen). */
 static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
-                         int figs, int *nused)
+                         int figs, int *nused, ft__scorer *isc, const int64_t *ikey)
 {
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < 7; i++)
@@ -383,7 +437,13 @@ static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk 
             return NULL;
         memcpy(tm[slot].key, key, 7 * sizeof *key);
         ft__walk_at(w, pos);
-        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL);
+        int fresh = 0;
+        imemo *ie = ikey && w->nk >= 3 ? imemo_slot(isc, gen, ikey, &fresh) : NULL;
+        if (ie && !fresh && ++isc->ihits)
+            tm[slot].lat = ft__walk_tile_ends(w, prev, tile, &ie->mid, ie->ws, &tm[slot].ws, figs ? &tm[slot].figs : NULL);
+        else
+            tm[slot].lat = ft__walk_tile_split(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL, ie ? &ie->mid : NULL,
+                                               ie ? &ie->ws : NULL);
         tm[slot].n = 0;
         tm[slot].call = 0;
         tm[slot].gen = gen;
@@ -404,12 +464,18 @@ int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model)
     sc->p = p;
     sc->model = model;
     sc->tm = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(tmemo));
-    return sc->tm ? 0 : -1;
+    sc->im = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(imemo));
+    if (!sc->tm || !sc->im) {
+        ft__scorer_free(sc);
+        return -1;
+    }
+    return 0;
 }
 
 void ft__scorer_free(ft__scorer *sc)
 {
     ft__free(sc->tm);
+    ft__free(sc->im);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -470,7 +536,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, ff, 0, &sc->tmused);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, ff, 0, &sc->tmused, NULL, NULL);
         if (!e) {
             ft__free(rc);
             return -1;
@@ -589,6 +655,11 @@ typedef struct closed {
     int64_t pos;              /* tiles added so far */
     double cur;               /* the open wave's slowest tile */
     ksum done;                /* the finished waves' slowest tiles */
+    /* the interior memo (ikey): used where an axis keyed by absolute index
+     * is not so for the interior k-steps (only the epilogue mixes it) */
+    int imemo, iabs[2], nlens;
+    int64_t iper[2], isize[2];
+    const int64_t *ilens[2];
 } closed;
 
 /* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
@@ -613,7 +684,13 @@ static tmemo *closed_kind(closed *C, int64_t count, int64_t o, int64_t i, int64_
         key[4] = pr == r, key[5] = pc == c;
         prev = pr * C->ntx + pc;
     }
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, pos, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
+    int64_t ikey[3] = {0, 0, wave};
+    if (C->imemo) /* the interior k-steps' classes (mixinfo.iperiod) */
+        for (int ax = 0; ax < 2; ax++) {
+            int64_t i = ax ? c : r;
+            ikey[ax] = C->iabs[ax] ? ((int64_t)1 << 40) + i : dim_class(i, C->isize[ax], C->ilens[ax], C->nlens) * C->iper[ax] + i % C->iper[ax];
+        }
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, pos, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused, C->sc, C->imemo ? ikey : NULL);
     if (!e) {
         C->fail = 1;
         return NULL;
@@ -889,9 +966,19 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
     int ff = ff_mode(mx, w, g);
     closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used,
-                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}};
+                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}, 0, {0, 0}, 0, {1, 1}, {1, 1}, {NULL, NULL}};
     if (C.units > 1 && C.ntiles > C.units && C.ntiles % C.units)
         C.lastw = C.ntiles - C.ntiles % C.units;
+    C.imemo = 0;
+    C.nlens = nh;
+    for (int ax = 0; ax < 2; ax++) {
+        C.iabs[ax] = mx->iperiod[ax] == 0;
+        C.iper[ax] = C.iabs[ax] ? 1 : mx->iperiod[ax] / gcd64(mx->iperiod[ax], size[ax]);
+        C.isize[ax] = size[ax];
+        C.ilens[ax] = ax ? ws : hs;
+        if (absolute[ax] && !C.iabs[ax] && nk >= 3)
+            C.imemo = 1;
+    }
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
@@ -1071,11 +1158,15 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->order = NULL;
     g->norder = 0;
     mx->period[0] = mx->period[1] = 0;
+    mx->iperiod[0] = mx->iperiod[1] = 0;
     mx->kper = mx->kper_last = 0;
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
         for (int ax = 0; ax < 2; ax++)
-            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax);
+            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax, 0);
+        /* the interior k-steps alone (no epilogue): ikey */
+        for (int ax = 0; ax < 2; ax++)
+            mx->iperiod[ax] = pw->mixed_tag0[ax] ? 0 : layout_period(p, g, pw->role, ax, 1);
         if (!sc->no_kper) {
             int64_t kmax = 0;
             for (int j = 0; j < g->nops; j++)

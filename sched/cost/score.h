@@ -58,9 +58,15 @@ typedef struct mixinfo {
      * finishing k-steps (ft__walk_tile's mode 4); kper_last the same
      * while only the deepest k-loop MatMuls run (the others finished). */
     int64_t kper, kper_last;
+    /* period[] as the interior k-steps alone see it (no epilogue op: a
+     * k-step neither first nor last), 0 where a tensor's ranges come from
+     * two sources there too or two scales meet: the interior memo's
+     * classes (score.c, ikey). */
+    int64_t iperiod[2];
 } mixinfo;
 
 typedef struct tmemo tmemo;
+typedef struct imemo imemo;
 
 /* A scorer: the problem and compute model it scores under, its tile memo,
  * and what its scores saw.  One per thread; the caller owns it. */
@@ -72,6 +78,12 @@ typedef struct ft__scorer {
     uint64_t tmsig;     /* ... the signature of what their costs depend on
                            (score.c, memo_gen) */
     int tmused;         /* entries of this generation */
+    imemo *im;          /* FT_SCORE_TILE_MEMO slots: interior k-steps of a
+                           kind of tile (score.c, imemo), of generation ... */
+    uint64_t imgen;     /* ... this one (the tile memo's), */
+    int imused;         /* ... imused of them */
+    int64_t ihits;      /* kinds of tile costed from the interior memo (their
+                           first and last k-steps only) */
     int tmkinds;        /* a walk of this generation saw kinds_differ */
     uint64_t tmcall;    /* the closed form's calls (a stamp per call) */
     int kinds_differ;   /* a walk scored since the caller cleared this saw

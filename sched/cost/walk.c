@@ -577,9 +577,17 @@ typedef struct kfig {
 
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs)
 {
+    return ft__walk_tile_split(w, prev, tile, ws_max, allow_ff, figs, NULL, NULL);
+}
+
+double ft__walk_tile_split(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs, ft__tile_figs *mid,
+                           int64_t *mid_ws)
+{
     ft_step stp;
     if (figs)
         memset(figs, 0, sizeof *figs);
+    if (mid)
+        memset(mid, 0, sizeof *mid), *mid_ws = 0;
     if (prev >= 0)
         ft__walk_derive(w, prev, w->nk - 1, &stp);
     else
@@ -602,11 +610,14 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
                 const kfig *f = &per[(ks - P + r) % FT_WALK_KPER_MAX];
                 int64_t n = (next - 1 - (ks + r)) / P + 1;
                 ksum_add_n(&lat, n, &(ksum){f->lat, 0});
-                if (figs) {
+                if (figs || mid) {
                     ft_step s = stp;
                     s.latency = f->lat, s.compute = f->comp, s.memory = f->mem;
                     s.loaded_elems = f->loaded, s.written_elems = f->written;
-                    figs_add(figs, &s, n);
+                    if (figs)
+                        figs_add(figs, &s, n);
+                    if (mid)
+                        figs_add(mid, &s, n);
                 }
             }
             /* the step before next, derived again for the slices next's
@@ -671,12 +682,19 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
             ksum_add(&lat, last * (double)(next - ks));
             if (figs)
                 figs_add(figs, &stp, next - ks);
+            if (mid)
+                figs_add(mid, &stp, next - ks);
             ks = next - 1;
             continue;
         }
         ft__walk_derive(w, tile, ks, &stp);
         if (figs)
             figs_add(figs, &stp, 1);
+        if (mid && ks > 0 && ks < w->nk - 1) {
+            figs_add(mid, &stp, 1);
+            if (stp.working_set > *mid_ws)
+                *mid_ws = stp.working_set;
+        }
         if (allow_ff == 4)
             per[ks % FT_WALK_KPER_MAX] = (kfig){stp.latency, stp.compute, stp.memory, stp.loaded_elems, stp.written_elems};
         last = stp.latency;
@@ -686,6 +704,36 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
     }
     *ws_max = ws;
     return ksum_value(&lat);
+}
+
+double ft__walk_tile_ends(ft_walk *w, int64_t prev, int64_t tile, const ft__tile_figs *mid, int64_t mid_ws, int64_t *ws_max,
+                          ft__tile_figs *figs)
+{
+    ft_step stp;
+    assert(w->nk >= 3); /* a first, a last and interior k-steps */
+    if (prev >= 0)
+        ft__walk_derive(w, prev, w->nk - 1, &stp);
+    else
+        w->have_prev = 0;
+    ft__tile_figs f;
+    memset(&f, 0, sizeof f);
+    ft__walk_derive(w, tile, 0, &stp);
+    figs_add(&f, &stp, 1);
+    int64_t ws = stp.working_set > mid_ws ? stp.working_set : mid_ws;
+    ksum_add_n(&f.lat, 1, &mid->lat);
+    ksum_add_n(&f.comp, 1, &mid->comp);
+    ksum_add_n(&f.mem, 1, &mid->mem);
+    f.cbound += mid->cbound, f.mbound += mid->mbound, f.loaded += mid->loaded, f.written += mid->written;
+    /* the step before the last again: the slices its reuse compares with */
+    ft__walk_derive(w, tile, w->nk - 2, &stp);
+    ft__walk_derive(w, tile, w->nk - 1, &stp);
+    figs_add(&f, &stp, 1);
+    if (stp.working_set > ws)
+        ws = stp.working_set;
+    *ws_max = ws;
+    if (figs)
+        *figs = f;
+    return ksum_value(&f.lat);
 }
 
 void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last)
@@ -715,6 +763,8 @@ void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior)
     w->have_prev = 0;
     ft__walk_derive(w, 0, 0, &stp);
     *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]) ? (w->mixed_internal ? 2 : 1) : 0;
+    w->mixed_tag0[0] = w->mixed_tag[0];
+    w->mixed_tag0[1] = w->mixed_tag[1];
     /* the last k-step adds the epilogue */
     ft__walk_derive(w, 0, w->nk - 1, &stp);
     *rows = w->mixed[0];

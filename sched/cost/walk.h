@@ -39,6 +39,7 @@ struct ft_walk {
                                    or a Layout op scales them (walk.c, need_layout) */
     int mixed_tag[2];           /* ... because a tensor's rows / columns take ranges
                                    from two sources (not only a Layout's scaling) */
+    int mixed_tag0[2];          /* ... seen by the first k-step alone (ft__walk_mixed: no epilogue) */
     int mixed_internal;         /* ... and one of them is made inside the subgraph,
                                    or is a Layout's scaled input */
     int kinds_differ;           /* two needs of one upstream output had different
@@ -102,6 +103,21 @@ typedef struct ft__tile_figs {
  * figs (may be NULL) gets the tile's figures for ft_evaluate. */
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs);
 int ft__walk_irregular(const ft_walk *w);
+
+/* ft__walk_tile, with the figures of the tile's interior k-steps (neither
+ * the first nor the last) also summed into *mid (may be NULL) and their
+ * largest working set into *mid_ws. */
+double ft__walk_tile_split(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs, ft__tile_figs *mid,
+                           int64_t *mid_ws);
+
+/* ft__walk_tile of a tile of at least 3 k-steps whose interior k-steps
+ * cost *mid (largest working set mid_ws) as ft__walk_tile_split found them
+ * on a like tile: only its first and last k-steps derived (and the step
+ * before the last, for the slices the last one's reuse compares with).
+ * Exact where the interior k-steps depend on the tile's place only through
+ * what the caller keyed *mid by (score.c: ikey). */
+double ft__walk_tile_ends(ft_walk *w, int64_t prev, int64_t tile, const ft__tile_figs *mid, int64_t mid_ws, int64_t *ws_max,
+                          ft__tile_figs *figs);
 
 /* The figures ft__sg_extra needs from a walk whose traversal starts at tile
  * `first` and ends at tile `last`: elements loaded by the first step,

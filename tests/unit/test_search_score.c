@@ -902,7 +902,8 @@ static void test_search_score_evaluate_closed_equals_walk(void **state)
 
 /* A random convolutional network as JSON (caller frees), the shape that
  * makes every k-step derived (SPEC 4's Layout rule on a k slice): blocks
- * of an optional pooling Layout (rows scaled), an im2col Layout (columns
+ * of an optional pooling Layout (rows scaled) or upsampling one (beside
+ * it another Layout of the block's input at another scale), an im2col Layout (columns
  * times s, rows sometimes strided), its MatMul, a ReLU, and now and then a
  * second convolution on the block's output fused behind the first, a
  * residual add of the block's input (read both by the im2col and by the
@@ -929,8 +930,16 @@ static char *conv_problem(int nblocks)
             OP(2, x, -1, W[x], H[x] / 4);
             x = nt - 1;
         }
-        int64_t s = pick(scales, 6), C = W[x], R = H[x], R2 = rnd() % 3 == 0 && R % 4 == 0 ? R / 4 : R, C2 = pick(chans, 6);
         int blk = x;
+        if (rnd() % 4 == 0 && H[x] <= 100) {
+            /* upsampling (rows scaled 1 / 2), and beside it the block's
+             * input scaled 1 / 4 by an op of its own (an epilogue where
+             * grouped with the convolution) */
+            OP(2, blk, -1, W[blk], 4 * H[blk]);
+            OP(2, blk, -1, W[blk], 2 * H[blk]);
+            x = nt - 1;
+        }
+        int64_t s = pick(scales, 6), C = W[x], R = H[x], R2 = rnd() % 3 == 0 && R % 4 == 0 ? R / 4 : R, C2 = pick(chans, 6);
         OP(2, x, -1, C * s, R2); /* im2col */
         int wgt = nt++;
         W[wgt] = C2, H[wgt] = C * s;
@@ -945,13 +954,13 @@ static char *conv_problem(int nblocks)
             OP(1, nt - 2, w2, C2, R2);
             x = nt - 1;
         }
-        if (R2 == R && C2 == C && rnd() % 2) { /* residual */
+        if (R2 == R && C2 == C && W[blk] == C && H[blk] == R && rnd() % 2) { /* residual */
             OP(0, x, blk, C2, R2);
             x = nt - 1;
         } else if (rnd() % 2) { /* downsampling branch */
-            OP(2, blk, -1, C, R2);
+            OP(2, blk, -1, W[blk], R2);
             int w3 = nt++;
-            W[w3] = W[x], H[w3] = C;
+            W[w3] = W[x], H[w3] = W[blk];
             OP(1, nt - 2, w3, W[x], R2);
             OP(0, x, nt - 1, W[x], R2);
             x = nt - 1;
@@ -981,6 +990,61 @@ static char *conv_problem(int nblocks)
     return buf;
 }
 
+/* One subgraph whose columns the epilogue alone mixes (a tensor's columns
+ * from the k slice in the interior k-steps, from the tile in the last),
+ * its rows upsampled (scaled 1 / 3: like rows three tiles apart at a tile
+ * height prime to 3, in the interior memo's key too): an upsampling Layout, an
+ * im2col, its MatMul and ReLU, and beside them an epilogue Layout of the
+ * same input at the same row scale; granularities of heights 4 to 9, all
+ * four orders, in closed form against the full walk (with several units
+ * too). */
+static void k_period_fixed(int *compared, int *bad, int *ihits)
+{
+    const char *json = "{\"widths\": [8, 8, 72, 16, 16, 16, 8], \"heights\": [24, 72, 72, 72, 72, 72, 72],"
+                       " \"inputs\": [[0], [1], [2, 3], [4], [0]], \"outputs\": [[1], [2], [4], [5], [6]],"
+                       " \"base_costs\": [300, 500, 2000, 200, 400], \"op_types\": [\"Layout\", \"Layout\", \"MatMul\", \"Pointwise\", \"Layout\"],"
+                       " \"fast_memory_capacity\": 200000, \"slow_memory_bandwidth\": 20, \"native_granularity\": [32, 32]}";
+    ft_problem *p;
+    ft_status st;
+    assert_int_equal(ft_problem_parse(json, "fixed", &p, &st), FT_OK);
+    for (int units = 1; units <= 3; units += 2) {
+        p->timing.units = units;
+        assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, FT_COMPUTE_NATIVE), 0);
+        sctx X;
+        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
+        int ops[5] = {0, 1, 2, 3, 4};
+        ft_subgraph g;
+        memset(&g, 0, sizeof g);
+        g.ops = ops;
+        g.nops = 5;
+        X.written[5] = X.written[6] = 1;
+        mixinfo mx;
+        ft__probe_mixed(&S, &X, &g, &mx);
+        static const int64_t hs[] = {4, 5, 7, 9}, wsz[] = {4, 8, 16}, ks[] = {1, 2, 4, 8};
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 3; b++)
+                for (int d = 0; d < 4; d++)
+                    for (int o = 0; o < ORD_COUNT; o++) {
+                        cfg c = {wsz[b], hs[a], ks[d], o};
+                        int64_t i0 = S.ihits;
+                        double got = ft__score(&S, &X, &mx, &g, &c, INF);
+                        *ihits += S.ihits > i0;
+                        double want = full_walk(&S, &X, &g, &c);
+                        (*compared)++;
+                        if (!(got == want || fabs(got - want) <= 1e-12 * fmax(1, fabs(want)))) {
+                            (*bad)++;
+                            print_error("fixed subgraph, %d units: cfg %lldx%lldx%lld order %d: closed form %.17g, full walk %.17g\n", units,
+                                        (long long)c.w, (long long)c.h, (long long)c.k, o, got, want);
+                        }
+                    }
+        ft__sctx_free(&X);
+        ft__scorer_free(&S);
+    }
+    ft_problem_free(p);
+}
+
 /* The period of k-steps (ft__walk_tile's mode 4, score.c's ks_period) on
  * random convolutional networks (conv_problem) at small k granularities
  * (many k-steps a tile), every target term drawn at random (a quarter
@@ -996,9 +1060,10 @@ static void test_search_score_k_period_equals_walk(void **state)
 {
     (void)state;
     static const int64_t ksizes[] = {1, 2, 3, 4, 5, 8, 16, 32};
-    static const int64_t sizes[] = {4, 8, 16, 24, 32};
+    static const int64_t sizes[] = {4, 5, 7, 8, 12, 16, 24, 32};
     int compared = 0, periodic = 0, inexact = 0, bad = 0, sgs = 0, closed_sgs = 0;
     int64_t skipped = 0, eskipped = 0;
+    int ihits = 0;
     const int nprob = ftt_valgrind() ? KPER_PROBLEMS / 10 : KPER_PROBLEMS;
     for (int prob = 0; prob < nprob; prob++) {
         char *json = conv_problem(1 + (int)(rnd() % 3));
@@ -1026,13 +1091,14 @@ static void test_search_score_k_period_equals_walk(void **state)
             g.nops = n;
             cfg c;
             random_context(p, ops, n, &X, &c);
-            c.w = pick(sizes, 5), c.h = pick(sizes, 5), c.k = pick(ksizes, 8);
+            c.w = pick(sizes, 8), c.h = pick(sizes, 8), c.k = pick(ksizes, 8);
             mixinfo mx;
             ft__probe_mixed(&S, &X, &g, &mx);
             for (int o = 0; o < ORD_COUNT; o++) {
                 c.order = o;
-                int64_t k0 = S.kskipped;
+                int64_t k0 = S.kskipped, i0 = S.ihits;
                 double got = ft__score(&S, &X, &mx, &g, &c, INF);
+                ihits += S.ihits > i0;
                 skipped += S.kskipped - k0;
                 periodic += S.kskipped > k0;
                 S.no_closed = 1;
@@ -1062,6 +1128,8 @@ static void test_search_score_k_period_equals_walk(void **state)
             }
         }
         ft__scorer_free(&S);
+        if (prob == 0)
+            k_period_fixed(&compared, &bad, &ihits);
         /* ft_evaluate's closed form of random schedules against its walk */
         for (int trial = 0; trial < 2; trial++) {
             int gid[128];
@@ -1074,7 +1142,7 @@ static void test_search_score_k_period_equals_walk(void **state)
                 assert_non_null(s);
                 for (int i = 0; i < s->nsubgraphs; i++) {
                     ft_subgraph *g = &s->sg[i];
-                    g->w = pick(sizes, 5), g->h = pick(sizes, 5), g->k = pick(ksizes, 8);
+                    g->w = pick(sizes, 8), g->h = pick(sizes, 8), g->k = pick(ksizes, 8);
                     free(g->order);
                     g->order = NULL;
                     g->norder = 0;
@@ -1130,12 +1198,13 @@ static void test_search_score_k_period_equals_walk(void **state)
         free(json);
     }
     print_message("k period: %d configurations of %d random convolutional networks, %d scored with k-steps skipped by period "
-                  "(%lld k-steps in all); %d subgraphs of random schedules evaluated, %d in closed form (%lld k-steps skipped); all within 1e-12 of the "
+                  "(%lld k-steps in all), %d with kinds of tile from the interior memo; %d subgraphs of random schedules evaluated, %d in closed form (%lld k-steps skipped); all within 1e-12 of the "
                   "full walk, %d not to the last digit\n",
-                  compared, nprob, periodic, (long long)skipped, sgs, closed_sgs, (long long)eskipped, inexact);
+                  compared, nprob, periodic, (long long)skipped, ihits, sgs, closed_sgs, (long long)eskipped, inexact);
     assert_int_equal(bad, 0);
     assert_true(periodic > compared / 8);
     assert_true(eskipped > 1000);
+    assert_true(ihits > compared / 20);
     assert_true(closed_sgs > nprob);
 }
 
