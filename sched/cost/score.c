@@ -93,89 +93,142 @@ static scale input_scale(const ft_problem *p, const ft_op *op, int in, int ax, s
     return (scale){a / d, b / d};
 }
 
+/* Which ops of g (roles role[]) a period leaves out into off[]: with epi,
+ * the epilogue ops (a tile's last k-step alone); k-loop ops shallower than
+ * kmin (finished); and upstream ops that only ops left out need. */
+static void period_off(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int epi, int64_t kmin, unsigned char *off)
+{
+    for (int j = g->nops - 1; j >= 0; j--) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        off[j] = (epi && role[j] == FT_ROLE_EPILOGUE) || (role[j] == FT_ROLE_KLOOP && op->k < kmin);
+        if (role[j] != FT_ROLE_UPSTREAM)
+            continue;
+        off[j] = 1;
+        for (int q = j + 1; q < g->nops && off[j]; q++)
+            for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
+                if (!off[q] && p->ops[g->ops[q]].inputs[i] == op->output)
+                    off[j] = 0;
+    }
+}
+
+/* l with the denominator of scale u taken in (least common multiple), 0
+ * when u is two scales meeting (den -1) or the result passes max. */
+static int64_t period_take(int64_t l, scale u, int64_t max)
+{
+    if (u.den == -1)
+        return 0;
+    if (u.den > 0) {
+        l = l / gcd64(l, u.den) * u.den;
+        if (l > max)
+            return 0;
+    }
+    return l;
+}
+
+/* Whether every tensor that ops of g not left out (off[]) read twice is
+ * read at one scale: in[] the scale of each input (inputs numbered op by
+ * op, nax axes each). */
+static int reads_agree(const ft_problem *p, const ft_subgraph *g, const unsigned char *off, const scale *in, int nax)
+{
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++) {
+        const ft_op *a = &p->ops[g->ops[j]];
+        for (int i = 0; i < a->ninputs && !off[j]; i++)
+            for (int q = j, sq = sj; q < g->nops; sq += p->ops[g->ops[q]].ninputs, q++) {
+                const ft_op *b = &p->ops[g->ops[q]];
+                for (int k = 0; k < b->ninputs && !off[q]; k++)
+                    for (int ax = 0; ax < nax && b->inputs[k] == a->inputs[i]; ax++) {
+                        scale u = in[(sj + i) * nax + ax], v = in[(sq + k) * nax + ax];
+                        if (u.num != v.num || u.den != v.den)
+                            return 0;
+                    }
+            }
+    }
+    return 1;
+}
+
+/* The scale of output t of op j from g's later ops' needs not left out
+ * (off[]), their own scales sc[] (nax axes each, axis ax here) taken
+ * through inscale; {0, -2} when none needs it, {0, -1} when two differ. */
+typedef scale (*in_scale_fn)(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o);
+
+static scale period_need(const ft_problem *p, const ft_subgraph *g, const ft_role *role, const unsigned char *off, const scale *sc, int nax,
+                         int j, int ax, in_scale_fn inscale)
+{
+    int t = p->ops[g->ops[j]].output;
+    scale s = {0, -2}; /* none seen yet */
+    for (int q = j + 1; q < g->nops; q++) {
+        const ft_op *c = &p->ops[g->ops[q]];
+        for (int i = 0; i < c->ninputs && !off[q]; i++)
+            if (c->inputs[i] == t) {
+                scale u = inscale(p, c, role[q], i, ax, sc + (size_t)q * nax);
+                if (s.den == -2)
+                    s = u;
+                else if (s.num != u.num || s.den != u.den)
+                    s = (scale){0, -1};
+            }
+    }
+    return s;
+}
+
+/* input_scale along one axis (o: the output's scale along it), as an
+ * in_scale_fn. */
+static scale tile_input_scale(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o)
+{
+    (void)role;
+    return input_scale(p, op, in, ax, *o);
+}
+
+/* Scratch of the period functions: per op a scale per axis, per input a
+ * scale per axis, per op a flag.  NULL on OOM. */
+static scale *period_scratch(const ft_problem *p, const ft_subgraph *g, int nax, scale **in, unsigned char **off)
+{
+    size_t nin = 0;
+    for (int j = 0; j < g->nops; j++)
+        nin += (size_t)p->ops[g->ops[j]].ninputs;
+    scale *sc = ft__malloc(sizeof(scale) * ((size_t)(g->nops + 1) + nin) * (size_t)nax + (size_t)g->nops + 1);
+    if (!sc)
+        return NULL;
+    *in = sc + (size_t)(g->nops + 1) * nax;
+    *off = (unsigned char *)(*in + nin * (size_t)nax);
+    return sc;
+}
+
 /* The period of like tiles along axis ax of subgraph g (roles role[]) that
  * Layout ops mix (mixinfo.period): the scale of each tensor from tile
  * coordinates, from the tile-sized outputs (k-loop and epilogue ops, scale
  * 1) back through their needs, must be one per tensor; a shift of the
  * tile by a multiple of every scale's denominator then shifts every range
  * by whole elements.  The least common multiple of the denominators, or 0
- * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX. */
+ * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX.
+ * no_epi: as the interior k-steps see it (mixinfo.iperiod), without the
+ * epilogue ops and what only they need (period_off). */
 static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax, int no_epi)
 {
-    scale *sc = ft__malloc(sizeof(scale) * (size_t)(g->nops + 1));
-    unsigned char *off = ft__malloc((size_t)g->nops + 1); /* ops left out (no_epi) */
-    if (!sc || !off) {
-        ft__free(sc);
-        ft__free(off);
+    scale *in;
+    unsigned char *off;
+    scale *sc = period_scratch(p, g, 1, &in, &off);
+    if (!sc)
         return 0;
-    }
+    period_off(p, g, role, no_epi, 0, off);
     int64_t l = 1;
-    for (int j = g->nops - 1; j >= 0 && l; j--) {
-        int t = p->ops[g->ops[j]].output;
-        off[j] = no_epi && role[j] == FT_ROLE_EPILOGUE;
-        if (no_epi && role[j] == FT_ROLE_UPSTREAM) {
-            off[j] = 1;
-            for (int q = j + 1; q < g->nops && off[j]; q++)
-                for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
-                    if (!off[q] && p->ops[g->ops[q]].inputs[i] == t)
-                        off[j] = 0;
-        }
+    for (int j = g->nops - 1; j >= 0; j--) {
         if (off[j])
             continue;
-        scale s = {0, -2}; /* none seen yet */
-        if (role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE)
-            s = (scale){1, 1};
-        else
-            for (int q = j + 1; q < g->nops; q++) {
-                const ft_op *c = &p->ops[g->ops[q]];
-                for (int i = 0; i < c->ninputs && !off[q]; i++)
-                    if (c->inputs[i] == t) {
-                        scale u = input_scale(p, c, i, ax, sc[q]);
-                        if (s.den == -2)
-                            s = u;
-                        else if (s.num != u.num || s.den != u.den)
-                            s = (scale){0, -1};
-                    }
-            }
-        if (s.den == -2)
-            s = (scale){0, 0};
-        sc[j] = s;
-        if (s.den == -1)
-            l = 0;
-        else if (s.den > 0) {
-            l = l / gcd64(l, s.den) * s.den;
-            if (l > FT_SCORE_PERIOD_MAX)
-                l = 0;
-        }
-        /* the op's inputs from outside meet their scales here too */
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = 0; i < op->ninputs && l; i++) {
-            scale u = input_scale(p, op, i, ax, s);
-            if (u.den == -1)
-                l = 0;
-            else if (u.den > 0) {
-                l = l / gcd64(l, u.den) * u.den;
-                if (l > FT_SCORE_PERIOD_MAX)
-                    l = 0;
-            }
-        }
+        scale s = role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE ? (scale){1, 1} : period_need(p, g, role, off, sc, 1, j, ax, tile_input_scale);
+        sc[j] = s.den == -2 ? (scale){0, 0} : s;
+        l = period_take(l, sc[j], FT_SCORE_PERIOD_MAX);
     }
+    /* the ops' inputs, from outside or not, meet their scales here too */
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++)
+        for (int i = 0; i < p->ops[g->ops[j]].ninputs; i++) {
+            in[sj + i] = off[j] ? (scale){0, 0} : input_scale(p, &p->ops[g->ops[j]], i, ax, sc[j]);
+            if (!off[j])
+                l = l ? period_take(l, in[sj + i], FT_SCORE_PERIOD_MAX) : 0;
+        }
     /* two ops reading one outside tensor at different scales */
-    for (int j = 0; j < g->nops && l; j++) {
-        const ft_op *a = &p->ops[g->ops[j]];
-        for (int i = 0; i < a->ninputs && l && !off[j]; i++)
-            for (int q = j; q < g->nops && l; q++) {
-                const ft_op *b = &p->ops[g->ops[q]];
-                for (int k = 0; k < b->ninputs && !off[q]; k++)
-                    if (b->inputs[k] == a->inputs[i]) {
-                        scale u = input_scale(p, a, i, ax, sc[j]), v = input_scale(p, b, k, ax, sc[q]);
-                        if (u.num != v.num || u.den != v.den)
-                            l = 0;
-                    }
-            }
-    }
+    if (l && !reads_agree(p, g, off, in, 1))
+        l = 0;
     ft__free(sc);
-    ft__free(off);
     return l;
 }
 
@@ -216,79 +269,32 @@ static scale ks_input_scale(const ft_problem *p, const ft_op *op, ft_role role, 
  * disagree or it passes FT_WALK_KPER_MAX. */
 static int64_t ks_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int64_t kmin)
 {
-    scale(*sc)[2] = ft__malloc(sizeof(scale[2]) * (size_t)(g->nops + 1));
-    unsigned char *off = ft__malloc((size_t)g->nops + 1); /* ops that do not run */
-    if (!sc || !off) {
-        ft__free(sc);
-        ft__free(off);
+    scale *in;
+    unsigned char *off;
+    scale *sc = period_scratch(p, g, 2, &in, &off);
+    if (!sc)
         return 0;
-    }
+    period_off(p, g, role, 1, kmin, off);
     int64_t l = 1;
-    for (int j = g->nops - 1; j >= 0 && l; j--) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        int t = op->output;
-        off[j] = role[j] == FT_ROLE_EPILOGUE || (role[j] == FT_ROLE_KLOOP && op->k < kmin);
-        if (role[j] == FT_ROLE_UPSTREAM) {
-            off[j] = 1;
-            for (int q = j + 1; q < g->nops && off[j]; q++)
-                for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
-                    if (!off[q] && p->ops[g->ops[q]].inputs[i] == t)
-                        off[j] = 0;
+    for (int j = g->nops - 1; j >= 0; j--)
+        for (int ax = 0; ax < 2 && !off[j]; ax++) {
+            /* a k-loop op's own output: the tile's rows and columns */
+            scale s = role[j] == FT_ROLE_KLOOP ? (scale){0, 0} : period_need(p, g, role, off, sc, 2, j, ax, ks_input_scale);
+            sc[2 * j + ax] = s.den == -2 ? (scale){0, 0} : s;
+            l = period_take(l, sc[2 * j + ax], FT_WALK_KPER_MAX);
         }
-        if (off[j])
-            continue;
-        for (int ax = 0; ax < 2 && l; ax++) {
-            scale s = {0, -2}; /* none seen yet */
-            if (role[j] == FT_ROLE_KLOOP)
-                s = (scale){0, 0}; /* the tile's rows and columns */
-            else
-                for (int q = j + 1; q < g->nops; q++) {
-                    const ft_op *c = &p->ops[g->ops[q]];
-                    for (int i = 0; i < c->ninputs && !off[q]; i++)
-                        if (c->inputs[i] == t) {
-                            scale u = ks_input_scale(p, c, role[q], i, ax, sc[q]);
-                            if (s.den == -2)
-                                s = u;
-                            else if (s.num != u.num || s.den != u.den)
-                                s = (scale){0, -1};
-                        }
-                }
-            if (s.den == -2)
-                s = (scale){0, 0};
-            sc[j][ax] = s;
-            if (s.den == -1)
-                l = 0;
-        }
-        /* every input's scale, from outside or not */
-        for (int i = 0; i < op->ninputs && l; i++)
-            for (int ax = 0; ax < 2 && l; ax++) {
-                scale u = ks_input_scale(p, op, role[j], i, ax, sc[j]);
-                if (u.den == -1)
-                    l = 0;
-                else if (u.den > 0) {
-                    l = l / gcd64(l, u.den) * u.den;
-                    if (l > FT_WALK_KPER_MAX)
-                        l = 0;
-                }
+    /* every input's scale, from outside or not */
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++)
+        for (int i = 0; i < p->ops[g->ops[j]].ninputs; i++)
+            for (int ax = 0; ax < 2; ax++) {
+                in[2 * (sj + i) + ax] = off[j] ? (scale){0, 0} : ks_input_scale(p, &p->ops[g->ops[j]], role[j], i, ax, sc + 2 * j);
+                if (!off[j])
+                    l = l ? period_take(l, in[2 * (sj + i) + ax], FT_WALK_KPER_MAX) : 0;
             }
-    }
     /* two reads of one tensor at different scales */
-    for (int j = 0; j < g->nops && l; j++) {
-        const ft_op *a = &p->ops[g->ops[j]];
-        for (int i = 0; i < a->ninputs && l && !off[j]; i++)
-            for (int q = j; q < g->nops && l; q++) {
-                const ft_op *b = &p->ops[g->ops[q]];
-                for (int k = 0; k < b->ninputs && l && !off[q]; k++)
-                    if (b->inputs[k] == a->inputs[i])
-                        for (int ax = 0; ax < 2; ax++) {
-                            scale u = ks_input_scale(p, a, role[j], i, ax, sc[j]), v = ks_input_scale(p, b, role[q], k, ax, sc[q]);
-                            if (u.num != v.num || u.den != v.den)
-                                l = 0;
-                        }
-            }
-    }
+    if (l && !reads_agree(p, g, off, in, 2))
+        l = 0;
     ft__free(sc);
-    ft__free(off);
     return l;
 }
 
