@@ -4,23 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos)
+{
+    if (kind == ORD_RASTER || kind == ORD_SNAKE_ROW) {
+        int64_t r = pos / ntx, i = pos % ntx;
+        return r * ntx + ((kind == ORD_SNAKE_ROW && (r & 1)) ? ntx - 1 - i : i);
+    }
+    int64_t c = pos / nty, i = pos % nty;
+    return ((kind == ORD_SNAKE_COL && (c & 1)) ? nty - 1 - i : i) * ntx + c;
+}
+
 /* Tile visiting order of kind `kind` over an ntx x nty grid into out. */
 void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out)
 {
-    int64_t n = 0;
-    if (kind == ORD_RASTER || kind == ORD_SNAKE_ROW) {
-        for (int64_t r = 0; r < nty; r++)
-            for (int64_t i = 0; i < ntx; i++) {
-                int64_t c = (kind == ORD_SNAKE_ROW && (r & 1)) ? ntx - 1 - i : i;
-                out[n++] = r * ntx + c;
-            }
-    } else {
-        for (int64_t c = 0; c < ntx; c++)
-            for (int64_t i = 0; i < nty; i++) {
-                int64_t r = (kind == ORD_SNAKE_COL && (c & 1)) ? nty - 1 - i : i;
-                out[n++] = r * ntx + c;
-            }
-    }
+    for (int64_t n = 0; n < ntx * nty; n++)
+        out[n] = ft__order_tile(kind, ntx, nty, n);
 }
 
 /* ------------------------------------------------------------ scoring one subgraph */
@@ -95,75 +93,229 @@ static scale input_scale(const ft_problem *p, const ft_op *op, int in, int ax, s
     return (scale){a / d, b / d};
 }
 
+/* Which ops of g (roles role[]) a period leaves out into off[]: with epi,
+ * the epilogue ops (a tile's last k-step alone); k-loop ops shallower than
+ * kmin (finished); and upstream ops that only ops left out need. */
+static void period_off(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int epi, int64_t kmin, unsigned char *off)
+{
+    for (int j = g->nops - 1; j >= 0; j--) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        off[j] = (epi && role[j] == FT_ROLE_EPILOGUE) || (role[j] == FT_ROLE_KLOOP && op->k < kmin);
+        if (role[j] != FT_ROLE_UPSTREAM)
+            continue;
+        off[j] = 1;
+        for (int q = j + 1; q < g->nops && off[j]; q++)
+            for (int i = 0; i < p->ops[g->ops[q]].ninputs; i++)
+                if (!off[q] && p->ops[g->ops[q]].inputs[i] == op->output)
+                    off[j] = 0;
+    }
+}
+
+/* l with the denominator of scale u taken in (least common multiple), 0
+ * when u is two scales meeting (den -1) or the result passes max. */
+static int64_t period_take(int64_t l, scale u, int64_t max)
+{
+    if (u.den == -1)
+        return 0;
+    if (u.den > 0) {
+        l = l / gcd64(l, u.den) * u.den;
+        if (l > max)
+            return 0;
+    }
+    return l;
+}
+
+/* Whether every tensor that ops of g not left out (off[]) read twice is
+ * read at one scale: in[] the scale of each input (inputs numbered op by
+ * op, nax axes each). */
+static int reads_agree(const ft_problem *p, const ft_subgraph *g, const unsigned char *off, const scale *in, int nax)
+{
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++) {
+        const ft_op *a = &p->ops[g->ops[j]];
+        for (int i = 0; i < a->ninputs && !off[j]; i++)
+            for (int q = j, sq = sj; q < g->nops; sq += p->ops[g->ops[q]].ninputs, q++) {
+                const ft_op *b = &p->ops[g->ops[q]];
+                for (int k = 0; k < b->ninputs && !off[q]; k++)
+                    for (int ax = 0; ax < nax && b->inputs[k] == a->inputs[i]; ax++) {
+                        scale u = in[(sj + i) * nax + ax], v = in[(sq + k) * nax + ax];
+                        if (u.num != v.num || u.den != v.den)
+                            return 0;
+                    }
+            }
+    }
+    return 1;
+}
+
+/* The scale of output t of op j from g's later ops' needs not left out
+ * (off[]), their own scales sc[] (nax axes each, axis ax here) taken
+ * through inscale; {0, -2} when none needs it, {0, -1} when two differ. */
+typedef scale (*in_scale_fn)(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o);
+
+static scale period_need(const ft_problem *p, const ft_subgraph *g, const ft_role *role, const unsigned char *off, const scale *sc, int nax,
+                         int j, int ax, in_scale_fn inscale)
+{
+    int t = p->ops[g->ops[j]].output;
+    scale s = {0, -2}; /* none seen yet */
+    for (int q = j + 1; q < g->nops; q++) {
+        const ft_op *c = &p->ops[g->ops[q]];
+        for (int i = 0; i < c->ninputs && !off[q]; i++)
+            if (c->inputs[i] == t) {
+                scale u = inscale(p, c, role[q], i, ax, sc + (size_t)q * nax);
+                if (s.den == -2)
+                    s = u;
+                else if (s.num != u.num || s.den != u.den)
+                    s = (scale){0, -1};
+            }
+    }
+    return s;
+}
+
+/* input_scale along one axis (o: the output's scale along it), as an
+ * in_scale_fn. */
+static scale tile_input_scale(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o)
+{
+    (void)role;
+    return input_scale(p, op, in, ax, *o);
+}
+
+/* Scratch of the period functions: per op a scale per axis, per input a
+ * scale per axis, per op a flag.  NULL on OOM. */
+static scale *period_scratch(const ft_problem *p, const ft_subgraph *g, int nax, scale **in, unsigned char **off)
+{
+    size_t nin = 0;
+    for (int j = 0; j < g->nops; j++)
+        nin += (size_t)p->ops[g->ops[j]].ninputs;
+    scale *sc = ft__malloc(sizeof(scale) * ((size_t)(g->nops + 1) + nin) * (size_t)nax + (size_t)g->nops + 1);
+    if (!sc)
+        return NULL;
+    *in = sc + (size_t)(g->nops + 1) * nax;
+    *off = (unsigned char *)(*in + nin * (size_t)nax);
+    return sc;
+}
+
 /* The period of like tiles along axis ax of subgraph g (roles role[]) that
  * Layout ops mix (mixinfo.period): the scale of each tensor from tile
  * coordinates, from the tile-sized outputs (k-loop and epilogue ops, scale
  * 1) back through their needs, must be one per tensor; a shift of the
  * tile by a multiple of every scale's denominator then shifts every range
  * by whole elements.  The least common multiple of the denominators, or 0
- * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX. */
-static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax)
+ * when two scales meet on a tensor or it passes FT_SCORE_PERIOD_MAX.
+ * no_epi: as the interior k-steps see it (mixinfo.iperiod), without the
+ * epilogue ops and what only they need (period_off). */
+static int64_t layout_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int ax, int no_epi)
 {
-    scale *sc = ft__malloc(sizeof(scale) * (size_t)(g->nops + 1));
+    scale *in;
+    unsigned char *off;
+    scale *sc = period_scratch(p, g, 1, &in, &off);
     if (!sc)
         return 0;
+    period_off(p, g, role, no_epi, 0, off);
     int64_t l = 1;
-    for (int j = g->nops - 1; j >= 0 && l; j--) {
-        int t = p->ops[g->ops[j]].output;
-        scale s = {0, -2}; /* none seen yet */
-        if (role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE)
-            s = (scale){1, 1};
-        else
-            for (int q = j + 1; q < g->nops; q++) {
-                const ft_op *c = &p->ops[g->ops[q]];
-                for (int i = 0; i < c->ninputs; i++)
-                    if (c->inputs[i] == t) {
-                        scale u = input_scale(p, c, i, ax, sc[q]);
-                        if (s.den == -2)
-                            s = u;
-                        else if (s.num != u.num || s.den != u.den)
-                            s = (scale){0, -1};
-                    }
-            }
-        if (s.den == -2)
-            s = (scale){0, 0};
-        sc[j] = s;
-        if (s.den == -1)
-            l = 0;
-        else if (s.den > 0) {
-            l = l / gcd64(l, s.den) * s.den;
-            if (l > FT_SCORE_PERIOD_MAX)
-                l = 0;
-        }
-        /* the op's inputs from outside meet their scales here too */
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int i = 0; i < op->ninputs && l; i++) {
-            scale u = input_scale(p, op, i, ax, s);
-            if (u.den == -1)
-                l = 0;
-            else if (u.den > 0) {
-                l = l / gcd64(l, u.den) * u.den;
-                if (l > FT_SCORE_PERIOD_MAX)
-                    l = 0;
-            }
-        }
+    for (int j = g->nops - 1; j >= 0; j--) {
+        if (off[j])
+            continue;
+        scale s = role[j] == FT_ROLE_KLOOP || role[j] == FT_ROLE_EPILOGUE ? (scale){1, 1} : period_need(p, g, role, off, sc, 1, j, ax, tile_input_scale);
+        sc[j] = s.den == -2 ? (scale){0, 0} : s;
+        l = period_take(l, sc[j], FT_SCORE_PERIOD_MAX);
     }
+    /* the ops' inputs, from outside or not, meet their scales here too */
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++)
+        for (int i = 0; i < p->ops[g->ops[j]].ninputs; i++) {
+            in[sj + i] = off[j] ? (scale){0, 0} : input_scale(p, &p->ops[g->ops[j]], i, ax, sc[j]);
+            if (!off[j])
+                l = l ? period_take(l, in[sj + i], FT_SCORE_PERIOD_MAX) : 0;
+        }
     /* two ops reading one outside tensor at different scales */
-    for (int j = 0; j < g->nops && l; j++) {
-        const ft_op *a = &p->ops[g->ops[j]];
-        for (int i = 0; i < a->ninputs && l; i++)
-            for (int q = j; q < g->nops && l; q++) {
-                const ft_op *b = &p->ops[g->ops[q]];
-                for (int k = 0; k < b->ninputs; k++)
-                    if (b->inputs[k] == a->inputs[i]) {
-                        scale u = input_scale(p, a, i, ax, sc[j]), v = input_scale(p, b, k, ax, sc[q]);
-                        if (u.num != v.num || u.den != v.den)
-                            l = 0;
-                    }
-            }
-    }
+    if (l && !reads_agree(p, g, off, in, 1))
+        l = 0;
     ft__free(sc);
     return l;
+}
+
+/* The scale of op's input `in` along axis ax from the k slice, when its
+ * output's is o[ax] (den 0: not set by the k slice): a k-loop MatMul's
+ * slice sets input 0's columns and input 1's rows (scale 1); other ops as
+ * input_scale.  den -1 where an input's range along a scaled axis might be
+ * clipped (an input of another length than the output along it: a
+ * broadcast, a MatMul of mismatched shapes). */
+static scale ks_input_scale(const ft_problem *p, const ft_op *op, ft_role role, int in, int ax, const scale *o)
+{
+    const ft_tensor *X = &p->tensors[op->inputs[in]], *O = &p->tensors[op->output];
+    const int64_t xl = ax ? X->width : X->height, ol = ax ? O->width : O->height;
+    if (op->type == FT_OP_MATMUL && role == FT_ROLE_KLOOP) {
+        if ((in == 0) == (ax == 1))
+            return xl == op->k ? (scale){1, 1} : (scale){0, -1};
+        return (scale){0, 0};
+    }
+    scale u = input_scale(p, op, in, ax, o[ax]);
+    if (u.den > 0 && op->type != FT_OP_LAYOUT && xl != ol)
+        return (scale){0, -1};
+    return u;
+}
+
+/* The period of like k-steps of subgraph g (roles role[]) in k elements
+ * while only its k-loop MatMuls of depth at least kmin run (mixinfo.kper,
+ * .kper_last): the scale from the k slice of every tensor axis, from those
+ * MatMuls' inputs back through the needs, must be one per tensor axis (a
+ * range set by the k slice and one set otherwise, merged into one region,
+ * would not shift alike), and a tensor read twice must be read at one
+ * scale (slices compare equal, or not, alike); a shift of the k slice by a
+ * multiple of every scale's denominator then shifts every range by whole
+ * elements, and no range it sets is clipped (ks_input_scale).  Ops that do
+ * not run then do not count: epilogue ops (a tile's last k-step only,
+ * which mode 4 always derives), shallower k-loop MatMuls (finished) and
+ * upstream ops that only they need.  The least common multiple of the
+ * denominators (1 when no Layout scales a k slice), or 0 when the scales
+ * disagree or it passes FT_WALK_KPER_MAX. */
+static int64_t ks_period(const ft_problem *p, const ft_subgraph *g, const ft_role *role, int64_t kmin)
+{
+    scale *in;
+    unsigned char *off;
+    scale *sc = period_scratch(p, g, 2, &in, &off);
+    if (!sc)
+        return 0;
+    period_off(p, g, role, 1, kmin, off);
+    int64_t l = 1;
+    for (int j = g->nops - 1; j >= 0; j--)
+        for (int ax = 0; ax < 2 && !off[j]; ax++) {
+            /* a k-loop op's own output: the tile's rows and columns */
+            scale s = role[j] == FT_ROLE_KLOOP ? (scale){0, 0} : period_need(p, g, role, off, sc, 2, j, ax, ks_input_scale);
+            sc[2 * j + ax] = s.den == -2 ? (scale){0, 0} : s;
+            l = period_take(l, sc[2 * j + ax], FT_WALK_KPER_MAX);
+        }
+    /* every input's scale, from outside or not */
+    for (int j = 0, sj = 0; j < g->nops; sj += p->ops[g->ops[j]].ninputs, j++)
+        for (int i = 0; i < p->ops[g->ops[j]].ninputs; i++)
+            for (int ax = 0; ax < 2; ax++) {
+                in[2 * (sj + i) + ax] = off[j] ? (scale){0, 0} : ks_input_scale(p, &p->ops[g->ops[j]], role[j], i, ax, sc + 2 * j);
+                if (!off[j])
+                    l = l ? period_take(l, in[2 * (sj + i) + ax], FT_WALK_KPER_MAX) : 0;
+            }
+    /* two reads of one tensor at different scales */
+    if (l && !reads_agree(p, g, off, in, 2))
+        l = 0;
+    ft__free(sc);
+    return l;
+}
+
+/* ft__walk_tile's fast-forward mode for walk w of g under mx: 1 where no
+ * axis is mixed, 2 where only the first and last k-steps mix, 3 where
+ * interior k-steps mix boundary tensors only; else (a Layout scales a
+ * tensor made inside) 4 with w->kper set where mx->kper proves a period
+ * of k-steps, 0 (every k-step derived) where not. */
+static int ff_mode(const mixinfo *mx, ft_walk *w, const ft_subgraph *g)
+{
+    if (!mx->rows && !mx->cols)
+        return 1;
+    if (mx->interior == 0)
+        return 2;
+    if (mx->interior == 1)
+        return 3;
+    if (mx->kper <= 0 && mx->kper_last <= 0)
+        return 0;
+    w->kper = mx->kper > 0 ? mx->kper / gcd64(mx->kper, g->k) : 0;
+    w->kper_last = mx->kper_last > 0 ? mx->kper_last / gcd64(mx->kper_last, g->k) : 0;
+    return 4;
 }
 
 /* The memo generation for scoring subgraph g through walker w (its tensor
@@ -192,6 +344,10 @@ static uint64_t memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, co
     MIX(mx->interior);
     MIX(mx->period[0]);
     MIX(mx->period[1]);
+    MIX(mx->kper);
+    MIX(mx->kper_last);
+    MIX(mx->iperiod[0]);
+    MIX(mx->iperiod[1]);
     size_t nb = 4 * (size_t)p->ntensors;
     for (size_t i = 0; i < nb; i += 8) {
         uint64_t word = 0;
@@ -230,6 +386,43 @@ struct tmemo {
     uint64_t gen;  /* valid when equal to the scorer's generation */
 };
 
+/* An interior memo entry (ft__scorer.im): the figures of a tile's interior
+ * k-steps (neither first nor last) keyed by ikey: the classes of its row
+ * and column as the interior k-steps alone see them (closed_kind) and the
+ * wave's size. */
+struct imemo {
+    int64_t key[3];
+    ft__tile_figs mid;
+    int64_t ws;
+    uint64_t gen; /* valid when equal to the tile memo's generation */
+};
+
+/* The interior memo's entry for ikey, or NULL when it is half full; *fresh
+ * set when it is new (its figures for the caller to fill). */
+static imemo *imemo_slot(ft__scorer *sc, uint64_t gen, const int64_t ikey[3], int *fresh)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 3; i++)
+        h = (h ^ (uint64_t)ikey[i]) * 1099511628211ULL;
+    size_t slot = (size_t)(h ^ (h >> 29)) & (FT_SCORE_TILE_MEMO - 1);
+    imemo *im = sc->im;
+    if (sc->imgen != gen) {
+        sc->imgen = gen;
+        sc->imused = 0;
+    }
+    while (im[slot].gen == gen && memcmp(im[slot].key, ikey, 3 * sizeof *ikey) != 0)
+        slot = (slot + 1) & (FT_SCORE_TILE_MEMO - 1);
+    *fresh = im[slot].gen != gen;
+    if (*fresh) {
+        if (sc->imused >= FT_SCORE_TILE_MEMO / 2)
+            return NULL;
+        memcpy(im[slot].key, ikey, 3 * sizeof *ikey);
+        im[slot].gen = gen;
+        sc->imused++;
+    }
+    return &im[slot];
+}
+
 /* The memo entry of tile `tile` after tile `prev` (-1: none) at traversal
  * position pos, keyed by key (classes of the two tiles' rows and columns,
  * whether they share a row or a column, the wave's size): found, or
@@ -237,7 +430,7 @@ struct tmemo {
  * ff) and added.  NULL when the memo is half full (*nused entries of
  * generation gen). */
 static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
-                         int figs, int *nused)
+                         int figs, int *nused, ft__scorer *isc, const int64_t *ikey)
 {
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < 7; i++)
@@ -250,7 +443,13 @@ static tmemo *tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk 
             return NULL;
         memcpy(tm[slot].key, key, 7 * sizeof *key);
         ft__walk_at(w, pos);
-        tm[slot].lat = ft__walk_tile(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL);
+        int fresh = 0;
+        imemo *ie = ikey && w->nk >= 3 ? imemo_slot(isc, gen, ikey, &fresh) : NULL;
+        if (ie && !fresh && ++isc->ihits)
+            tm[slot].lat = ft__walk_tile_ends(w, prev, tile, &ie->mid, ie->ws, &tm[slot].ws, figs ? &tm[slot].figs : NULL);
+        else
+            tm[slot].lat = ft__walk_tile_split(w, prev, tile, &tm[slot].ws, ff, figs ? &tm[slot].figs : NULL, ie ? &ie->mid : NULL,
+                                               ie ? &ie->ws : NULL);
         tm[slot].n = 0;
         tm[slot].call = 0;
         tm[slot].gen = gen;
@@ -271,12 +470,18 @@ int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model)
     sc->p = p;
     sc->model = model;
     sc->tm = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(tmemo));
-    return sc->tm ? 0 : -1;
+    sc->im = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(imemo));
+    if (!sc->tm || !sc->im) {
+        ft__scorer_free(sc);
+        return -1;
+    }
+    return 0;
 }
 
 void ft__scorer_free(ft__scorer *sc)
 {
     ft__free(sc->tm);
+    ft__free(sc->im);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -296,8 +501,8 @@ void ft__sctx_free(sctx *x)
     memset(x, 0, sizeof *x);
 }
 
-double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
-                       ft__sg_acc *acc)
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, int order,
+                       double budget, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
     tmemo *tm = sc->tm;
@@ -322,13 +527,13 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
         rc[r] = mx->rows ? ((int64_t)1 << 40) + r : dim_class(r, g->h, hs, nh);
     for (int64_t c = 0; c < ntx; c++)
         cc[c] = mx->cols ? ((int64_t)1 << 40) + c : dim_class(c, g->w, ws, nw);
-    int mixed = mx->rows || mx->cols;
+    int mixed = mx->rows || mx->cols, ff = ff_mode(mx, w, g);
     double sum = 0;
     int64_t prev = -1, ntiles = ntx * nty;
     /* several units: tiles combine over waves, each tile at its wave's
      * share of the bandwidths (ft_timing); the wave's size is in the key */
     for (int64_t pos = 0; pos < ntiles; pos++) {
-        int64_t tile = ord ? ord[pos] : pos, r = tile / ntx, c = tile % ntx;
+        int64_t tile = ord ? ord[pos] : ft__order_tile(order, ntx, nty, pos), r = tile / ntx, c = tile % ntx;
         int64_t key[7];
         key[6] = ft__wave_size(p, ntiles, pos);
         if (prev < 0) {
@@ -337,7 +542,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, !mixed ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0, 0, &sc->tmused);
+        tmemo *e = tile_entry(tm, gen, key, w, pos, prev, tile, ff, 0, &sc->tmused, NULL, NULL);
         if (!e) {
             ft__free(rc);
             return -1;
@@ -451,21 +656,31 @@ typedef struct closed {
     int ff;                   /* ft__walk_tile's fast-forward mode */
     int figs;                 /* each kind's figures too (ft__eval_closed) */
     tmemo **used;             /* the kinds costed, nused of them */
+    /* several units (closed_waves): the tiles in traversal order */
+    int64_t units, ntiles, lastw; /* lastw: where the last, smaller wave starts (ntiles: none) */
+    int64_t pos;              /* tiles added so far */
+    double cur;               /* the open wave's slowest tile */
+    ksum done;                /* the finished waves' slowest tiles */
+    /* the interior memo (ikey): used where an axis keyed by absolute index
+     * is not so for the interior k-steps (only the epilogue mixes it) */
+    int imemo, iabs[2], nlens;
+    int64_t iper[2], isize[2];
+    const int64_t *ilens[2];
 } closed;
 
 /* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
  * the outer axis, i along the inner one: the kind costed once (tile_entry,
  * keyed as ft__score_tiles keys it) and counted. */
-static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+static tmemo *closed_kind(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi, int64_t wave, int64_t pos)
 {
     if (count <= 0 || C->fail)
-        return;
+        return NULL;
     const axis_runs *ar = C->rows_outer ? C->ro : C->ri, *ac = C->rows_outer ? C->ri : C->ro;
     int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
     int64_t key[7], prev = -1;
     key[0] = run_class(ar, r);
     key[1] = run_class(ac, c);
-    key[6] = C->wave;
+    key[6] = wave;
     if (po < 0) {
         key[2] = key[3] = -1, key[4] = key[5] = 0;
     } else {
@@ -475,10 +690,16 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         key[4] = pr == r, key[5] = pc == c;
         prev = pr * C->ntx + pc;
     }
-    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, 0, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused);
+    int64_t ikey[3] = {0, 0, wave};
+    if (C->imemo) /* the interior k-steps' classes (mixinfo.iperiod) */
+        for (int ax = 0; ax < 2; ax++) {
+            int64_t i = ax ? c : r;
+            ikey[ax] = C->iabs[ax] ? ((int64_t)1 << 40) + i : dim_class(i, C->isize[ax], C->ilens[ax], C->nlens) * C->iper[ax] + i % C->iper[ax];
+        }
+    tmemo *e = tile_entry(C->sc->tm, C->gen, key, C->w, pos, prev, r * C->ntx + c, C->ff, C->figs, &C->sc->tmused, C->sc, C->imemo ? ikey : NULL);
     if (!e) {
         C->fail = 1;
-        return;
+        return NULL;
     }
     if (e->call != C->call) {
         /* first seen in this call (the memo may hold it from another order) */
@@ -487,6 +708,203 @@ static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t p
         C->used[C->nused++] = e;
     }
     e->n += count;
+    return e;
+}
+
+/* closed_kind for one unit (every tile in the one wave size C->wave). */
+static void closed_add(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi)
+{
+    closed_kind(C, count, o, i, po, pi, C->wave, 0);
+}
+
+/* ------------------------------------------------------------ waves in closed form (several units) */
+
+/* Add n tiles of latency lat in traversal order to the waves of C (each
+ * wave's slowest tile, ft__waves): the open wave's share, whole waves of
+ * lat times their count, the rest into a new open wave. */
+static void waves_add(closed *C, double lat, int64_t n)
+{
+    const int64_t u = C->units;
+    while (n > 0) {
+        int64_t room = u - C->pos % u, a = n < room ? n : room;
+        if (C->pos % u == 0 && C->pos > 0) { /* a tile opens a wave: the last one is done */
+            ksum_add(&C->done, C->cur);
+            C->cur = 0;
+        }
+        if (lat > C->cur)
+            C->cur = lat;
+        C->pos += a;
+        n -= a;
+        if (n >= u && C->pos % u == 0) {
+            /* whole waves of lat alone: the open one closes first */
+            int64_t m = n / u - 1; /* the last of them stays open */
+            ksum_add(&C->done, C->cur);
+            C->cur = lat;
+            if (m > 0)
+                ksum_add_n(&C->done, m, &(ksum){lat, 0});
+            C->pos += (m + 1) * u;
+            n -= (m + 1) * u;
+        }
+    }
+}
+
+/* A segment of like tiles in traversal order: count tiles like (o, i)
+ * after (po, pi), along the line (count > 1: each after its neighbour). */
+typedef struct wseg {
+    int64_t o, i, po, pi, count;
+    tmemo *e; /* its kind at the full wave size (closed_waves) */
+} wseg;
+
+/* Most segments a block of lines may have (closed_waves); more: the
+ * closed form does not apply (the memo walks every tile). */
+enum { WAVE_SEGS = 4096 };
+
+/* The segments of line o (its first tile after (po, pi), po < 0: none)
+ * into seg[] from *n: the line's first tile, and per run of the inner
+ * axis its first tile after the run before it and the rest after their
+ * neighbour (one segment: an inner axis of period 1).  0, or -1 when they
+ * do not fit. */
+static int line_segs(const closed *C, int64_t o, int rev, int64_t po, int64_t pi, wseg *seg, int *n)
+{
+    const axis_runs *ri = C->ri;
+    int64_t ni = ri->len, first = rev ? ni - 1 : 0;
+#define SEG(O, I, PO, PI, CNT)                                                                                                             do {                                                                                                                                       if ((CNT) > 0) {                                                                                                                           if (*n >= WAVE_SEGS)                                                                                                                       return -1;                                                                                                                         seg[(*n)++] = (wseg){O, I, PO, PI, CNT, NULL};                                                                                     }                                                                                                                                  } while (0)
+    SEG(o, first, po, pi, 1);
+    for (int jj = 0; jj < ri->n; jj++) {
+        int j = rev ? ri->n - 1 - jj : jj;
+        int64_t a = ri->start[j], b = run_end(ri, j); /* [a, b) */
+        if (!rev) {
+            if (a > 0)
+                SEG(o, a, o, a - 1, 1);
+            SEG(o, a + 1, o, a, b - a - 1);
+        } else {
+            if (b < ni)
+                SEG(o, b - 1, o, b, 1);
+            SEG(o, b - 2, o, b - 1, b - a - 1);
+        }
+    }
+#undef SEG
+    return 0;
+}
+
+/* Add segment sg (its kind at the full wave size in sg->e, or NULL) n
+ * times in a row... once, at C->pos: its kinds (the part past C->lastw at
+ * the last wave's size, walked there) counted and its tiles added to the
+ * waves. */
+static void seg_add(closed *C, wseg *sg)
+{
+    int64_t c = sg->count;
+    if (C->pos < C->lastw) {
+        int64_t a = C->lastw - C->pos < c ? C->lastw - C->pos : c;
+        tmemo *e = closed_kind(C, a, sg->o, sg->i, sg->po, sg->pi, ft__wave_size(C->sc->p, C->ntiles, C->pos), C->pos);
+        if (!e)
+            return;
+        waves_add(C, e->lat, a);
+        c -= a;
+    }
+    if (c > 0) {
+        tmemo *e = closed_kind(C, c, sg->o, sg->i, sg->po, sg->pi, ft__wave_size(C->sc->p, C->ntiles, C->pos), C->pos);
+        if (!e)
+            return;
+        waves_add(C, e->lat, c);
+    }
+}
+
+/* Add `reps` repetitions of the block of segments seg[0..n) (B tiles,
+ * every one before C->lastw) to the waves and counts of C: the waves'
+ * offsets cycle every T = units / gcd(B, units) blocks, and from the
+ * second cycle on each adds the same waves (a cycle starts and ends at the
+ * same offset, with the same tiles open), so two cycles are added tile
+ * segment by segment and the others as the second's sum times their
+ * count. */
+static void block_add(closed *C, wseg *seg, int n, int64_t B, int64_t reps)
+{
+    if (reps <= 0 || C->fail)
+        return;
+    const int64_t T = C->units / gcd64(B, C->units);
+    int64_t wave = ft__wave_size(C->sc->p, C->ntiles, C->pos);
+    for (int s = 0; s < n && !C->fail; s++)
+        seg[s].e = closed_kind(C, seg[s].count * reps, seg[s].o, seg[s].i, seg[s].po, seg[s].pi, wave, C->pos);
+    if (C->fail)
+        return;
+    int64_t cycles = reps / T;
+    int64_t explicit_ = reps;
+    if (cycles >= 3) {
+        for (int64_t b = 0; b < T; b++)
+            for (int s = 0; s < n; s++)
+                waves_add(C, seg[s].e->lat, seg[s].count);
+        ksum saved = C->done;
+        C->done = (ksum){0, 0};
+        for (int64_t b = 0; b < T; b++)
+            for (int s = 0; s < n; s++)
+                waves_add(C, seg[s].e->lat, seg[s].count);
+        ksum cyc = C->done;
+        C->done = saved;
+        ksum_add_n(&C->done, cycles - 1, &cyc);
+        C->pos += (cycles - 2) * T * B;
+        explicit_ = reps - cycles * T;
+    }
+    for (int64_t b = 0; b < explicit_; b++)
+        for (int s = 0; s < n; s++)
+            waves_add(C, seg[s].e->lat, seg[s].count);
+}
+
+/* Lines lo .. hi - 1 of one outer run (line lo's first tile after the last
+ * of line lo - 1, or none at line 0) added in traversal order. */
+static void lines_add(closed *C, int64_t lo, int64_t hi, int snake, wseg *seg)
+{
+    int64_t ni = C->ri->len;
+    for (int64_t o = lo; o < hi && !C->fail; o++) {
+        int rev = snake && (o & 1);
+        int64_t first = rev ? ni - 1 : 0;
+        int n = 0;
+        if (line_segs(C, o, rev, o == 0 ? -1 : o - 1, o == 0 ? -1 : (snake ? first : ni - 1), seg, &n)) {
+            C->fail = 1;
+            return;
+        }
+        for (int s = 0; s < n && !C->fail; s++)
+            seg_add(C, &seg[s]);
+    }
+}
+
+/* The waves of the traversal (several units): per outer run, its first
+ * line, then the block of q lines (the outer period, doubled when snaking
+ * and odd) that repeats up to the run's end (block_add, as far as the last
+ * wave's start; the rest line by line).  The kinds' counts as closed_run
+ * makes them.  0, or -1 where it does not apply: an inner axis with a
+ * period, a block of too many segments. */
+static int closed_waves(closed *C, int snake, wseg *seg)
+{
+    const axis_runs *ro = C->ro;
+    int64_t ni = C->ri->len;
+    if (C->ri->per > 1)
+        return -1;
+    int64_t q = ro->per;
+    if (snake && (q & 1))
+        q *= 2;
+    for (int j = 0; j < ro->n && !C->fail; j++) {
+        int64_t a = ro->start[j], b = run_end(ro, j);
+        lines_add(C, a, a + 1, snake, seg);
+        int64_t reps = (b - a - 1) / q;
+        /* whole blocks before the last wave */
+        int64_t fit = C->pos < C->lastw ? (C->lastw - C->pos) / (q * ni) : 0;
+        if (reps > fit)
+            reps = fit;
+        if (reps >= 2) {
+            int n = 0;
+            for (int64_t o = a + 1; o < a + 1 + q; o++) {
+                int rev = snake && (o & 1);
+                int64_t first = rev ? ni - 1 : 0;
+                if (line_segs(C, o, rev, o - 1, snake ? first : ni - 1, seg, &n))
+                    return -1;
+            }
+            block_add(C, seg, n, q * ni, reps);
+        } else
+            reps = 0;
+        /* the rest like the block's first lines */
+        lines_add(C, a + 1 + reps * q, b, snake, seg);
+    }
+    return C->fail ? -1 : 0;
 }
 
 /* The tiles of `lines` like lines (outer index o) after their first, inner
@@ -517,11 +935,11 @@ static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
  * costed once (with its figures when figs is set) and counted: FT_OK with
  * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
  * -1 where the closed form does not apply (ft__score_closed). */
-static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused)
+static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused,
+                      ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
-    /* waves take the slowest tile of each: not a sum of like tiles */
-    if (ft__units(p) > 1 || order < 0 || order >= ORD_COUNT)
+    if (order < 0 || order >= ORD_COUNT)
         return -1;
     int64_t ntx, nty, nk, nsteps;
     ft_walk_grid(w, &ntx, &nty, &nk, &nsteps);
@@ -552,8 +970,21 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     axis_runs_fill(&rr, nty, g->h, hs, nh, absolute[0], per[0]);
     axis_runs_fill(&cr, ntx, g->w, ws, nw, absolute[1], per[1]);
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
-    int ff = !mx->rows && !mx->cols ? 1 : mx->interior == 0 ? 2 : mx->interior == 1 ? 3 : 0;
-    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used};
+    int ff = ff_mode(mx, w, g);
+    closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used,
+                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}, 0, {0, 0}, 0, {1, 1}, {1, 1}, {NULL, NULL}};
+    if (C.units > 1 && C.ntiles > C.units && C.ntiles % C.units)
+        C.lastw = C.ntiles - C.ntiles % C.units;
+    C.imemo = 0;
+    C.nlens = nh;
+    for (int ax = 0; ax < 2; ax++) {
+        C.iabs[ax] = mx->iperiod[ax] == 0;
+        C.iper[ax] = C.iabs[ax] ? 1 : mx->iperiod[ax] / gcd64(mx->iperiod[ax], size[ax]);
+        C.isize[ax] = size[ax];
+        C.ilens[ax] = ax ? ws : hs;
+        if (absolute[ax] && !C.iabs[ax] && nk >= 3)
+            C.imemo = 1;
+    }
     int snake = order == ORD_SNAKE_ROW || order == ORD_SNAKE_COL;
     C.ro = C.rows_outer ? &rr : &cr;
     C.ri = C.rows_outer ? &cr : &rr;
@@ -569,7 +1000,13 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     int64_t q = C.ro->per;
     if (snake && (q & 1))
         q *= 2;
-    for (int j = 0; j < C.ro->n && !C.fail; j++) {
+    /* several units: waves take the slowest tile of each, the tiles in
+     * traversal order (closed_waves) */
+    wseg *seg = C.units > 1 ? ft__malloc(sizeof(wseg) * WAVE_SEGS) : NULL;
+    if (C.units > 1 && (!seg || closed_waves(&C, snake, seg)))
+        C.fail = 1;
+    ft__free(seg);
+    for (int j = 0; j < C.ro->n && !C.fail && C.units == 1; j++) {
         int64_t a = C.ro->start[j], b = run_end(C.ro, j);
         for (int64_t o = a; o < b && o < a + 1 + q; o++) {
             int rev = snake && (o & 1);
@@ -589,6 +1026,11 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
             agree = 0;
     ft__free(buf);
     *nused = C.nused;
+    if (C.units > 1 && acc) {
+        acc->wv.done = C.done;
+        acc->wv.wave = C.cur;
+        acc->wv.pos = C.ntiles - 1;
+    }
     sc->tmkinds |= w->kinds_differ;
     if (agree && !(ft__walk_irregular(w) && !mx->rows && !mx->cols))
         return FT_OK;
@@ -608,12 +1050,12 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
     if (!used)
         return -1;
     double sum = -1;
-    if (closed_run(sc, mx, w, g, order, 0, used, &nused) == FT_OK) {
+    if (closed_run(sc, mx, w, g, order, 0, used, &nused, acc) == FT_OK) {
         sum = 0;
         for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
                 sum = INF;
-            else
+            else if (!acc->waves)
                 ft__sg_acc_tiles(acc, used[u]->n, &(ksum){used[u]->lat, 0});
         }
         if (sum < INF)
@@ -627,8 +1069,6 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
 {
     const ft_problem *p = sc->p;
     const ft_subgraph *G = &s->sg[sg];
-    if (ft__units(p) > 1)
-        return 0;
     int64_t ntx, nty, nk;
     if (ft__sg_grid(p, G, NULL, &ntx, &nty, &nk))
         return 0;
@@ -664,8 +1104,10 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     ft_walk *w = NULL;
     ft_status st;
     int nused = 0, done = 0;
+    ft__sg_acc acc;
+    ft__sg_acc_init(&acc, p);
     if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
-        closed_run(sc, &mx, w, &g, order, 1, used, &nused) == FT_OK) {
+        closed_run(sc, &mx, w, &g, order, 1, used, &nused, &acc) == FT_OK) {
         /* a kind over the capacity: the walk names the first step that is */
         done = 1;
         for (int u = 0; u < nused; u++)
@@ -675,12 +1117,11 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     if (done) {
         memset(r, 0, sizeof *r);
         r->ntx = ntx, r->nty = nty, r->nk = nk, r->steps = ntx * nty * nk;
-        ft__sg_acc acc;
-        ft__sg_acc_init(&acc, p);
         ksum comp = {0, 0}, mem = {0, 0};
         for (int u = 0; u < nused; u++) {
             const tmemo *e = used[u];
-            ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
+            if (!acc.waves) /* (waves: their slowest tiles, closed_run) */
+                ft__sg_acc_tiles(&acc, e->n, &e->figs.lat);
             ksum_add_n(&comp, e->n, &e->figs.comp);
             ksum_add_n(&mem, e->n, &e->figs.mem);
             r->compute_bound_steps += e->n * e->figs.cbound;
@@ -702,6 +1143,8 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
         r->compute_time = ksum_value(&comp);
         r->memory_time = ksum_value(&mem);
     }
+    if (w)
+        sc->kskipped += w->kskipped;
     ft_walk_free(w);
     ft__free(flags);
     ft__free(used);
@@ -721,10 +1164,23 @@ void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx)
     g->order = NULL;
     g->norder = 0;
     mx->period[0] = mx->period[1] = 0;
+    mx->iperiod[0] = mx->iperiod[1] = 0;
+    mx->kper = mx->kper_last = 0;
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &pw, &pst) == FT_OK) {
         ft__walk_mixed(pw, &mx->rows, &mx->cols, &mx->interior);
         for (int ax = 0; ax < 2; ax++)
-            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax);
+            mx->period[ax] = pw->mixed_tag[ax] ? 0 : layout_period(p, g, pw->role, ax, 0);
+        /* the interior k-steps alone (no epilogue): ikey */
+        for (int ax = 0; ax < 2; ax++)
+            mx->iperiod[ax] = pw->mixed_tag0[ax] ? 0 : layout_period(p, g, pw->role, ax, 1);
+        if (!sc->no_kper) {
+            int64_t kmax = 0;
+            for (int j = 0; j < g->nops; j++)
+                if (pw->role[j] == FT_ROLE_KLOOP && p->ops[g->ops[j]].k > kmax)
+                    kmax = p->ops[g->ops[j]].k;
+            mx->kper = ks_period(p, g, pw->role, 0);
+            mx->kper_last = ks_period(p, g, pw->role, kmax);
+        }
         ft_walk_free(pw);
     }
 }
@@ -770,13 +1226,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     g->norder = 0;
     if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk))
         return INF;
-    int64_t *ord = NULL;
-    if (c->order != ORD_RASTER) {
-        ord = ft__malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-        if (!ord)
-            return INF;
-        ft__make_order(c->order, ntx, nty, ord);
-    }
+    /* the tiles in order: from their positions (ft__order_tile) */
     ft_walk *w;
     ft_status st;
     double lat = INF;
@@ -797,16 +1247,16 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
         else
             sc->fallbacks++;
         if (lat < 0 && !sc->walk_all)
-            lat = ft__score_tiles(sc, mx, w, g, ord, budget, &acc);
+            lat = ft__score_tiles(sc, mx, w, g, NULL, c->order, budget, &acc);
         sc->kinds_differ |= w->kinds_differ;
+        sc->kskipped += w->kskipped;
         ft_walk_free(w);
         /* the memo cannot be used: every step, in order, unless there are
          * too many to walk */
         if (lat < 0 && ntx * nty * nk > FT_SCORE_STEP_CAP)
             lat = INF;
         if (lat < 0 && ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
-            g->order = ord;
-            g->norder = ord ? ntx * nty : 0;
+            w->order_kind = c->order; /* the tiles from their positions */
             lat = score_steps(sc, w, nk, budget, &acc);
             sc->kinds_differ |= w->kinds_differ;
             ft_walk_free(w);
@@ -827,7 +1277,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
             double compute_last;
             ft__rates r0; /* the first wave's bandwidths, as ft_evaluate */
             ft__rates_share(&w->rates, ft__wave_size(p, n, 0), &r0);
-            ft__walk_edges(w, ord ? ord[0] : 0, ord ? ord[n - 1] : n - 1, &loaded0, &written_last, &compute_last);
+            ft__walk_edges(w, 0, ft__order_tile(c->order, ntx, nty, n - 1), &loaded0, &written_last, &compute_last);
             single = n * nk == 1;
             if (single)
                 lat = ft__sg_single(p, &r0, loaded0, written_last, compute_last);
@@ -839,7 +1289,6 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
             lat = ft__sg_acc_finish(&acc, floor, extra);
     }
     sc->evals++;
-    ft__free(ord);
     g->order = NULL;
     g->norder = 0;
     return lat;

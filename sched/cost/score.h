@@ -51,9 +51,22 @@ typedef struct mixinfo {
      * elements, so that tiles P = D / gcd(D, tile size) apart along it cost
      * the same away from the edges (every range shifts by whole elements). */
     int64_t period[2];
+    /* The same along the k slices (0: none known): the least common
+     * multiple D of the scales' denominators from the k slice to every
+     * tensor axis it sets (score.c, ks_period), so that k-steps
+     * D / gcd(D, k) apart cost alike away from the first, last and
+     * finishing k-steps (ft__walk_tile's mode 4); kper_last the same
+     * while only the deepest k-loop MatMuls run (the others finished). */
+    int64_t kper, kper_last;
+    /* period[] as the interior k-steps alone see it (no epilogue op: a
+     * k-step neither first nor last), 0 where a tensor's ranges come from
+     * two sources there too or two scales meet: the interior memo's
+     * classes (score.c, ikey). */
+    int64_t iperiod[2];
 } mixinfo;
 
 typedef struct tmemo tmemo;
+typedef struct imemo imemo;
 
 /* A scorer: the problem and compute model it scores under, its tile memo,
  * and what its scores saw.  One per thread; the caller owns it. */
@@ -65,6 +78,12 @@ typedef struct ft__scorer {
     uint64_t tmsig;     /* ... the signature of what their costs depend on
                            (score.c, memo_gen) */
     int tmused;         /* entries of this generation */
+    imemo *im;          /* FT_SCORE_TILE_MEMO slots: interior k-steps of a
+                           kind of tile (score.c, imemo), of generation ... */
+    uint64_t imgen;     /* ... this one (the tile memo's), */
+    int imused;         /* ... imused of them */
+    int64_t ihits;      /* kinds of tile costed from the interior memo (their
+                           first and last k-steps only) */
     int tmkinds;        /* a walk of this generation saw kinds_differ */
     uint64_t tmcall;    /* the closed form's calls (a stamp per call) */
     int kinds_differ;   /* a walk scored since the caller cleared this saw
@@ -76,6 +95,10 @@ typedef struct ft__scorer {
                            (tests compare the two paths) */
     int no_closed;      /* 1: the closed form unused, every tile added
                            through the memo (tests compare the two) */
+    int no_kper;        /* 1: no period of k-steps (mixinfo.kper 0; tests
+                           compare the two) */
+    int64_t kskipped;   /* k-steps its walks added from a period of k-steps
+                           without deriving them (ft__walk_tile's mode 4) */
     int64_t closed, fallbacks; /* configurations scored in closed form, and
                            by the per-tile memo or the step walk instead
                            (the caller may reset them) */
@@ -103,6 +126,10 @@ void ft__sctx_free(sctx *x);
  * out (ntx * nty positions, each a tile index row * ntx + column). */
 void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
 
+/* The tile (row * ntx + column) at traversal position pos (0 <= pos <
+ * ntx * nty) of order kind `kind` (ORD_*): ft__make_order's out[pos]. */
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos);
+
 /* Fill *mx for subgraph g (ops set; its granularity and order are
  * overwritten) in context x: which axes mix range sources, probed at the
  * native tile and k = 1 (when no walker can be made: rows and cols 0,
@@ -110,14 +137,14 @@ void ft__make_order(int kind, int64_t ntx, int64_t nty, int64_t *out);
 void ft__probe_mixed(ft__scorer *sc, const sctx *x, ft_subgraph *g, mixinfo *mx);
 
 /* Tile-memoised latency of the steps of walk w of g in order ord (NULL:
- * raster), each tile's k-steps summed once per distinct case and added to
+ * the order of kind `order`, ORD_*), each tile's k-steps summed once per distinct case and added to
  * *acc (initialised by the caller; may be NULL) as ft_evaluate adds them;
  * the sum so far.  -1 when the walk turns out irregular or the memo
  * overflows (the caller then walks every step), INF on a capacity
  * overflow or when sc->stop says so, any value > budget once the running
  * sum passes budget.  The subgraph's floor and extra are not included. */
-double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, double budget,
-                       ft__sg_acc *acc);
+double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, const int64_t *ord, int order,
+                       double budget, ft__sg_acc *acc);
 
 /* The closed form of ft__score_tiles: the latency of the steps of walk w
  * of g in traversal order kind `order` (ORD_*), costed per kind of tile

@@ -523,7 +523,7 @@ int ft_walk_next(ft_walk *w, ft_step *step)
     assert(!w->g->order || w->g->norder == w->ntx * w->nty); /* validated */
     if (ks == 0 && !w->flow_only)
         ft__walk_at(w, pos);
-    ft__walk_derive(w, w->g->order ? w->g->order[pos] : pos, ks, step);
+    ft__walk_derive(w, w->g->order ? w->g->order[pos] : w->order_kind ? ft__order_tile(w->order_kind, w->ntx, w->nty, pos) : pos, ks, step);
     step->index = idx;
     w->next++;
     return 1;
@@ -543,11 +543,65 @@ static void figs_add(ft__tile_figs *f, const ft_step *s, int64_t n)
     f->written += n * s->written_elems;
 }
 
+/* Mode 4 of ft__walk_tile: the first k-step past ks that must be derived
+ * when k-step ks repeats the one *P before it (*P: w->kper, or
+ * w->kper_last where only the deepest k-loop MatMuls run), or 0 when it
+ * does not.  A k-step t repeats t - P when t - P - 1 >= 0 lies in the
+ * tile, t is not its last k-step (the epilogue and the tile's overhead)
+ * and every k-loop op is either finished before t - P - 1 or still runs
+ * full, unfinished slices through t (its k slices then shift by P k-steps
+ * between the two, and every range they set by whole elements); the
+ * previous k-steps, whose slices the reuse compares with, likewise.  The
+ * run ends at the next k-loop op's finishing k-step or the last. */
+static int64_t kper_next(const ft_walk *w, int64_t ks, int64_t *P)
+{
+    int64_t kk = w->g->k, next = w->nk - 1, kmax = 0;
+    if (ks >= next)
+        return 0;
+    for (int j = 0; j < w->nops; j++)
+        if (w->role[j] == FT_ROLE_KLOOP && w->p->ops[w->g->ops[j]].k > kmax)
+            kmax = w->p->ops[w->g->ops[j]].k;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t per = pass ? w->kper_last : w->kper, end = next;
+        if (per <= 0 || per > FT_WALK_KPER_MAX || ks < per + 1)
+            continue;
+        for (int j = 0; j < w->nops && end; j++) {
+            if (w->role[j] != FT_ROLE_KLOOP)
+                continue;
+            int64_t K = w->p->ops[w->g->ops[j]].k, f = ft__ceil_div(K, kk) - 1; /* its finishing k-step */
+            if (f > ks && (!pass || K == kmax)) {
+                if (f < end)
+                    end = f;
+            } else if (f >= ks - per - 1)
+                end = 0;
+        }
+        if (end) {
+            *P = per;
+            return end;
+        }
+    }
+    return 0;
+}
+
+/* A k-step's figures (mode 4's period). */
+typedef struct kfig {
+    double lat, comp, mem;
+    int64_t loaded, written;
+} kfig;
+
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs)
+{
+    return ft__walk_tile_split(w, prev, tile, ws_max, allow_ff, figs, NULL, NULL);
+}
+
+double ft__walk_tile_split(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs, ft__tile_figs *mid,
+                           int64_t *mid_ws)
 {
     ft_step stp;
     if (figs)
         memset(figs, 0, sizeof *figs);
+    if (mid)
+        memset(mid, 0, sizeof *mid), *mid_ws = 0;
     if (prev >= 0)
         ft__walk_derive(w, prev, w->nk - 1, &stp);
     else
@@ -557,7 +611,37 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
     double last = 0;
     int64_t ws = 0;
     int same = 0; /* consecutive earlier k-steps with this k-step's pattern */
+    /* mode 4: the figures of the last FT_WALK_KPER_MAX k-steps, by k-step
+     * modulo FT_WALK_KPER_MAX */
+    kfig per[FT_WALK_KPER_MAX];
     for (int64_t ks = 0; ks < w->nk; ks++) {
+        int64_t P = 0, next = allow_ff == 4 ? kper_next(w, ks, &P) : 0;
+        if (next > ks) {
+            /* k-steps ks .. next - 1 each cost what the one P before did
+             * (derived: a run starts past every finishing k-step by more
+             * than P): per residue, its figures times its count */
+            for (int64_t r = 0; r < P && r < next - ks; r++) {
+                const kfig *f = &per[(ks - P + r) % FT_WALK_KPER_MAX];
+                int64_t n = (next - 1 - (ks + r)) / P + 1;
+                ksum_add_n(&lat, n, &(ksum){f->lat, 0});
+                if (figs || mid) {
+                    ft_step s = stp;
+                    s.latency = f->lat, s.compute = f->comp, s.memory = f->mem;
+                    s.loaded_elems = f->loaded, s.written_elems = f->written;
+                    if (figs)
+                        figs_add(figs, &s, n);
+                    if (mid)
+                        figs_add(mid, &s, n);
+                }
+            }
+            /* the step before next, derived again for the slices next's
+             * reuse compares with (its figures counted above) */
+            w->kskipped += next - ks;
+            ft__walk_derive(w, tile, next - 1, &stp);
+            per[(next - 1) % FT_WALK_KPER_MAX] = (kfig){stp.latency, stp.compute, stp.memory, stp.loaded_elems, stp.written_elems};
+            ks = next - 1;
+            continue;
+        }
         /* An interior k-step whose k-loop slice lengths (and finishing
          * ops) equal those of the two before it costs what the previous
          * one did: its k-slice regions are new either way, and every other
@@ -589,7 +673,7 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
         }
         /* the step before the last is always derived: the last step's
          * reuse compares with its real slices */
-        if (same >= 2 && ks < w->nk - 2 && (allow_ff >= 2 || (allow_ff && !w->irregular))) {
+        if (same >= 2 && ks < w->nk - 2 && (allow_ff == 2 || allow_ff == 3 || (allow_ff == 1 && !w->irregular))) {
             /* every k-step up to the next one that must be derived repeats
              * this one: jump there (an op's finishing step, the step before
              * the last, or a k slice near the tile's rows or columns) */
@@ -612,12 +696,21 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
             ksum_add(&lat, last * (double)(next - ks));
             if (figs)
                 figs_add(figs, &stp, next - ks);
+            if (mid)
+                figs_add(mid, &stp, next - ks);
             ks = next - 1;
             continue;
         }
         ft__walk_derive(w, tile, ks, &stp);
         if (figs)
             figs_add(figs, &stp, 1);
+        if (mid && ks > 0 && ks < w->nk - 1) {
+            figs_add(mid, &stp, 1);
+            if (stp.working_set > *mid_ws)
+                *mid_ws = stp.working_set;
+        }
+        if (allow_ff == 4)
+            per[ks % FT_WALK_KPER_MAX] = (kfig){stp.latency, stp.compute, stp.memory, stp.loaded_elems, stp.written_elems};
         last = stp.latency;
         ksum_add(&lat, stp.latency);
         if (stp.working_set > ws)
@@ -625,6 +718,36 @@ double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, in
     }
     *ws_max = ws;
     return ksum_value(&lat);
+}
+
+double ft__walk_tile_ends(ft_walk *w, int64_t prev, int64_t tile, const ft__tile_figs *mid, int64_t mid_ws, int64_t *ws_max,
+                          ft__tile_figs *figs)
+{
+    ft_step stp;
+    assert(w->nk >= 3); /* a first, a last and interior k-steps */
+    if (prev >= 0)
+        ft__walk_derive(w, prev, w->nk - 1, &stp);
+    else
+        w->have_prev = 0;
+    ft__tile_figs f;
+    memset(&f, 0, sizeof f);
+    ft__walk_derive(w, tile, 0, &stp);
+    figs_add(&f, &stp, 1);
+    int64_t ws = stp.working_set > mid_ws ? stp.working_set : mid_ws;
+    ksum_add_n(&f.lat, 1, &mid->lat);
+    ksum_add_n(&f.comp, 1, &mid->comp);
+    ksum_add_n(&f.mem, 1, &mid->mem);
+    f.cbound += mid->cbound, f.mbound += mid->mbound, f.loaded += mid->loaded, f.written += mid->written;
+    /* the step before the last again: the slices its reuse compares with */
+    ft__walk_derive(w, tile, w->nk - 2, &stp);
+    ft__walk_derive(w, tile, w->nk - 1, &stp);
+    figs_add(&f, &stp, 1);
+    if (stp.working_set > ws)
+        ws = stp.working_set;
+    *ws_max = ws;
+    if (figs)
+        *figs = f;
+    return ksum_value(&f.lat);
 }
 
 void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, int64_t *written_last, double *compute_last)
@@ -654,6 +777,8 @@ void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior)
     w->have_prev = 0;
     ft__walk_derive(w, 0, 0, &stp);
     *interior = w->nk > 1 && (w->mixed[0] || w->mixed[1]) ? (w->mixed_internal ? 2 : 1) : 0;
+    w->mixed_tag0[0] = w->mixed_tag[0];
+    w->mixed_tag0[1] = w->mixed_tag[1];
     /* the last k-step adds the epilogue */
     ft__walk_derive(w, 0, w->nk - 1, &stp);
     *rows = w->mixed[0];

@@ -8,6 +8,10 @@
  * columns, the k slice, or a whole reduction depth. */
 enum { TAG_NONE = 0, TAG_TY, TAG_TX, TAG_KS, TAG_FULL };
 
+/* Largest period of ft__walk_tile's mode 4 (k-steps); a longer one is
+ * not used (every k-step derived). */
+#define FT_WALK_KPER_MAX 64
+
 struct ft_walk {
     const ft_problem *p;
     const ft_subgraph *g;
@@ -35,12 +39,20 @@ struct ft_walk {
                                    or a Layout op scales them (walk.c, need_layout) */
     int mixed_tag[2];           /* ... because a tensor's rows / columns take ranges
                                    from two sources (not only a Layout's scaling) */
+    int mixed_tag0[2];          /* ... seen by the first k-step alone (ft__walk_mixed: no epilogue) */
     int mixed_internal;         /* ... and one of them is made inside the subgraph,
                                    or is a Layout's scaled input */
     int kinds_differ;           /* two needs of one upstream output had different
                                    dimension kinds: the op order can change a cost */
     int have_prev;              /* the previous derived step counts for reuse */
     int flow_only;              /* ft_walk_flow_only: regions only, no slices nor costs */
+    int64_t kper;               /* ft__walk_tile's mode 4: k-steps this many apart cost alike
+                                   away from the first, last and finishing k-steps (set by the
+                                   scorer, which proves it: score.c, ks_period); 0: unknown */
+    int64_t kper_last;          /* ... the same while only the deepest k-loop MatMuls run */
+    int64_t kskipped;           /* k-steps mode 4 added from a period, not derived */
+    int order_kind;             /* g->order NULL: the tiles in the order of this kind (ORD_*,
+                                   score.h; ft__order_tile), 0 raster */
     ft__rates rates;            /* the subgraph's bandwidths (ft__step_rates) */
     ft__rates tile_rates;       /* ... shared by the current tile's wave (ft__walk_at) */
     int64_t wave;               /* tiles of the current tile's wave */
@@ -59,6 +71,10 @@ struct ft_walk {
     int nactive;
 };
 
+
+/* The tile (row * ntx + column) at traversal position pos of the
+ * scorer's order kind `kind` (ORD_*, score.h; score.c). */
+int64_t ft__order_tile(int kind, int64_t ntx, int64_t nty, int64_t pos);
 
 /* The tile derived next is at traversal position pos: its steps move data
  * at its wave's share of the subgraph's bandwidths (ft_timing's units). */
@@ -88,6 +104,21 @@ typedef struct ft__tile_figs {
 double ft__walk_tile(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs);
 int ft__walk_irregular(const ft_walk *w);
 
+/* ft__walk_tile, with the figures of the tile's interior k-steps (neither
+ * the first nor the last) also summed into *mid (may be NULL) and their
+ * largest working set into *mid_ws. */
+double ft__walk_tile_split(ft_walk *w, int64_t prev, int64_t tile, int64_t *ws_max, int allow_ff, ft__tile_figs *figs, ft__tile_figs *mid,
+                           int64_t *mid_ws);
+
+/* ft__walk_tile of a tile of at least 3 k-steps whose interior k-steps
+ * cost *mid (largest working set mid_ws) as ft__walk_tile_split found them
+ * on a like tile: only its first and last k-steps derived (and the step
+ * before the last, for the slices the last one's reuse compares with).
+ * Exact where the interior k-steps depend on the tile's place only through
+ * what the caller keyed *mid by (score.c: ikey). */
+double ft__walk_tile_ends(ft_walk *w, int64_t prev, int64_t tile, const ft__tile_figs *mid, int64_t mid_ws, int64_t *ws_max,
+                          ft__tile_figs *figs);
+
 /* The figures ft__sg_extra needs from a walk whose traversal starts at tile
  * `first` and ends at tile `last`: elements loaded by the first step,
  * elements written and compute of the last.  Leaves the walker's reuse
@@ -108,7 +139,15 @@ void ft__walk_edges(ft_walk *w, int64_t first, int64_t last, int64_t *loaded0, i
  * the two before them unless the walk turned out irregular; 2 skips them
  * regardless (for a caller that knows the interior steps are not mixed);
  * 3 skips them too, except near a k slice that overlaps the tile's row or
- * column range (interior mixing of boundary tensors only). */
+ * column range (interior mixing of boundary tensors only); 4 (w->kper or
+ * w->kper_last > 0) derives k-steps until one period of w->kper k-steps
+ * (w->kper_last once only the deepest k-loop MatMuls run) and the step before
+ * it lie past the tile's first k-step and past every k-loop op's finishing
+ * k-step, then adds the k-steps up to the next finishing (or the last)
+ * k-step from that period's figures, without deriving them: k-steps a
+ * period apart cost alike there when every range a k slice sets shifts by
+ * whole elements over a period (Layout ops scaling the k slices, score.c's
+ * ks_period). */
 void ft__walk_mixed(ft_walk *w, int *rows, int *cols, int *interior);
 
 #endif

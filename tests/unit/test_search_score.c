@@ -28,6 +28,41 @@ static uint64_t rnd(void)
 
 static int64_t pick(const int64_t *a, int n) { return a[rnd() % (uint64_t)n]; }
 
+/* Write a problem of nt tensors (widths W, heights H) and nops ops (op o:
+ * nin[o] inputs in[o * stride ...], output out[o], type[o] 0 Pointwise, 1
+ * MatMul, 2 Layout) into buf as JSON, with random base costs, capacity and
+ * bandwidth and native granularity native; returns buf. */
+static char *problem_json(char *buf, int nt, const int64_t *W, const int64_t *H, int nops, const int *nin, const int *in, int stride,
+                         const int *out, const int *type, int64_t native)
+{
+    int n = 0;
+    n += sprintf(buf + n, "{\"widths\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)W[t]);
+    n += sprintf(buf + n, "], \"heights\": [");
+    for (int t = 0; t < nt; t++)
+        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)H[t]);
+    n += sprintf(buf + n, "], \"inputs\": [");
+    for (int o = 0; o < nops; o++) {
+        n += sprintf(buf + n, "%s[", o ? "," : "");
+        for (int i = 0; i < nin[o]; i++)
+            n += sprintf(buf + n, "%s%d", i ? "," : "", in[o * stride + i]);
+        n += sprintf(buf + n, "]");
+    }
+    n += sprintf(buf + n, "], \"outputs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s[%d]", o ? "," : "", out[o]);
+    n += sprintf(buf + n, "], \"base_costs\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s%d", o ? "," : "", (int)(100 + rnd() % 3000));
+    n += sprintf(buf + n, "], \"op_types\": [");
+    for (int o = 0; o < nops; o++)
+        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", type[o] == 2 ? "Layout" : type[o] ? "MatMul" : "Pointwise");
+    sprintf(buf + n, "], \"fast_memory_capacity\": %d, \"slow_memory_bandwidth\": %d, \"native_granularity\": [%lld, %lld]}",
+            (int)(20000 + rnd() % 200000), (int)(5 + rnd() % 60), (long long)native, (long long)native);
+    return buf;
+}
+
 /* A random valid problem of nops ops as JSON (caller frees): a DAG in which
  * each op reads earlier tensors or new graph inputs, with shared inputs,
  * residual Pointwise ops and MatMul chains; with `layouts`, half the
@@ -103,32 +138,7 @@ static char *random_problem(int nops, int64_t native, int layouts)
             out[o] = O;
         }
     }
-    int n = 0;
-    n += sprintf(buf + n, "{\"widths\": [");
-    for (int t = 0; t < nt; t++)
-        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)W[t]);
-    n += sprintf(buf + n, "], \"heights\": [");
-    for (int t = 0; t < nt; t++)
-        n += sprintf(buf + n, "%s%lld", t ? "," : "", (long long)H[t]);
-    n += sprintf(buf + n, "], \"inputs\": [");
-    for (int o = 0; o < nops; o++) {
-        n += sprintf(buf + n, "%s[", o ? "," : "");
-        for (int i = 0; i < nin[o]; i++)
-            n += sprintf(buf + n, "%s%d", i ? "," : "", in[o][i]);
-        n += sprintf(buf + n, "]");
-    }
-    n += sprintf(buf + n, "], \"outputs\": [");
-    for (int o = 0; o < nops; o++)
-        n += sprintf(buf + n, "%s[%d]", o ? "," : "", out[o]);
-    n += sprintf(buf + n, "], \"base_costs\": [");
-    for (int o = 0; o < nops; o++)
-        n += sprintf(buf + n, "%s%d", o ? "," : "", (int)(100 + rnd() % 3000));
-    n += sprintf(buf + n, "], \"op_types\": [");
-    for (int o = 0; o < nops; o++)
-        n += sprintf(buf + n, "%s\"%s\"", o ? "," : "", mm[o] == 2 ? "Layout" : mm[o] ? "MatMul" : "Pointwise");
-    sprintf(buf + n, "], \"fast_memory_capacity\": %d, \"slow_memory_bandwidth\": %d, \"native_granularity\": [%lld, %lld]}",
-            (int)(20000 + rnd() % 200000), (int)(5 + rnd() % 60), (long long)native, (long long)native);
-    return buf;
+    return problem_json(buf, nt, W, H, nops, nin, &in[0][0], 3, out, mm, native);
 }
 
 /* Latency of g at configuration c in context x, every step walked one at
@@ -341,7 +351,7 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
                 ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
                 ft__make_order(c.order, ntx, nty, ord);
             }
-            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, INF, NULL);
+            double tiles = ft__score_tiles(&S, &mx, w, &g, ord, c.order, INF, NULL);
             ft_walk_free(w);
             free(ord);
             double want = full_walk(&S, &X, &g, &c);
@@ -794,6 +804,47 @@ static void test_search_score_plans_equal_evaluate(void **state)
     assert_true(retained > 10);
 }
 
+/* A schedule of a random partition of p (search state S, context scratch
+ * X) with its retention, each subgraph at a granularity drawn from
+ * sizes[] (width, height) and ksizes[] (k) and a random order kind, valid
+ * (ft_schedule_validate); NULL when the partition gives none (caller
+ * frees). */
+static ft_schedule *random_schedule(ft_problem *p, search *S, sctx *X, const int64_t *sizes, int nsizes, const int64_t *ksizes, int nks)
+{
+    int gid[128];
+    random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
+    plan P;
+    if (ft__plan_from_partition(S, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+        return NULL;
+    ft_schedule *s = NULL;
+    if (ft__retention(S, &P, X) < INF) {
+        s = ft__plan_schedule(p, &P);
+        assert_non_null(s);
+        for (int i = 0; i < s->nsubgraphs; i++) {
+            ft_subgraph *g = &s->sg[i];
+            g->w = pick(sizes, nsizes), g->h = pick(sizes, nsizes), g->k = pick(ksizes, nks);
+            free(g->order);
+            g->order = NULL;
+            g->norder = 0;
+            int kind = (int)(rnd() % ORD_COUNT);
+            int64_t ntx, nty, nk;
+            ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+            if (kind != ORD_RASTER) {
+                g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+                ft__make_order(kind, ntx, nty, g->order);
+                g->norder = ntx * nty;
+            }
+        }
+        ft_status st;
+        if (ft_schedule_validate(p, s, &st) != FT_OK) {
+            ft_schedule_free(s);
+            s = NULL;
+        }
+    }
+    ft__plan_free(&P);
+    return s;
+}
+
 /* ft_evaluate's closed form (ft__eval_closed) against its walk of every
  * step (ft__evaluate_walk) on schedules of random plans of random problems,
  * every target term drawn, each subgraph at a random granularity and
@@ -822,72 +873,47 @@ static void test_search_score_evaluate_closed_equals_walk(void **state)
             timed++;
         }
         for (int trial = 0; trial < 3; trial++) {
-            int gid[64];
-            random_partition(p, gid, (int)(rnd() % (uint64_t)(p->nops + 1)));
-            plan P;
-            if (ft__plan_from_partition(&S, gid, ft__compact_gids(gid, p->nops), &P) != 0)
+            static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
+            ft_schedule *s = random_schedule(p, &S, &X, sizes, 8, sizes, 8);
+            if (!s)
                 continue;
-            if (ft__retention(&S, &P, &X) < INF) {
-                ft_schedule *s = ft__plan_schedule(p, &P);
-                assert_non_null(s);
-                static const int64_t sizes[] = {8, 16, 24, 32, 48, 64, 100, 128};
-                for (int i = 0; i < s->nsubgraphs; i++) {
-                    ft_subgraph *g = &s->sg[i];
-                    g->w = pick(sizes, 8), g->h = pick(sizes, 8), g->k = pick(sizes, 8);
-                    free(g->order);
-                    g->order = NULL;
-                    g->norder = 0;
-                    int kind = (int)(rnd() % ORD_COUNT);
-                    int64_t ntx, nty, nk;
-                    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
-                    if (kind != ORD_RASTER) {
-                        g->order = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
-                        ft__make_order(kind, ntx, nty, g->order);
-                        g->norder = ntx * nty;
-                    }
+            ft__scorer sc;
+            assert_int_equal(ft__scorer_init(&sc, p, model), 0);
+            for (int i = 0; i < s->nsubgraphs; i++) {
+                ft_sg_result a, b;
+                ft_status sa, sb;
+                memset(&a, 0, sizeof a);
+                int closed = ft__eval_closed(&sc, s, i, &a);
+                int ra = ft_evaluate_subgraph(p, s, i, model, &a, &sa);
+                int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
+                assert_int_equal(ra, rb);
+                sgs++;
+                if (ra != FT_OK) {
+                    assert_string_equal(sa.msg, sb.msg);
+                    refused++;
+                    continue;
                 }
-                ft_status st;
-                if (ft_schedule_validate(p, s, &st) == FT_OK) {
-                    ft__scorer sc;
-                    assert_int_equal(ft__scorer_init(&sc, p, model), 0);
-                    for (int i = 0; i < s->nsubgraphs; i++) {
-                        ft_sg_result a, b;
-                        ft_status sa, sb;
-                        memset(&a, 0, sizeof a);
-                        int closed = ft__eval_closed(&sc, s, i, &a);
-                        int ra = ft_evaluate_subgraph(p, s, i, model, &a, &sa);
-                        int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
-                        assert_int_equal(ra, rb);
-                        sgs++;
-                        if (ra != FT_OK) {
-                            assert_string_equal(sa.msg, sb.msg);
-                            refused++;
-                            continue;
-                        }
-                        closed_sgs += closed;
-                        int ok = a.steps == b.steps && a.ntx == b.ntx && a.nty == b.nty && a.nk == b.nk &&
-                                 a.compute_bound_steps == b.compute_bound_steps && a.memory_bound_steps == b.memory_bound_steps &&
-                                 a.peak_working_set == b.peak_working_set && a.loaded == b.loaded && a.written == b.written &&
-                                 fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
-                                 fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
-                                 fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
-                        if (!ok)
-                            print_error("problem %d trial %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g steps %lld cb %lld "
-                                        "peak %lld loaded %lld written %lld compute %.17g memory %.17g; walk %.17g %lld %lld %lld %lld "
-                                        "%lld %.17g %.17g\n  %s\n",
-                                        prob, trial, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
-                                        (long long)a.steps, (long long)a.compute_bound_steps, (long long)a.peak_working_set,
-                                        (long long)a.loaded, (long long)a.written, a.compute_time, a.memory_time, b.latency,
-                                        (long long)b.steps, (long long)b.compute_bound_steps, (long long)b.peak_working_set,
-                                        (long long)b.loaded, (long long)b.written, b.compute_time, b.memory_time, json);
-                        assert_true(ok);
-                        inexact += a.latency != b.latency || a.compute_time != b.compute_time || a.memory_time != b.memory_time;
-                    }
-                    ft__scorer_free(&sc);
-                }
-                ft_schedule_free(s);
+                closed_sgs += closed;
+                int ok = a.steps == b.steps && a.ntx == b.ntx && a.nty == b.nty && a.nk == b.nk &&
+                         a.compute_bound_steps == b.compute_bound_steps && a.memory_bound_steps == b.memory_bound_steps &&
+                         a.peak_working_set == b.peak_working_set && a.loaded == b.loaded && a.written == b.written &&
+                         fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
+                         fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
+                         fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
+                if (!ok)
+                    print_error("problem %d trial %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g steps %lld cb %lld "
+                                "peak %lld loaded %lld written %lld compute %.17g memory %.17g; walk %.17g %lld %lld %lld %lld "
+                                "%lld %.17g %.17g\n  %s\n",
+                                prob, trial, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
+                                (long long)a.steps, (long long)a.compute_bound_steps, (long long)a.peak_working_set,
+                                (long long)a.loaded, (long long)a.written, a.compute_time, a.memory_time, b.latency,
+                                (long long)b.steps, (long long)b.compute_bound_steps, (long long)b.peak_working_set,
+                                (long long)b.loaded, (long long)b.written, b.compute_time, b.memory_time, json);
+                assert_true(ok);
+                inexact += a.latency != b.latency || a.compute_time != b.compute_time || a.memory_time != b.memory_time;
             }
-            ft__plan_free(&P);
+            ft__scorer_free(&sc);
+            ft_schedule_free(s);
         }
         tiling_search_free(&S, &X);
         ft_problem_free(p);
@@ -900,6 +926,269 @@ static void test_search_score_evaluate_closed_equals_walk(void **state)
     assert_true(closed_sgs > nprob * 2);
 }
 
+/* A random convolutional network as JSON (caller frees), the shape that
+ * makes every k-step derived (SPEC 4's Layout rule on a k slice): blocks
+ * of an optional pooling Layout (rows scaled) or upsampling one (beside
+ * it another Layout of the block's input at another scale), an im2col Layout (columns
+ * times s, rows sometimes strided), its MatMul, a ReLU, and now and then a
+ * second convolution on the block's output fused behind the first, a
+ * residual add of the block's input (read both by the im2col and by the
+ * add) or a strided 1 x 1 downsampling branch (a shallower second k-loop
+ * MatMul reading the block's input too). */
+static char *conv_problem(int nblocks)
+{
+    static const int64_t chans[] = {3, 4, 8, 16, 20, 24};
+    static const int64_t scales[] = {1, 2, 3, 4, 5, 9};
+    static const int64_t rows[] = {16, 36, 49, 64, 100};
+    int64_t W[128], H[128];
+    int in[96][2], nin[96], out[96], ty[96], nops = 0, nt = 0;
+    char *buf = malloc(1 << 16);
+    int x = nt++;
+    W[x] = pick(chans, 6);
+    H[x] = pick(rows, 5) * (rnd() % 2 ? 4 : 1);
+#define OP(type, a, b, w, h)                                                                                                           \
+    do {                                                                                                                               \
+        ty[nops] = type, in[nops][0] = a, in[nops][1] = b, nin[nops] = b < 0 ? 1 : 2;                                                  \
+        W[nt] = w, H[nt] = h, out[nops++] = nt++;                                                                                      \
+    } while (0)
+    for (int b = 0; b < nblocks && nops < 80; b++) {
+        if (rnd() % 4 == 0 && H[x] % 4 == 0) { /* pooling */
+            OP(2, x, -1, W[x], H[x] / 4);
+            x = nt - 1;
+        }
+        int blk = x;
+        if (rnd() % 4 == 0 && H[x] <= 100) {
+            /* upsampling (rows scaled 1 / 2), and beside it the block's
+             * input scaled 1 / 4 by an op of its own (an epilogue where
+             * grouped with the convolution) */
+            OP(2, blk, -1, W[blk], 4 * H[blk]);
+            OP(2, blk, -1, W[blk], 2 * H[blk]);
+            x = nt - 1;
+        }
+        int64_t s = pick(scales, 6), C = W[x], R = H[x], R2 = rnd() % 3 == 0 && R % 4 == 0 ? R / 4 : R, C2 = pick(chans, 6);
+        OP(2, x, -1, C * s, R2); /* im2col */
+        int wgt = nt++;
+        W[wgt] = C2, H[wgt] = C * s;
+        OP(1, nt - 2, wgt, C2, R2); /* the convolution */
+        OP(0, nt - 1, -1, C2, R2);  /* ReLU */
+        x = nt - 1;
+        if (rnd() % 2) { /* a second convolution */
+            int64_t s2 = pick(scales, 6);
+            OP(2, x, -1, C2 * s2, R2);
+            int w2 = nt++;
+            W[w2] = C2, H[w2] = C2 * s2;
+            OP(1, nt - 2, w2, C2, R2);
+            x = nt - 1;
+        }
+        if (R2 == R && C2 == C && W[blk] == C && H[blk] == R && rnd() % 2) { /* residual */
+            OP(0, x, blk, C2, R2);
+            x = nt - 1;
+        } else if (rnd() % 2) { /* downsampling branch */
+            OP(2, blk, -1, W[blk], R2);
+            int w3 = nt++;
+            W[w3] = W[x], H[w3] = W[blk];
+            OP(1, nt - 2, w3, W[x], R2);
+            OP(0, x, nt - 1, W[x], R2);
+            x = nt - 1;
+        }
+    }
+#undef OP
+    return problem_json(buf, nt, W, H, nops, nin, &in[0][0], 2, out, ty, 32);
+}
+
+/* One subgraph whose columns the epilogue alone mixes (a tensor's columns
+ * from the k slice in the interior k-steps, from the tile in the last),
+ * its rows upsampled (scaled 1 / 3: like rows three tiles apart at a tile
+ * height prime to 3, in the interior memo's key too): an upsampling Layout, an
+ * im2col, its MatMul and ReLU, and beside them an epilogue Layout of the
+ * same input at the same row scale; granularities of heights 4 to 9, all
+ * four orders, in closed form against the full walk (with several units
+ * too). */
+static void k_period_fixed(int *compared, int *bad, int *ihits)
+{
+    const char *json = "{\"widths\": [8, 8, 72, 16, 16, 16, 8], \"heights\": [24, 72, 72, 72, 72, 72, 72],"
+                       " \"inputs\": [[0], [1], [2, 3], [4], [0]], \"outputs\": [[1], [2], [4], [5], [6]],"
+                       " \"base_costs\": [300, 500, 2000, 200, 400], \"op_types\": [\"Layout\", \"Layout\", \"MatMul\", \"Pointwise\", \"Layout\"],"
+                       " \"fast_memory_capacity\": 200000, \"slow_memory_bandwidth\": 20, \"native_granularity\": [32, 32]}";
+    ft_problem *p;
+    ft_status st;
+    assert_int_equal(ft_problem_parse(json, "fixed", &p, &st), FT_OK);
+    for (int units = 1; units <= 3; units += 2) {
+        p->timing.units = units;
+        assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, FT_COMPUTE_NATIVE), 0);
+        sctx X;
+        assert_int_equal(ft__sctx_alloc(&X, p->ntensors), 0);
+        int ops[5] = {0, 1, 2, 3, 4};
+        ft_subgraph g;
+        memset(&g, 0, sizeof g);
+        g.ops = ops;
+        g.nops = 5;
+        X.written[5] = X.written[6] = 1;
+        mixinfo mx;
+        ft__probe_mixed(&S, &X, &g, &mx);
+        static const int64_t hs[] = {4, 5, 7, 9}, wsz[] = {4, 8, 16}, ks[] = {1, 2, 4, 8};
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 3; b++)
+                for (int d = 0; d < 4; d++)
+                    for (int o = 0; o < ORD_COUNT; o++) {
+                        cfg c = {wsz[b], hs[a], ks[d], o};
+                        int64_t i0 = S.ihits;
+                        double got = ft__score(&S, &X, &mx, &g, &c, INF);
+                        *ihits += S.ihits > i0;
+                        double want = full_walk(&S, &X, &g, &c);
+                        (*compared)++;
+                        if (!(got == want || fabs(got - want) <= 1e-12 * fmax(1, fabs(want)))) {
+                            (*bad)++;
+                            print_error("fixed subgraph, %d units: cfg %lldx%lldx%lld order %d: closed form %.17g, full walk %.17g\n", units,
+                                        (long long)c.w, (long long)c.h, (long long)c.k, o, got, want);
+                        }
+                    }
+        ft__sctx_free(&X);
+        ft__scorer_free(&S);
+    }
+    ft_problem_free(p);
+}
+
+/* The period of k-steps (ft__walk_tile's mode 4, score.c's ks_period) on
+ * random convolutional networks (conv_problem) at small k granularities
+ * (many k-steps a tile), every target term drawn at random (a quarter
+ * with several units): each subgraph's score in closed form, through the
+ * per-tile memo (no_closed) and with no period (no_kper) must agree with
+ * the full walk to 1e-12 relative, and ft_evaluate's closed form of
+ * random schedules with its walk (every figure of ft_sg_result, integers
+ * exactly).  The period must skip most of the k-steps it could. */
+#ifndef KPER_PROBLEMS
+#define KPER_PROBLEMS 120
+#endif
+static void test_search_score_k_period_equals_walk(void **state)
+{
+    (void)state;
+    static const int64_t ksizes[] = {1, 2, 3, 4, 5, 8, 16, 32};
+    static const int64_t sizes[] = {4, 5, 7, 8, 12, 16, 24, 32};
+    int compared = 0, periodic = 0, inexact = 0, bad = 0, sgs = 0, closed_sgs = 0;
+    int64_t skipped = 0, eskipped = 0;
+    int ihits = 0;
+    const int nprob = ftt_valgrind() ? KPER_PROBLEMS / 10 : KPER_PROBLEMS;
+    for (int prob = 0; prob < nprob; prob++) {
+        char *json = conv_problem(1 + (int)(rnd() % 3));
+        ft_search_opts so;
+        search SS;
+        sctx X;
+        ft_compute_model model = prob % 3 ? FT_COMPUTE_NATIVE : FT_COMPUTE_OP;
+        ft_problem *p = tiling_search(json, model, &so, &SS, &X);
+        if (prob % 4 != 3) {
+            random_timing(p);
+            if (rnd() % 4 != 0) {
+                ft_status fst;
+                p->timing.units = 1;
+                assert_int_equal(ft_problem_finish(p, &fst), FT_OK);
+            }
+        }
+        ft__scorer S;
+        assert_int_equal(ft__scorer_init(&S, p, model), 0);
+        for (int trial = 0; trial < 8; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 9);
+            ft_subgraph g;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            cfg c;
+            random_context(p, ops, n, &X, &c);
+            c.w = pick(sizes, 8), c.h = pick(sizes, 8), c.k = pick(ksizes, 8);
+            mixinfo mx;
+            ft__probe_mixed(&S, &X, &g, &mx);
+            for (int o = 0; o < ORD_COUNT; o++) {
+                c.order = o;
+                int64_t k0 = S.kskipped, i0 = S.ihits;
+                double got = ft__score(&S, &X, &mx, &g, &c, INF);
+                ihits += S.ihits > i0;
+                skipped += S.kskipped - k0;
+                periodic += S.kskipped > k0;
+                S.no_closed = 1;
+                S.tmsig = 0; /* a memo of its own */
+                double memo = ft__score(&S, &X, &mx, &g, &c, INF);
+                S.no_closed = 0;
+                S.no_kper = 1;
+                S.tmsig = 0;
+                mixinfo m0;
+                ft__probe_mixed(&S, &X, &g, &m0);
+                double plain = ft__score(&S, &X, &m0, &g, &c, INF);
+                S.no_kper = 0;
+                S.tmsig = 0;
+                double want = full_walk(&S, &X, &g, &c);
+                compared++;
+                int same = (want == INF && got == INF && memo == INF && plain == INF) ||
+                           (want < INF && got < INF && fabs(got - want) <= 1e-12 * fmax(1, fabs(want)) &&
+                            fabs(memo - want) <= 1e-12 * fmax(1, fabs(want)) && fabs(plain - want) <= 1e-12 * fmax(1, fabs(want)));
+                inexact += same && got != want;
+                if (!same) {
+                    bad++;
+                    print_error("problem %d trial %d: cfg %lldx%lldx%lld order %d: closed form %.17g, tile memo %.17g, no period %.17g, "
+                                "full walk %.17g (period %lld, %lld last)\n  %s\n",
+                                prob, trial, (long long)c.w, (long long)c.h, (long long)c.k, c.order, got, memo, plain, want,
+                                (long long)mx.kper, (long long)mx.kper_last, json);
+                }
+            }
+        }
+        ft__scorer_free(&S);
+        if (prob == 0)
+            k_period_fixed(&compared, &bad, &ihits);
+        /* ft_evaluate's closed form of random schedules against its walk */
+        for (int trial = 0; trial < 2; trial++) {
+            ft_schedule *s = random_schedule(p, &SS, &X, sizes, 8, ksizes, 8);
+            if (!s)
+                continue;
+            ft__scorer sc;
+            assert_int_equal(ft__scorer_init(&sc, p, model), 0);
+            for (int i = 0; i < s->nsubgraphs; i++) {
+                ft_sg_result a, b;
+                ft_status sb;
+                memset(&a, 0, sizeof a);
+                memset(&b, 0, sizeof b);
+                int cl = ft__eval_closed(&sc, s, i, &a);
+                int rb = ft__evaluate_walk(p, s, i, model, &b, &sb);
+                sgs++;
+                if (!cl || rb != FT_OK)
+                    continue;
+                closed_sgs++;
+                int ok = a.steps == b.steps && a.compute_bound_steps == b.compute_bound_steps &&
+                         a.memory_bound_steps == b.memory_bound_steps && a.peak_working_set == b.peak_working_set &&
+                         a.loaded == b.loaded && a.written == b.written &&
+                         fabs(a.latency - b.latency) <= 1e-12 * fmax(1, fabs(b.latency)) &&
+                         fabs(a.compute_time - b.compute_time) <= 1e-12 * fmax(1, fabs(b.compute_time)) &&
+                         fabs(a.memory_time - b.memory_time) <= 1e-12 * fmax(1, fabs(b.memory_time));
+                if (!ok) {
+                    bad++;
+                    print_error("problem %d subgraph %d (%lldx%lldx%lld): closed form latency %.17g loaded %lld peak %lld cb %lld; "
+                                "walk %.17g %lld %lld %lld\n  %s\n",
+                                prob, i, (long long)s->sg[i].w, (long long)s->sg[i].h, (long long)s->sg[i].k, a.latency,
+                                (long long)a.loaded, (long long)a.peak_working_set, (long long)a.compute_bound_steps, b.latency,
+                                (long long)b.loaded, (long long)b.peak_working_set, (long long)b.compute_bound_steps, json);
+                }
+                inexact += a.latency != b.latency;
+            }
+            eskipped += sc.kskipped;
+            ft__scorer_free(&sc);
+            ft_schedule_free(s);
+        }
+        tiling_search_free(&SS, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("k period: %d configurations of %d random convolutional networks, %d scored with k-steps skipped by period "
+                  "(%lld k-steps in all), %d with kinds of tile from the interior memo; %d subgraphs of random schedules evaluated, %d in closed form (%lld k-steps skipped); all within 1e-12 of the "
+                  "full walk, %d not to the last digit\n",
+                  compared, nprob, periodic, (long long)skipped, ihits, sgs, closed_sgs, (long long)eskipped, inexact);
+    assert_int_equal(bad, 0);
+    assert_true(periodic > compared / 8);
+    assert_true(eskipped > nprob * 8);
+    assert_true(ihits > compared / 20);
+    assert_true(closed_sgs > nprob);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +1199,7 @@ int main(void)
         cmocka_unit_test(test_search_score_plans_equal_evaluate),
         cmocka_unit_test(test_search_score_closed_form_equals_walk),
         cmocka_unit_test(test_search_score_evaluate_closed_equals_walk),
+        cmocka_unit_test(test_search_score_k_period_equals_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
