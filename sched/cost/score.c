@@ -666,6 +666,11 @@ typedef struct closed {
     int imemo, iabs[2], nlens;
     int64_t iper[2], isize[2];
     const int64_t *ilens[2];
+    /* one unit: the caller's budget and the sum of the kinds counted so
+     * far (count x latency, a part of the total); past the budget, or at a
+     * kind past the capacity (any units), the run stops (over) */
+    double budget, sum;
+    int over;
 } closed;
 
 /* count tiles like tile (o, i) after tile (po, pi) (po < 0: none), o along
@@ -673,7 +678,7 @@ typedef struct closed {
  * keyed as ft__score_tiles keys it) and counted. */
 static tmemo *closed_kind(closed *C, int64_t count, int64_t o, int64_t i, int64_t po, int64_t pi, int64_t wave, int64_t pos)
 {
-    if (count <= 0 || C->fail)
+    if (count <= 0 || C->fail || C->over)
         return NULL;
     const axis_runs *ar = C->rows_outer ? C->ro : C->ri, *ac = C->rows_outer ? C->ri : C->ro;
     int64_t r = C->rows_outer ? o : i, c = C->rows_outer ? i : o;
@@ -708,6 +713,14 @@ static tmemo *closed_kind(closed *C, int64_t count, int64_t o, int64_t i, int64_
         C->used[C->nused++] = e;
     }
     e->n += count;
+    /* a tile past the capacity makes the configuration infeasible
+     * (ft__score_closed): no other kind need be costed */
+    if ((double)e->ws > C->sc->p->capacity)
+        C->over = 1;
+    if (C->units == 1) {
+        C->sum += (double)count * e->lat;
+        C->over |= C->sum > C->budget;
+    }
     return e;
 }
 
@@ -823,9 +836,9 @@ static void block_add(closed *C, wseg *seg, int n, int64_t B, int64_t reps)
         return;
     const int64_t T = C->units / gcd64(B, C->units);
     int64_t wave = ft__wave_size(C->sc->p, C->ntiles, C->pos);
-    for (int s = 0; s < n && !C->fail; s++)
+    for (int s = 0; s < n && !C->fail && !C->over; s++)
         seg[s].e = closed_kind(C, seg[s].count * reps, seg[s].o, seg[s].i, seg[s].po, seg[s].pi, wave, C->pos);
-    if (C->fail)
+    if (C->fail || C->over)
         return;
     int64_t cycles = reps / T;
     int64_t explicit_ = reps;
@@ -935,8 +948,8 @@ static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
  * costed once (with its figures when figs is set) and counted: FT_OK with
  * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
  * -1 where the closed form does not apply (ft__score_closed). */
-static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, tmemo **used, int *nused,
-                      ft__sg_acc *acc)
+static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, double budget,
+                      tmemo **used, int *nused, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
     if (order < 0 || order >= ORD_COUNT)
@@ -972,7 +985,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     /* the memo's fast-forward of like k-steps (ft__score_tiles) */
     int ff = ff_mode(mx, w, g);
     closed C = {sc, w, NULL, NULL, order == ORD_RASTER || order == ORD_SNAKE_ROW, ntx, 1, memo_gen(sc, w, mx, g, figs), ++sc->tmcall, 0, 0, ff, figs, used,
-                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}, 0, {0, 0}, 0, {1, 1}, {1, 1}, {NULL, NULL}};
+                ft__units(p), ntx * nty, ntx * nty, 0, 0, {0, 0}, 0, {0, 0}, 0, {1, 1}, {1, 1}, {NULL, NULL}, budget, 0, 0};
     if (C.units > 1 && C.ntiles > C.units && C.ntiles % C.units)
         C.lastw = C.ntiles - C.ntiles % C.units;
     C.imemo = 0;
@@ -1006,9 +1019,9 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     if (C.units > 1 && (!seg || closed_waves(&C, snake, seg)))
         C.fail = 1;
     ft__free(seg);
-    for (int j = 0; j < C.ro->n && !C.fail && C.units == 1; j++) {
+    for (int j = 0; j < C.ro->n && !C.fail && !C.over && C.units == 1; j++) {
         int64_t a = C.ro->start[j], b = run_end(C.ro, j);
-        for (int64_t o = a; o < b && o < a + 1 + q; o++) {
+        for (int64_t o = a; o < b && o < a + 1 + q && !C.over; o++) {
             int rev = snake && (o & 1);
             int64_t lines = o == a ? 1 : (b - 1 - o) / q + 1;
             int64_t first = rev ? ni - 1 : 0;
@@ -1038,7 +1051,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
     return -1;
 }
 
-double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc)
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, double budget, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
     ft__sg_acc own;
@@ -1050,7 +1063,7 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
     if (!used)
         return -1;
     double sum = -1;
-    if (closed_run(sc, mx, w, g, order, 0, used, &nused, acc) == FT_OK) {
+    if (closed_run(sc, mx, w, g, order, 0, budget, used, &nused, acc) == FT_OK) {
         sum = 0;
         for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
@@ -1107,7 +1120,7 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     ft__sg_acc acc;
     ft__sg_acc_init(&acc, p);
     if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
-        closed_run(sc, &mx, w, &g, order, 1, used, &nused, &acc) == FT_OK) {
+        closed_run(sc, &mx, w, &g, order, 1, INF, used, &nused, &acc) == FT_OK) {
         /* a kind over the capacity: the walk names the first step that is */
         done = 1;
         for (int u = 0; u < nused; u++)
@@ -1241,7 +1254,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
         floor = w->floor;
         lat = -1;
         if (!sc->walk_all && !sc->no_closed)
-            lat = ft__score_closed(sc, mx, w, g, c->order, &acc);
+            lat = ft__score_closed(sc, mx, w, g, c->order, budget, &acc);
         if (lat >= 0)
             sc->closed++;
         else

@@ -163,8 +163,12 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
  * overflow or out of memory, and both axes mixed (mx: ft__probe_mixed's;
  * on a mixed axis a tile's cost depends on its absolute row or column, so
  * each index along it is a kind of its own: the time grows with that
- * axis's length, and past half the memo it falls back too). */
-double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, ft__sg_acc *acc);
+ * axis's length, and past half the memo it falls back too).  With one
+ * unit, once the kinds counted so far pass budget the rest are not
+ * costed: the sum of those counted (a value > budget) is returned, as
+ * ft__score_tiles returns one (pass INF for the whole total). */
+double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, double budget,
+                        ft__sg_acc *acc);
 
 /* ft_evaluate's figures of subgraph sg of valid schedule s (ft_sg_result:
  * latency, grid and steps, compute- and memory-bound steps, peak working

@@ -451,7 +451,7 @@ static void test_search_score_layout_equals_full_walk(void **state)
 static void test_search_score_closed_form_equals_walk(void **state)
 {
     (void)state;
-    int compared = 0, closed = 0, periodic = 0, fallbacks = 0, inexact = 0, oom = 0, timed = 0, bad = 0;
+    int compared = 0, closed = 0, periodic = 0, fallbacks = 0, inexact = 0, oom = 0, timed = 0, bad = 0, budgeted = 0;
     int64_t tiles = 0;
     /* under valgrind (tens of times slower) a tenth of the problems */
     const int nprob = ftt_valgrind() ? CLOSED_PROBLEMS / 10 : CLOSED_PROBLEMS;
@@ -511,6 +511,26 @@ static void test_search_score_closed_form_equals_walk(void **state)
                            (want < INF && got[o] < INF && fabs(got[o] - want) <= 1e-12 * fmax(1, fabs(want)) &&
                             fabs(got[o] - memo) <= 1e-12 * fmax(1, fabs(memo)));
                 inexact += same && got[o] != want;
+                /* with a budget: past it, any value past it (the closed
+                 * form stops at the kind that passes it or overflows the
+                 * capacity, as the memo stops at the tile); at or above
+                 * the total, the total */
+                if (want < INF && want > 0) {
+                    double half = ft__score(&S, &X, &mx, &g, &c, 0.5 * want);
+                    double whole = ft__score(&S, &X, &mx, &g, &c, want * (1 + 1e-9));
+                    budgeted++;
+                    if (!(half > 0.5 * want) || whole != got[o]) {
+                        same = 0;
+                        print_error("budget: half %.17g gave %.17g; the total %.17g gave %.17g\n", 0.5 * want, half, want, whole);
+                    }
+                } else if (want == INF) {
+                    double cut = ft__score(&S, &X, &mx, &g, &c, 1e3);
+                    budgeted++;
+                    if (!(cut > 1e3)) {
+                        same = 0;
+                        print_error("budget: over capacity gave %.17g under a budget of 1000\n", cut);
+                    }
+                }
                 if (!same) {
                     bad++;
                     print_error("problem %d trial %d: cfg %lldx%lldx%lld order %d: closed form %.17g, tile memo %.17g, full walk "
@@ -534,8 +554,9 @@ static void test_search_score_closed_form_equals_walk(void **state)
     }
     print_message("closed form: %d configurations of %d random problems (%d with target terms, %lld tiles in all): %d in closed "
                   "form (%d along an axis Layout ops mix), %d fell back (several units, mixed axes, irregular walks), %d over "
-                  "capacity; all within 1e-12 of the tile memo and the full walk, %d not to the last digit\n",
-                  compared, nprob, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact);
+                  "capacity; all within 1e-12 of the tile memo and the full walk, %d not to the last digit; %d scored again "
+                  "under a budget (half the total: past it; the total: the total)\n",
+                  compared, nprob, timed, (long long)tiles, closed, periodic, fallbacks, oom, inexact, budgeted);
     assert_int_equal(bad, 0);
     assert_true(closed > nprob * 6);
     assert_true(fallbacks > nprob * 2);
