@@ -70,9 +70,12 @@ class TestInterrupt(unittest.TestCase):
         p = fusetile.load_problem(B5)
         seen = []
         t0 = time.monotonic()
-        kill_in(2.0)
-        with self.assertRaises(KeyboardInterrupt) as cm:
-            fusetile.schedule(p, time_limit=60, progress=seen.append)
+        timer = kill_in(2.0)
+        try:
+            with self.assertRaises(KeyboardInterrupt) as cm:
+                fusetile.schedule(p, time_limit=60, progress=seen.append)
+        finally:
+            timer.cancel()
         elapsed = time.monotonic() - t0
         self.assertLess(elapsed, 3.5, "KeyboardInterrupt came %.2f s after the start (SIGINT at 2 s)" % elapsed)
         e = cm.exception
@@ -106,20 +109,23 @@ class TestInterrupt(unittest.TestCase):
         self.assertRegex(out.decode(), r"^interrupted [0-9.e+]+ [0-9]+$")
 
     def test_ctrl_c_simulate(self):
-        # a replay of 4M steps (several seconds, then its analytic side):
-        # SIGINT at 1 s ends it within a second, through the simulator's
-        # progress callback
-        d = {"widths": [8192, 8192], "heights": [8192, 8192], "inputs": [[0]], "outputs": [[1]], "base_costs": [10],
+        # a replay of 268M steps (seconds even at the simulator's 60 M
+        # steps a second, then its analytic side): SIGINT at 1 s ends it
+        # within a second, through the simulator's progress callback
+        d = {"widths": [65536, 65536], "heights": [65536, 65536], "inputs": [[0]], "outputs": [[1]], "base_costs": [10],
              "op_types": ["Pointwise"], "fast_memory_capacity": 1000, "slow_memory_bandwidth": 2,
              "native_granularity": [4, 4]}
         s = {"subgraphs": [[0]], "granularities": [[4, 4, 1]], "tensors_to_retain": [[]], "traversal_orders": [None]}
         seen = []
         t0 = time.monotonic()
-        kill_in(1.0)
-        with self.assertRaises(KeyboardInterrupt):
-            fusetile.simulate(d, s, progress=seen.append, effects=False)
+        timer = kill_in(1.0)
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                fusetile.simulate(d, s, progress=seen.append, effects=False)
+        finally:
+            timer.cancel()  # a replay that ended first leaves no SIGINT for the next test
         self.assertLess(time.monotonic() - t0, 2.5)
-        self.assertTrue(seen and seen[-1]["what"] == "simulate" and seen[-1]["total"] == 2 * 4194304, seen[-1:])
+        self.assertTrue(seen and seen[-1]["what"] == "simulate" and seen[-1]["total"] == 2 * 268435456, seen[-1:])
         # the simulator is usable afterwards
         r = fusetile.simulate(os.path.join(VEC, "ex1A.problem.json"), os.path.join(VEC, "ex1A.solution.json"),
                               progress=False)
