@@ -198,20 +198,14 @@ static void test_read_back(void **state)
     ft_problem_free(p);
 }
 
-/* CPU seconds of this process. */
-static double cpu_seconds(void) { return (double)clock() / CLOCKS_PER_SEC; }
-
+/* The scale family at 10 000 and 1 000 ops: the op counts asked for.  (How
+ * fast it generates is bench/run's BENCH=scale table, goal under 1 s at
+ * 10 000 ops, not a timed unit test.) */
 static void test_scale_fast(void **state)
 {
     (void)state;
-    const char *slow = getenv("FT_SLOW");
-    double limit = slow && strcmp(slow, "1") == 0 ? 60 : 1.0;
-    double t0 = cpu_seconds();
     ft_problem *p = gen(FT_GEN_SCALE, 10000, 1);
-    double t = cpu_seconds() - t0;
     assert_int_equal(p->nops, 10000);
-    if (t > limit)
-        fail_msg("10 000 ops took %.2f s (limit %.0f s)", t, limit);
     ft_problem_free(p);
     p = gen(FT_GEN_SCALE, 1000, 2);
     assert_int_equal(p->nops, 1000);

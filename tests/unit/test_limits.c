@@ -107,12 +107,6 @@ static const char *sparse_file(const char *dir, const char *name, long long n, c
     return buf;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------ problems */
 
@@ -205,7 +199,6 @@ static void test_file_bytes(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sparse_file(dir, cases[i].name, cases[i].limit + 1, path, sizeof path);
-        double t0 = now_s();
         int rc;
         if (i == 0) {
             ft_problem *p;
@@ -227,9 +220,6 @@ static void test_file_bytes(void **state)
         snprintf(want, sizeof want, "%s: %lld bytes, the limit is %lld (%s)", path, cases[i].limit + 1, cases[i].limit,
                  cases[i].limit_name);
         expect_msg(rc, &st, want);
-        /* refused before reading: far less than reading 16 MiB or more */
-        if (!ftt_slow())
-            assert_true(now_s() - t0 < 0.5);
         unlink(path);
     }
     /* at the limit the size passes (the zeros then fail as not JSON) */
@@ -337,11 +327,8 @@ static int eval_steps(long long w, long long h, long long gw, long long gh, int6
     char msg[sizeof st->msg];
     memcpy(msg, st->msg, sizeof msg);
     ft_eval e;
-    double t0 = now_s();
     assert_int_equal(ft_evaluate(p, s, FT_COMPUTE_NATIVE, &e, st), rc);
     assert_string_equal(st->msg, msg);
-    if (!ftt_slow())
-        assert_true(now_s() - t0 < 0.5);
     ft_schedule_free(s);
     ft_problem_free(p);
     return rc;
