@@ -947,11 +947,13 @@ static void closed_line(closed *C, int64_t lines, int64_t o, int rev)
 /* Every kind of tile of walk w of g in traversal order kind `order`,
  * costed once (with its figures when figs is set) and counted: FT_OK with
  * the kinds in used[] (FT_SCORE_TILE_MEMO / 2 slots, *nused of them), or
- * -1 where the closed form does not apply (ft__score_closed). */
+ * -1 where the closed form does not apply (ft__score_closed).  *cut: 1 when
+ * the run stopped because its running sum passed budget (one unit). */
 static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_subgraph *g, int order, int figs, double budget,
-                      tmemo **used, int *nused, ft__sg_acc *acc)
+                      tmemo **used, int *nused, int *cut, ft__sg_acc *acc)
 {
     const ft_problem *p = sc->p;
+    *cut = 0;
     if (order < 0 || order >= ORD_COUNT)
         return -1;
     int64_t ntx, nty, nk, nsteps;
@@ -1039,6 +1041,7 @@ static int closed_run(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_su
             agree = 0;
     ft__free(buf);
     *nused = C.nused;
+    *cut = C.units == 1 && C.sum > C.budget;
     if (C.units > 1 && acc) {
         acc->wv.done = C.done;
         acc->wv.wave = C.cur;
@@ -1059,11 +1062,11 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
         acc = &own;
     ft__sg_acc_init(acc, p);
     tmemo **used = ft__malloc(sizeof(tmemo *) * (FT_SCORE_TILE_MEMO / 2 + 1));
-    int nused = 0;
+    int nused = 0, cut;
     if (!used)
         return -1;
     double sum = -1;
-    if (closed_run(sc, mx, w, g, order, 0, budget, used, &nused, acc) == FT_OK) {
+    if (closed_run(sc, mx, w, g, order, 0, budget, used, &nused, &cut, acc) == FT_OK) {
         sum = 0;
         for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
@@ -1073,6 +1076,13 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
         }
         if (sum < INF)
             sum = ft__sg_acc_total(acc);
+        /* the run stopped once its plain running sum (count x latency a
+         * call) passed budget; the compensated sum of the kinds so far
+         * (each kind's whole count x latency) may round to budget or
+         * below it, and a value at or under budget would read as a
+         * complete total: the contract is a value past it */
+        if (cut && sum <= budget)
+            sum = nextafter(budget, INF);
     }
     ft__free(used);
     return sum;
@@ -1116,11 +1126,11 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
     g.w = G->w, g.h = G->h, g.k = G->k;
     ft_walk *w = NULL;
     ft_status st;
-    int nused = 0, done = 0;
+    int nused = 0, done = 0, cut;
     ft__sg_acc acc;
     ft__sg_acc_init(&acc, p);
     if (ft__walk_new(p, &g, sc->model, x.written, x.retained, x.resident, &w, &st) == FT_OK &&
-        closed_run(sc, &mx, w, &g, order, 1, INF, used, &nused, &acc) == FT_OK) {
+        closed_run(sc, &mx, w, &g, order, 1, INF, used, &nused, &cut, &acc) == FT_OK) {
         /* a kind over the capacity: the walk names the first step that is */
         done = 1;
         for (int u = 0; u < nused; u++)
@@ -1247,7 +1257,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     /* besides its steps a subgraph pays the launch overhead and, with
      * double buffering, the pipeline's fill and drain (ft__sg_extra, as
      * ft_evaluate); at least ft__sg_fixed */
-    const double fixed = ft__sg_fixed(p);
+    const double fixed = ft__sg_fixed(p), whole_budget = budget;
     budget -= fixed;
     double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
@@ -1283,7 +1293,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
          * nothing (ft__sg_single).  A sum cut past the budget stays past
          * it. */
         double extra = fixed;
-        int single = 0;
+        int single = 0, past = lat > budget;
         if (p->timing.overlap == FT_OVERLAP_PIPELINE &&
             ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
             int64_t n = ntx * nty, loaded0, written_last;
@@ -1300,6 +1310,11 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
         }
         if (!single)
             lat = ft__sg_acc_finish(&acc, floor, extra);
+        /* the closed form stops on its plain running sum, which may pass
+         * the budget where the compensated sum of the same kinds rounds
+         * to it (ft__score_closed) */
+        if (past && lat <= whole_budget)
+            lat = nextafter(whole_budget, INF);
     }
     sc->evals++;
     g->order = NULL;
