@@ -287,6 +287,13 @@ typedef struct ft_problem {
        read them with ft_problem_imported_for and ft_problem_imported_file */
     char *imported_target;
     char *imported_file;
+    /* the problem file's optional op_kernels (SPEC section 1): per op, the
+       index (0 .. nops - 1) of the library kernel that runs it as PyTorch's
+       eager mode does (ops sharing an index run as one kernel: a
+       convolution's im2col and its MatMul); NULL when the file has none.
+       Owned; read by `fusetile validate` (models files) only: no cost rule
+       depends on it */
+    int *op_kernels;
     /* derived */
     int *topo;           /* nops op indices in a topological order */
     int ngraph_inputs;

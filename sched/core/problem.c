@@ -29,6 +29,7 @@ void ft_problem_free(ft_problem *p)
     ft__free(p->name);
     ft__free(p->imported_target);
     ft__free(p->imported_file);
+    ft__free(p->op_kernels);
     ft__free(p);
 }
 
@@ -464,6 +465,34 @@ static int imported_from_json(json_t *root, ft_problem *p, ft_status *st)
     return FT_OK;
 }
 
+/* Read the optional op_kernels (one kernel index per op, 0 .. nops - 1)
+ * into p->op_kernels. */
+static int kernels_from_json(json_t *root, ft_problem *p, ft_status *st)
+{
+    const char *n = NAME(p);
+    json_t *v = json_object_get(root, "op_kernels");
+    if (!v || json_is_null(v))
+        return FT_OK;
+    if (!json_is_array(v))
+        return ft__fail(st, FT_EINPUT, 0, "%s: op_kernels: expected a list of kernel indices, got %s", n, type_name(v));
+    if (json_array_size(v) != (size_t)p->nops)
+        return ft__fail(st, FT_EINPUT, 0, "%s: op_kernels has %zu entries, expected %d (one per op)", n,
+                        json_array_size(v), p->nops);
+    if (!(p->op_kernels = ft__malloc(sizeof(int) * ((size_t)p->nops + 1))))
+        return ft__fail(st, FT_ENOMEM, 0, "%s: out of memory", n);
+    for (int o = 0; o < p->nops; o++) {
+        int64_t x;
+        json_t *e = json_array_get(v, (size_t)o);
+        if (get_int(e, &x))
+            return ft__fail(st, FT_EINPUT, 0, "%s: op_kernels[%d] is %s, must be a kernel index", n, o, type_name(e));
+        if (x < 0 || x >= p->nops)
+            return ft__fail(st, FT_EINPUT, 0, "%s: op_kernels[%d] is %lld, out of range (0 to %d)", n, o, (long long)x,
+                            p->nops - 1);
+        p->op_kernels[o] = (int)x;
+    }
+    return FT_OK;
+}
+
 static int from_json(json_t *root, ft_problem *p, ft_status *st)
 {
     const char *n = NAME(p);
@@ -540,7 +569,8 @@ static int from_json(json_t *root, ft_problem *p, ft_status *st)
         if (rc)
             return rc;
     }
-    if ((rc = names_from_json(root, p, st)) || (rc = imported_from_json(root, p, st)))
+    if ((rc = names_from_json(root, p, st)) || (rc = imported_from_json(root, p, st)) ||
+        (rc = kernels_from_json(root, p, st)))
         return rc;
     return ft_problem_finish(p, st);
 }
@@ -592,6 +622,7 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     *c = *p;
     c->name = NULL;
     c->imported_target = c->imported_file = NULL;
+    c->op_kernels = NULL;
     c->tensors = NULL;
     c->ops = NULL;
     c->topo = c->graph_inputs = c->graph_outputs = NULL;
@@ -604,6 +635,11 @@ ft_problem *ft_problem_clone(const ft_problem *p)
     if ((p->imported_target && !(c->imported_target = ft__strdup(p->imported_target))) ||
         (p->imported_file && !(c->imported_file = ft__strdup(p->imported_file))))
         goto oom;
+    if (p->op_kernels) {
+        if (!(c->op_kernels = ft__malloc(sizeof(int) * ((size_t)p->nops + 1))))
+            goto oom;
+        memcpy(c->op_kernels, p->op_kernels, sizeof(int) * (size_t)p->nops);
+    }
     for (int t = 0; t < p->ntensors; t++) {
         c->tensors[t] = p->tensors[t];
         c->tensors[t].consumers = NULL;

@@ -88,11 +88,18 @@ char *ft_problem_to_json(const ft_problem *p)
                                : json_pack("{s:s}", "target", p->imported_target);
         bad |= !imp;
     }
+    json_t *kern = NULL;
+    if (p->op_kernels) {
+        kern = json_array();
+        bad |= !kern;
+        for (int o = 0; o < p->nops && !bad; o++)
+            bad = json_array_append_new(kern, json_integer(p->op_kernels[o]));
+    }
     struct { const char *name; json_t *v; } f[] = {
         {"widths", w}, {"heights", h}, {"inputs", in}, {"outputs", out}, {"base_costs", costs}, {"op_types", types},
         {"fast_memory_capacity", json_num(p->capacity)}, {"slow_memory_bandwidth", json_num(p->bandwidth)},
         {"native_granularity", native}, {"op_names", opn}, {"op_kinds", opk}, {"tensor_names", tn},
-        {"imported_for", imp}};
+        {"imported_for", imp}, {"op_kernels", kern}};
     int nf = (int)(sizeof f / sizeof f[0]);
     /* the optional lists: only those present, in this order */
     int kept = 0;

@@ -27,7 +27,7 @@ def import_graph(model, input_shapes=None, frontend="auto", log=None):
 
 
 def import_model(model, example_inputs=None, target=None, dtype="bf16", frontend="auto", batch_split=None,
-                 group_split=None, log=None):
+                 group_split=None, log=None, as_="compiler"):
     """Import a model as a fusetile.Problem (contest format plus op_names, op_kinds, tensor_names).
 
     model: an nn.Module (traced on a meta-device copy: the module keeps its
@@ -36,7 +36,8 @@ def import_model(model, example_inputs=None, target=None, dtype="bf16", frontend
     (or shape tuple) per model input; None for a path with default shapes.
     target: a target file path (None: the default machine); the problem then
     has "imported_for": {"target": its name, "file": target}.  dtype,
-    frontend, batch_split and group_split as `fusetile import`'s options.
+    frontend, batch_split and group_split as `fusetile import`'s options,
+    as_ its --as ("compiler" or "eager": op_kernels, docs/LOWERING.md).
     log(text) receives the notes `fusetile import` prints.  Warns
     FallbackWarning when the import falls back to the ONNX export.  Raises
     ImportFailure (a fusetile.Error) or TypeError for an argument of the wrong type.
@@ -54,24 +55,24 @@ def import_model(model, example_inputs=None, target=None, dtype="bf16", frontend
         raise TypeError(f"target must be a target file path or None, not {type(target).__name__}")
     g = import_graph(model, example_inputs, frontend, log)
     d, _ = to_problem(g, dtype, target, batch_split, group_split,
-                      model=model if isinstance(model, (str, os.PathLike)) else type(model).__name__)
+                      model=model if isinstance(model, (str, os.PathLike)) else type(model).__name__, as_=as_)
     return fusetile.problem_from_dict(d, "<import_model>")
 
 
-def to_problem(graph, dtype="bf16", target=None, batch_split=None, group_split=None, model=None):
+def to_problem(graph, dtype="bf16", target=None, batch_split=None, group_split=None, model=None, as_="compiler"):
     """Lower a model graph to a problem dict (contest format plus op_names, op_kinds, tensor_names).
 
     dtype: a machine.DTYPE_BYTES key; target: a target file path (None: the
     default machine; a target needs the binding's C extension).  With model
     (its name), the dict has `fusetile import`'s "importer" field, and for
-    a target "imported_for".  Returns (problem dict, stats).  Raises ImportFailure.
+    a target "imported_for".  as_: "compiler" or "eager" (lower.Options).  Returns (problem dict, stats).  Raises ImportFailure.
     """
     from .cli import importer_field
     from .lower import BATCH_SPLIT, GROUP_SPLIT, Options, lower
     from .machine import DEFAULT, load_target
     machine = load_target(os.fspath(target)) if target else DEFAULT
     m = machine.for_dtype(dtype)
-    opts = Options(batch_split or BATCH_SPLIT, group_split or GROUP_SPLIT)
+    opts = Options(batch_split or BATCH_SPLIT, group_split or GROUP_SPLIT, as_)
     p, stats = lower(graph, m, opts)
     extra = importer_field(os.fspath(model), graph, m, machine) if model is not None else {}
     if getattr(machine, "imported_for", None):

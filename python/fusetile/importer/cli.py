@@ -15,7 +15,8 @@ PROG = "fusetile import"
 HELP = """\
 usage: fusetile import MODEL [--input-shape 1x3x224x224]... [--dtype bf16|fp16|fp32|int8]
                        [--target T.cfg] [--graph-only] [--frontend auto|fx|onnx]
-                       [--batch-split N] [--group-split N] [-o OUT.json] [--quiet]
+                       [--batch-split N] [--group-split N] [--as compiler|eager]
+                       [-o OUT.json] [--quiet]
 
 Imports a PyTorch or ONNX model and writes a scheduling problem in the
 contest's format (SPEC section 1), with op_names, op_kinds and tensor_names,
@@ -49,6 +50,11 @@ MODEL is one of
                     become one MatMul per element; larger ones are folded (default 1)
   --group-split N   grouped convolutions with at most N groups become one GEMM per
                     group; more groups are folded into one GEMM (default 4)
+  --as L            compiler (default): batch norm folded into its convolution, each
+                    convolution an im2col Layout and a MatMul; eager: as PyTorch's eager
+                    mode runs the model, one kernel per op (batch norm and each
+                    elementwise op their own, views free), a convolution's im2col and
+                    MatMul one kernel (implicit GEMM); the kernels go in "op_kernels"
   -o, --output OUT  write there, atomically (default: stdout)
   -q, --quiet       no summary lines on stderr
   --help            this text
@@ -66,7 +72,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser():
-    from .lower import BATCH_SPLIT, GROUP_SPLIT
+    from .lower import BATCH_SPLIT, GROUP_SPLIT, LOWERINGS
     from .machine import DEFAULT_DTYPE, DTYPE_BYTES
     from .pipeline import FRONTENDS
     p = _Parser(prog=PROG, add_help=False)
@@ -78,6 +84,7 @@ def _parser():
     p.add_argument("--frontend", default="auto", choices=FRONTENDS)
     p.add_argument("--batch-split", type=_count, default=BATCH_SPLIT)
     p.add_argument("--group-split", type=_count, default=GROUP_SPLIT)
+    p.add_argument("--as", dest="as_", default="compiler", choices=LOWERINGS)
     p.add_argument("-o", "--output")
     p.add_argument("-q", "--quiet", action="store_true")
     p.add_argument("-h", "--help", action="store_true")
@@ -146,15 +153,17 @@ def _run(argv):
         text = g.dumps(args.dtype)
     else:
         from .lower import Options, lower
-        p, stats = lower(g, scaled, Options(args.batch_split, args.group_split))
+        p, stats = lower(g, scaled, Options(args.batch_split, args.group_split, args.as_))
         extra = importer_field(args.model, g, scaled, machine)
         text = p.dumps(extra)
         c = p.counts()
+        kern = p.op_kernels()
         log(f"problem: {len(p.types)} ops ({c['MatMul']} MatMul, {c['Pointwise']} Pointwise, {c['Layout']} Layout), "
             f"{len(p.rows)} tensors; {args.dtype} on {machine.name}: capacity {scaled.capacity}, "
             f"bandwidth {scaled.bandwidth:g}, native {scaled.native_w}x{scaled.native_h}, "
             f"base costs MatMul {scaled.base_matmul()}, Pointwise {scaled.base_pointwise()} per input"
-            + "".join(f", {kind} x{f:g}" for kind, f in getattr(scaled, "kind_cost", {}).items()))
+            + "".join(f", {kind} x{f:g}" for kind, f in getattr(scaled, "kind_cost", {}).items())
+            + (f"; {max(kern) + 1 if kern else 0} kernels as PyTorch runs them" if kern is not None else ""))
         if stats:
             log("lowering: " + ", ".join(f"{n} {what}" for what, n in sorted(stats.items(), key=lambda kv: -kv[1])))
     write_atomic(args.output, text, _inputs(args))

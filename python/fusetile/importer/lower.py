@@ -24,12 +24,25 @@ NCHW_OPS = {"conv2d", "batch_norm"} | C.POOLING
 INHERIT_OPS = C.ELEMENTWISE_BINARY | C.ELEMENTWISE_UNARY | {"dropout", "identity"}
 
 
-class Options:
-    """Lowering choices: batch_split (BATCH_SPLIT) and group_split (GROUP_SPLIT)."""
+LOWERINGS = ("compiler", "eager")   # `fusetile import --as`: the default, and PyTorch's own kernels
 
-    def __init__(self, batch_split=BATCH_SPLIT, group_split=GROUP_SPLIT):
+
+class Options:
+    """Lowering choices: batch_split (BATCH_SPLIT), group_split (GROUP_SPLIT) and as_ (LOWERINGS).
+
+    as_ "eager" lowers the model as PyTorch's eager mode runs it: batch
+    norm is not folded into its convolution (a Pointwise op of its own),
+    and the problem gets "op_kernels", the kernel each op belongs to (a
+    convolution's im2col Layout and its MatMul share one: cuDNN's implicit
+    GEMM never writes the patch matrix).
+    """
+
+    def __init__(self, batch_split=BATCH_SPLIT, group_split=GROUP_SPLIT, as_="compiler"):
+        if as_ not in LOWERINGS:
+            raise ImportFailure("--as", f"'{as_}' is not one of {', '.join(LOWERINGS)}", "")
         self.batch_split = batch_split
         self.group_split = group_split
+        self.eager = as_ == "eager"
 
 
 def lower(g, machine, options=None):
@@ -47,7 +60,7 @@ def lower(g, machine, options=None):
 class _Lowering:
     def __init__(self, g, machine, opts):
         self.g = g
-        self.p = Problem(machine)
+        self.p = Problem(machine, kernels=opts.eager)
         self.opts = opts
         self.mat = {}       # buffer -> (tensor, View or ("explicit", rows, cols))
         self.virt = {}      # buffer -> (source buffer, [(op, attrs)], last node)
@@ -261,6 +274,8 @@ class _Lowering:
                 self.stats["conv2d im2col Layout"] += 1
             R = self.weight(w, K, Cout, name, n.op)
             O = self.p.matmul(L, R, name, n.op, out)
+            if L is not X:
+                self.p.same_kernel(L, O)
         elif g == Cin and Cout % Cin == 0:
             if (Ho, Wo) != (H, W) or Cout != Cin:
                 X = self.p.layout(X, rows, Cout, 1, f"{name}/window", n.op, f"{name}/window")
@@ -275,6 +290,7 @@ class _Lowering:
                 L = self.p.layout(X, rows, K, 1, f"{name}/im2col{j}", n.op, f"{name}/im2col{j}")
                 R = self.p.tensor(K, og, f"{w}[{j}]")
                 parts.append(self.p.matmul(L, R, f"{name}/group{j}", n.op, f"{name}/group{j}"))
+                self.p.same_kernel(L, parts[-1])
             O = self.emit_concat(parts, rows, Cout, name, n.op, out)
             self.stats["grouped conv2d split into one GEMM per group"] += 1
         else:
@@ -284,6 +300,7 @@ class _Lowering:
             Wt = self.weight(w, Cin * kh * kw, og, name, n.op)
             R = self.p.layout(Wt, K, og, 1, f"{name}/weights", n.op, f"{name}/weights")
             Of = self.p.matmul(L, R, f"{name}/groups", n.op, f"{name}/groups")
+            self.p.same_kernel(L, Of)
             O = self.p.layout(Of, rows, Cout, 1, name, n.op, out)
             self.stats["grouped conv2d folded into one GEMM"] += 1
         self.mat[out] = (O, nchw())
@@ -335,6 +352,10 @@ class _Lowering:
     def _batch_norm(self, n):
         x, out = n.inputs[0], n.outputs[0]
         prod_node = self.producer.get(x)
+        if self.opts.eager:   # PyTorch's eager mode runs batch norm as a kernel of its own
+            self.stats["batch_norm kept as its own kernel (--as eager)"] += 1
+            self._elementwise(n)
+            return
         if (prod_node is not None and prod_node.op in ("conv2d", "linear") and x in self.mat
                 and len(self.users.get(x, [])) == 1 and x not in self.g.outputs):
             tid, view = self.mat[x]

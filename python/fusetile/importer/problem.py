@@ -17,8 +17,9 @@ class Problem:
     from the machine (machine.py) once the ops are all there.
     """
 
-    def __init__(self, machine):
+    def __init__(self, machine, kernels=False):
         self.m = machine
+        self.kernels = [] if kernels else None   # per op, its kernel (op_kernels); None: not recorded
         self.rows, self.cols, self.tnames = [], [], []
         self.types, self.inputs, self.outputs, self.factors, self.names, self.kinds = [], [], [], [], [], []
         self.costs = []
@@ -50,6 +51,8 @@ class Problem:
         self.factors.append(factor)
         self.names.append(name)
         self.kinds.append(kind)
+        if self.kernels is not None:
+            self.kernels.append(len(self.types) - 1)   # a kernel of its own until same_kernel joins it
         self.producer[output] = len(self.types) - 1
         return len(self.types) - 1
 
@@ -77,6 +80,20 @@ class Problem:
         out = self.tensor(rows, cols, out_name or name)
         self.op("Layout", [src], out, factor, name, kind)
         return out
+
+    def same_kernel(self, a, b):
+        """Run the ops that write tensors a and b in one kernel (b's joins a's); a no-op without op_kernels."""
+        if self.kernels is None:
+            return
+        ka, kb = self.kernels[self.producer[a]], self.kernels[self.producer[b]]
+        self.kernels = [ka if k == kb else k for k in self.kernels]
+
+    def op_kernels(self):
+        """Per op, its kernel numbered 0, 1, ... in the order of the kernels' first ops; None when not recorded."""
+        if self.kernels is None:
+            return None
+        ids = {}
+        return [ids.setdefault(k, len(ids)) for k in self.kernels]
 
     def set_costs(self):
         """Give every op its base cost on the machine (machine.py: base_costs)."""
@@ -144,6 +161,8 @@ class Problem:
             "op_kinds": self.kinds,
             "tensor_names": self.tnames,
         }
+        if self.kernels is not None:
+            d["op_kernels"] = self.op_kernels()
         if extra:
             d.update(extra)
         return d
