@@ -7,6 +7,7 @@
 
 #include "fusetile/fusetile.h"
 #include "fusetile/sim.h"
+#include "fusetile/measured.h"
 #include "fusetile/target.h"
 
 /* Exit statuses (DESIGN.md): 0 success, 1 invalid schedule or failed check,
@@ -302,6 +303,29 @@ double cli_now(void);
 int cmd_evaluate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+
+/* validate_models.c.  When the measured file at meas_path is a models file
+ * (its header has model and batch), make a temporary directory (under
+ * $TMPDIR, else /tmp), name it in dir (n bytes) and import each row's
+ * torchvision:MODEL into it as MODEL-bBATCH.json (`fusetile import --as
+ * eager`, input BATCH x 3 x image x image, bf16); dir is "" for another
+ * format.  EXIT_OK, or EXIT_USAGE after one line naming the file, line and
+ * model when an import fails (the importer's own line before it).  Rows
+ * with bad fields are left to ft_measured_load. */
+int cli_models_import(const char *meas_path, int image, char *dir, size_t n);
+
+/* Remove dir (from cli_models_import) and the files in it; "" or NULL is a
+ * no-op. */
+void cli_models_cleanup(const char *dir);
+
+/* The fusion-headroom report of models row r (its problem in dir,
+ * predicted_us its eager prediction) to out: as PyTorch runs it (measured
+ * and predicted), fusetile's best schedule (ft_search for limit_s seconds
+ * on the problem with target_name applied) and the lower bound, both plus
+ * the target's run_overhead, and the ratios; with json one object.
+ * EXIT_OK, else EXIT_USAGE or EXIT_INVALID after one line. */
+int cli_models_headroom(const ft_meas_row *r, const char *dir, const char *target_name, double predicted_us,
+                        double limit_s, int json, FILE *out);
 int cmd_calibrate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 /* `fusetile report`: a schedule's HTML report (cmd_report.c). */

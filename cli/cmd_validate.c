@@ -12,6 +12,7 @@
 static const char validate_help[] =
     "usage: fusetile validate --target TARGET.cfg --measured FILE.tsv [--problems DIR]\n"
     "                         [--part all|fit|held-out] [--worst N] [--max-error PCT] [--json] [--svg OUT.svg]\n"
+    "                         [--kernels N] [--headroom [--headroom-limit S]]\n"
     "\n"
     "Predict every row of a measured file on TARGET and print the prediction\n"
     "in microseconds beside the measured time, with the relative error; then\n"
@@ -19,8 +20,14 @@ static const char validate_help[] =
     "predicted / measured and the worst rows.  The formats are those of\n"
     "targets/measured/h100/README.md, told by the header: gemm (M N K),\n"
     "pointwise (op ninputs elements), graph_ops (one op of a contest problem)\n"
-    "and graphs (a whole problem, one op per subgraph); the measured figure is\n"
-    "us_graph (us_cudagraph for graphs), one CUDA graph replay.  A row is\n"
+    "and graphs (a whole problem, one op per subgraph), and models (model\n"
+    "batch: a torchvision model whole, as PyTorch's eager mode runs it); the\n"
+    "measured figure is us_graph (us_cudagraph for graphs and models), one\n"
+    "CUDA graph replay.  A models row's problem is DIR/MODEL-bBATCH.json with\n"
+    "--problems DIR, else torchvision:MODEL imported into a temporary\n"
+    "directory by `fusetile import --as eager` (input BATCH x 3 x 224 x 224,\n"
+    "bf16; needs torch and torchvision); it runs one kernel per op_kernels\n"
+    "group (a convolution's im2col and MatMul as one kernel).  A row is\n"
     "predicted as the target's execution.run_overhead once plus each kernel\n"
     "(one op alone in a subgraph, its launch overhead included) at the\n"
     "granularity the model finds fastest for it, and at least the target's\n"
@@ -30,7 +37,8 @@ static const char validate_help[] =
     "                    shipped target's name, gpu-h100; docs/TARGETS.md)\n"
     "  --measured FILE   the measured TSV file\n"
     "  --problems DIR    where graph_ops and graphs rows' problems are, as\n"
-    "                    DIR/NAME.json (default: benchmarks)\n"
+    "                    DIR/NAME.json (default: benchmarks); models rows':\n"
+    "                    DIR/MODEL-bBATCH.json (default: imported)\n"
     "  --part P          all rows (default), only those calibration fits\n"
     "                    (fit), or only those it holds out (held-out: every\n"
     "                    third gemm or pointwise row, every third problem)\n"
@@ -38,10 +46,19 @@ static const char validate_help[] =
     "  --max-error PCT   fail (exit 1) when the MAPE is above PCT per cent\n"
     "                    (default 50: the fitted targets/gpu-h100.cfg is at\n"
     "                    9 to 27 % on targets/measured/h100*)\n"
+    "  --kernels N       models rows: list the N kernels of largest predicted\n"
+    "                    time (default 8; 0: none)\n"
+    "  --headroom        models rows: the fusion-headroom report, as PyTorch\n"
+    "                    runs the model (measured and predicted), fusetile's\n"
+    "                    best schedule of the same problem and the lower bound\n"
+    "  --headroom-limit S  seconds of search per model (default 10)\n"
     "  --json            print one JSON object: rows (label, line, measured_us,\n"
     "                    predicted_us, error, held_out, and kernels: the\n"
     "                    form the model chose for each kernel, w, h, k and\n"
-    "                    split), mape, gmean, worst, max_error, passed\n"
+    "                    split, its predicted us and name), mape, gmean,\n"
+    "                    mape_above_6us, n_above_6us, mape_floor, n_floor,\n"
+    "                    worst, max_error, passed, and with --headroom\n"
+    "                    headroom (one object per models row)\n"
     "  --svg FILE        plot predicted against measured, log-log, with the\n"
     "                    y = x line, the worst rows labelled\n"
     "  -h, --help        show this help\n"
@@ -50,6 +67,9 @@ static const char validate_help[] =
     "when its gpu names a device (NVIDIA H100 80GB HBM3), TARGET's name or\n"
     "description must name that device's model (H100), else the files do not\n"
     "match (a KPU target against GPU data) and nothing is predicted.\n"
+    "\n"
+    "The MAPE is also given apart for rows measured at 6 us or more and for\n"
+    "the floor rows under 6 us, where launch and replay overheads dominate.\n"
     "\n"
     "Exit status: 0 done and the MAPE at most --max-error, 1 the MAPE above\n"
     "it, 2 bad input or usage (a target that is not the measured device).\n";
@@ -119,8 +139,49 @@ static int has_word(const char *text, const char *word)
 /* Which rows a run reports. */
 enum part { PART_ALL, PART_FIT, PART_HELD };
 
-/* Most worst rows listed. */
+/* Most worst rows listed, and most kernels listed per models row. */
 #define MAX_WORST 1000
+#define MAX_KERNELS_LISTED 1000
+
+/* Rows measured at this many microseconds or more are kernels above the
+ * floor; the rest are floor rows, where launch and replay overheads
+ * dominate (the H100's replay interval is about 3.7 us). */
+#define FLOOR_US 6.0
+
+/* Default seconds of search per model of --headroom. */
+#define HEADROOM_LIMIT_S 10.0
+
+/* MAPE (per cent) over the rows whose measured time is (above 1) or is
+ * not (above 0) at least FLOOR_US; *count gets how many. */
+static double mape_split(const double *pred, const double *meas, int n, int above, int *count)
+{
+    double sum = 0;
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        if ((meas[i] >= FLOOR_US) == (above != 0)) {
+            sum += fabs(pred[i] - meas[i]) / meas[i];
+            c++;
+        }
+    *count = c;
+    return c ? 100.0 * sum / c : 0.0;
+}
+
+/* Print the MAPE of a split (text, or a JSON number or null). */
+static void print_split(int json, const char *what, double mape, int count)
+{
+    if (json) {
+        printf(", \"mape_%s\": ", what);
+        if (count)
+            cli_json_number(stdout, mape);
+        else
+            printf("null");
+        printf(", \"n_%s\": %d", what, count);
+    } else if (count) {
+        printf("%.2f %% over %d rows", mape, count);
+    } else {
+        printf("no rows");
+    }
+}
 
 static int cmp_err_desc(const void *a, const void *b, void *ctx)
 {
@@ -145,6 +206,30 @@ static void by_error(int *idx, int n, const double *err)
     }
 }
 
+/* The nk kernels of models row r of largest predicted time (kus, us),
+ * with their share of the row's prediction (total). */
+static void list_kernels(const ft_meas_row *r, const double *kus, double total, int nk)
+{
+    int *idx = malloc(sizeof *idx * (size_t)(r->nkernels ? r->nkernels : 1));
+    if (!idx)
+        return;
+    by_error(idx, r->nkernels, kus);
+    if (nk > r->nkernels)
+        nk = r->nkernels;
+    printf("\n%s: %d kernels; the %d of largest predicted time\n", r->label, r->nkernels, nk);
+    printf("  %-36s %-20s %4s %14s %10s %6s\n", "kernel", "kind", "ops", "output", "us", "share");
+    for (int i = 0; i < nk; i++) {
+        const ft_problem *k = r->kernels[idx[i]];
+        const ft_op *op = &k->ops[k->nops - 1];
+        char shape[64];
+        snprintf(shape, sizeof shape, "%lldx%lld", (long long)k->tensors[op->output].height,
+                 (long long)k->tensors[op->output].width);
+        printf("  %-36.36s %-20.20s %4d %14s %10.2f %5.1f%%\n", op->name ? op->name : "", op->kind ? op->kind : "",
+               k->nops, shape, kus[idx[i]], 100 * kus[idx[i]] / total);
+    }
+    free(idx);
+}
+
 static int write_svg(const char *path, const ft_measured *m, const ft_target *t, const double *pred, const double *meas,
                      const char *const *labels, int n, const ft_meas_stats *sx)
 {
@@ -163,7 +248,9 @@ static int write_svg(const char *path, const ft_measured *m, const ft_target *t,
 int cmd_validate(int argc, char **argv)
 {
     const char *target_arg = NULL, *meas_path = NULL, *dir = NULL, *svg = NULL;
-    int json = 0, nworst = 5;
+    int json = 0, nworst = 5, nkernels = 8, headroom = 0;
+    double headroom_limit = HEADROOM_LIMIT_S;
+    char models_dir[4096] = "";
     double max_error = VALIDATE_MAX_ERROR_PCT;
     enum part part = PART_ALL;
     cli_opts o;
@@ -192,6 +279,28 @@ int cmd_validate(int argc, char **argv)
                 return EXIT_USAGE;
         } else if (cli_opt_is(&o, arg, "--json")) {
             json = 1;
+        } else if (cli_opt_is(&o, arg, "--headroom")) {
+            headroom = 1;
+        } else if (cli_opt_is(&o, arg, "--headroom-limit")) {
+            const char *v = cli_opt_value(&o, "--headroom-limit");
+            char *end;
+            double x = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(x > 0) || !isfinite(x) || x > 86400) {
+                if (v)
+                    cli_error("validate: --headroom-limit: '%s' is not a positive number of seconds (at most 86400)", v);
+                return EXIT_USAGE;
+            }
+            headroom_limit = x;
+        } else if (cli_opt_is(&o, arg, "--kernels")) {
+            const char *v = cli_opt_value(&o, "--kernels");
+            char *end;
+            long x = v ? strtol(v, &end, 10) : -1;
+            if (!v || end == v || *end || x < 0 || x > MAX_KERNELS_LISTED) {
+                if (v)
+                    cli_error("validate: --kernels: '%s' is not a count from 0 to %d", v, MAX_KERNELS_LISTED);
+                return EXIT_USAGE;
+            }
+            nkernels = (int)x;
         } else if (cli_opt_is(&o, arg, "--part")) {
             const char *v = cli_opt_value(&o, "--part");
             if (!v)
@@ -235,8 +344,6 @@ int cmd_validate(int argc, char **argv)
         cli_error("validate: %s is required (see 'fusetile validate --help')", !target_arg ? "--target" : "--measured");
         return EXIT_USAGE;
     }
-    if (!dir)
-        dir = FT_BENCHMARKS_DIR;
     ft_status st;
     ft_target *t = NULL;
     char target_path[PATH_MAX];
@@ -263,9 +370,26 @@ int cmd_validate(int argc, char **argv)
         ft_target_free(t);
         return EXIT_USAGE;
     }
+    if (!dir) {
+        if (cli_models_import(meas_path, 224, models_dir, sizeof models_dir) != EXIT_OK) {
+            cli_models_cleanup(models_dir);
+            ft_target_free(t);
+            return EXIT_USAGE;
+        }
+        dir = models_dir[0] ? models_dir : FT_BENCHMARKS_DIR;
+    }
     ft_measured *m = NULL;
     if (ft_measured_load(meas_path, dir, &m, &st) != FT_OK) {
         cli_error("%s", st.msg);
+        cli_models_cleanup(models_dir);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
+    if (headroom && m->format != FT_MEAS_MODELS) {
+        cli_error("validate: --headroom: %s is a %s file; the headroom report is for a models file (model batch ...)",
+                  meas_path, ft_meas_format_name(m->format));
+        ft_measured_free(m);
+        cli_models_cleanup(models_dir);
         ft_target_free(t);
         return EXIT_USAGE;
     }
@@ -277,7 +401,8 @@ int cmd_validate(int argc, char **argv)
     int *order = malloc(sizeof *order * (size_t)m->nrows);
     const char **labels = malloc(sizeof *labels * (size_t)m->nrows);
     ft_kernel_choice **forms = calloc((size_t)m->nrows, sizeof *forms);
-    if (!pred || !meas || !err || !row || !order || !labels || !forms) {
+    double **kus = calloc((size_t)m->nrows, sizeof *kus);
+    if (!pred || !meas || !err || !row || !order || !labels || !forms || !kus) {
         cli_error("validate: out of memory");
         rc = EXIT_USAGE;
         goto done;
@@ -287,12 +412,13 @@ int cmd_validate(int argc, char **argv)
         if ((part == PART_FIT && held) || (part == PART_HELD && !held))
             continue;
         forms[n] = malloc(sizeof **forms * (size_t)m->rows[i].nkernels);
-        if (!forms[n]) {
+        kus[n] = malloc(sizeof **kus * (size_t)m->rows[i].nkernels);
+        if (!forms[n] || !kus[n]) {
             cli_error("validate: out of memory");
             rc = EXIT_USAGE;
             goto done;
         }
-        if (ft_meas_predict(&m->rows[i], t, NULL, forms[n], &pred[n], &st) != FT_OK) {
+        if (ft_meas_predict_kernels(&m->rows[i], t, NULL, forms[n], kus[n], &pred[n], &st) != FT_OK) {
             cli_error("%s:%d: %s", meas_path, m->rows[i].line, st.msg);
             rc = EXIT_USAGE;
             goto done;
@@ -322,6 +448,8 @@ int cmd_validate(int argc, char **argv)
     if (nworst > n)
         nworst = n;
     const char *part_name = part == PART_ALL ? "all" : part == PART_FIT ? "fit" : "held-out";
+    int n_above, n_floor;
+    double mape_above = mape_split(pred, meas, n, 1, &n_above), mape_floor = mape_split(pred, meas, n, 0, &n_floor);
     if (json) {
         printf("{\"measured\": ");
         cli_json_string(stdout, meas_path);
@@ -341,8 +469,17 @@ int cmd_validate(int argc, char **argv)
             printf(", \"held_out\": %s, \"kernels\": [", ft_meas_held_out(m, row[i]) ? "true" : "false");
             for (int j = 0; j < r->nkernels; j++) {
                 const ft_kernel_choice *f = &forms[i][j];
-                printf("%s{\"w\": %lld, \"h\": %lld, \"k\": %lld, \"split\": %d}", j ? ", " : "", (long long)f->w,
+                const ft_problem *k = r->kernels[j];
+                const char *kn = k->ops[k->nops - 1].name;
+                printf("%s{\"w\": %lld, \"h\": %lld, \"k\": %lld, \"split\": %d, \"us\": ", j ? ", " : "", (long long)f->w,
                        (long long)f->h, (long long)f->k, f->split);
+                cli_json_number(stdout, kus[i][j]);
+                printf(", \"ops\": %d, \"name\": ", k->nops);
+                if (kn)
+                    cli_json_string(stdout, kn);
+                else
+                    printf("null");
+                printf("}");
             }
             printf("]}");
         }
@@ -350,6 +487,8 @@ int cmd_validate(int argc, char **argv)
         cli_json_number(stdout, sx.mape);
         printf(", \"gmean\": ");
         cli_json_number(stdout, sx.gmean);
+        print_split(1, "above_6us", mape_above, n_above);
+        print_split(1, "floor", mape_floor, n_floor);
         printf(", \"worst\": [");
         for (int i = 0; i < nworst; i++) {
             printf("%s", i ? ", " : "");
@@ -357,7 +496,16 @@ int cmd_validate(int argc, char **argv)
         }
         printf("], \"max_error\": ");
         cli_json_number(stdout, max_error);
-        printf(", \"passed\": %s}\n", sx.mape <= max_error ? "true" : "false");
+        printf(", \"passed\": %s", sx.mape <= max_error ? "true" : "false");
+        if (headroom) {
+            printf(",\n \"headroom\": [");
+            for (int i = 0; i < n && rc == EXIT_OK; i++) {
+                printf("%s\n  ", i ? "," : "");
+                rc = cli_models_headroom(&m->rows[row[i]], dir, target_path, pred[i], headroom_limit, 1, stdout);
+            }
+            printf("]");
+        }
+        printf("}\n");
     } else {
         printf("measured  %s (%s, %d rows, part %s)\n", meas_path, ft_meas_format_name(m->format), n, part_name);
         printf("target    %s\n\n", t->name);
@@ -370,12 +518,21 @@ int cmd_validate(int argc, char **argv)
         printf("\nMAPE      %.2f %% over %d rows (%s --max-error %g %%)\n", sx.mape, n,
                sx.mape <= max_error ? "within" : "FAILED: above", max_error);
         printf("gmean     %.4f (predicted / measured)\n", sx.gmean);
+        printf("above 6us ");
+        print_split(0, "above_6us", mape_above, n_above);
+        printf(" (kernels measured at %g us or more)\nfloor     ", FLOOR_US);
+        print_split(0, "floor", mape_floor, n_floor);
+        printf(" (rows under %g us)\n", FLOOR_US);
         if (nworst)
             printf("worst     ");
         for (int i = 0; i < nworst; i++)
             printf("%s%s %+.1f%%", i ? ", " : "", m->rows[row[order[i]]].label, 100 * err[order[i]]);
         if (nworst)
             printf("\n");
+        for (int i = 0; m->format == FT_MEAS_MODELS && nkernels && i < n; i++)
+            list_kernels(&m->rows[row[i]], kus[i], pred[i], nkernels);
+        for (int i = 0; headroom && i < n && rc == EXIT_OK; i++)
+            rc = cli_models_headroom(&m->rows[row[i]], dir, target_path, pred[i], headroom_limit, 0, stdout);
     }
     if (svg) {
         /* only the worst rows are labelled: hundreds of labels hide the plot */
@@ -401,6 +558,10 @@ done:
     for (int i = 0; forms && i < m->nrows; i++)
         free(forms[i]);
     free(forms);
+    for (int i = 0; kus && i < m->nrows; i++)
+        free(kus[i]);
+    free(kus);
+    cli_models_cleanup(models_dir);
     ft_measured_free(m);
     ft_target_free(t);
     return rc;

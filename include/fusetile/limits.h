@@ -144,6 +144,11 @@ FT_API_BEGIN
 #define FT_KERNEL_MAX_SPLIT 64
 #define FT_KERNEL_MAX_INPUTS FT_KERNEL_MAX_SPLIT
 
+/* Most ops one kernel may run fused (op_kernels of a models file's
+ * problems: a convolution's im2col and MatMul, ft_kernel_of_ops).  Why:
+ * PyTorch's eager kernels run one or two of the importer's ops. */
+#define FT_KERNEL_MAX_OPS 16
+
 /* Most settings one calibration fit moves, and most measured files it
  * reads (ft_calibrate). */
 #define FT_CALIB_MAX_FREE 32

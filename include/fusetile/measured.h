@@ -18,6 +18,7 @@
 #include "fusetile/api.h"
 FT_API_BEGIN
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fusetile/fusetile.h"
@@ -34,14 +35,21 @@ typedef enum ft_meas_format {
     FT_MEAS_GEMM = 0,      /* M N K ... us_graph */
     FT_MEAS_POINTWISE = 1, /* op ninputs elements ... us_graph */
     FT_MEAS_GRAPH_OPS = 2, /* problem op type out_w out_h K ninputs ... us_graph */
-    FT_MEAS_GRAPHS = 3     /* problem ops ... us_cudagraph */
+    FT_MEAS_GRAPHS = 3,    /* problem ops ... us_cudagraph */
+    FT_MEAS_MODELS = 4     /* model batch ... us_cudagraph: a whole network as
+                            * PyTorch's eager mode runs it, one kernel per
+                            * op_kernels group of the problem DIR/MODEL-bBATCH.json
+                            * (`fusetile import --as eager`) */
 } ft_meas_format;
 
 /* One measured row and the kernels the model times for it. */
 typedef struct ft_meas_row {
     int line;              /* line in the file (the header is line 1) */
-    char *label;           /* "gemm 128x256x64", "relu 4096", "mlsys-2026-5 op 3", "mlsys-2026-5" */
-    char *problem;         /* graph_ops, graphs: the problem's name; else NULL */
+    char *label;           /* "gemm 128x256x64", "relu 4096", "mlsys-2026-5 op 3", "mlsys-2026-5",
+                            * "resnet18 b32" */
+    char *problem;         /* graph_ops, graphs: the problem's name; models: the
+                            * model's ("resnet18"); else NULL */
+    int batch;             /* models: the batch; else 0 */
     double measured_us;    /* us_graph (us_cudagraph for graphs), > 0 */
     int nkernels;
     ft_problem **kernels;  /* one-op problems, as measured (before a target is applied) */
@@ -58,18 +66,28 @@ typedef struct ft_measured {
     ft_meas_row *rows;
 } ft_measured;
 
-/* Name of a format ("gemm", "pointwise", "graph_ops", "graphs"). */
+/* Name of a format ("gemm", "pointwise", "graph_ops", "graphs", "models"). */
 const char *ft_meas_format_name(ft_meas_format f);
 
 /* Load a measured TSV file.  Its format is told by its header's columns;
  * graph_ops and graphs rows name contest problems, read from
  * problems_dir/NAME.json (problems_dir may be NULL for gemm and pointwise
  * files); a graph_ops row's type, out_w, out_h, K and ninputs must match
- * that op of the problem.  Returns FT_OK with *out (free with
+ * that op of the problem.  A models row (model, batch) reads the problem
+ * problems_dir/MODEL-bBATCH.json (ft_meas_model_problem) and runs one
+ * kernel per group of its op_kernels (ft_kernel_of_ops; each op its own
+ * kernel when it has none), the kernels in the order of their first ops.  Returns FT_OK with *out (free with
  * ft_measured_free), or FT_EINPUT with one line "FILE:LINE: column: ..."
  * (a missing column: "FILE:1: ..."), or FT_ENOMEM. */
 int ft_measured_load(const char *path, const char *problems_dir,
                      ft_measured **out, ft_status *st);
+
+/* The file name (no directory) of a models row's problem, MODEL-bBATCH.json,
+ * into buf (n bytes); FT_EINPUT when model is not a name (empty, longer
+ * than 200 bytes, or with a character other than letters, digits, '_',
+ * '-' and '.'), or batch is not positive. */
+int ft_meas_model_problem(const char *model, long long batch, char *buf,
+                          size_t n, ft_status *st);
 
 /* Release m and everything it owns.  NULL is a no-op. */
 void ft_measured_free(ft_measured *m);
@@ -85,6 +103,22 @@ void ft_measured_free(ft_measured *m);
  * to FT_KERNEL_MAX_INPUTS), FT_ENOMEM. */
 int ft_kernel_new(ft_problem **out, const char *type, const char *kind,
                   int nin, const int64_t *w, const int64_t *h, ft_status *st);
+
+/* A new kernel problem that runs ops[0..nops-1] of problem p (1 to
+ * FT_KERNEL_MAX_OPS ops whose outputs, all but one, only the others read:
+ * a convolution's im2col Layout and its MatMul) fused as one subgraph: its
+ * tensors are the ops' inputs that none of them makes, in order of first
+ * use, then the one output, then the tensors made and used inside (never
+ * in slow memory); its ops in p's topological order, the one making the
+ * output last, with their types and kinds (op_kinds, else the type) and names (op_names).
+ * Capacity, bandwidth, native granularity and base costs are placeholders
+ * a target replaces (as ft_kernel_new's).  ids (room for
+ * FT_KERNEL_MAX_OPS * FT_KERNEL_MAX_INPUTS + 1 entries) gets p's indices of
+ * the kernel's inputs then its output (a measured row's tensor ids).
+ * FT_OK with *out, FT_EINPUT (an op out of range, two outputs, too many
+ * ops), FT_ENOMEM. */
+int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops,
+                     ft_problem **out, int *ids, ft_status *st);
 
 /* How a kernel runs: its granularity, and for a MatMul split along K into
  * `split` slices (1: not split) the granularity of the add of the slices'
@@ -140,10 +174,19 @@ int ft_meas_predict(const ft_meas_row *r, const ft_target *t,
                     const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
                     double *us, ft_status *st);
 
+/* ft_meas_predict, and each kernel's time in microseconds (its launch
+ * overhead included; run_overhead and replay_interval are the row's) into
+ * kernel_us (r->nkernels entries; may be NULL). */
+int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t,
+                            const ft_kernel_choice *fixed,
+                            ft_kernel_choice *chosen, double *kernel_us,
+                            double *us, ft_status *st);
+
 /* Whether row i of m is held out of calibration: every third row (i % 3
  * == 2) of a gemm or pointwise file; for graph_ops and graphs, the rows of
  * every third problem in name order (the public six: mlsys-2026-13 and
- * mlsys-2026-9), counting the problems m names. */
+ * mlsys-2026-9), counting the problems m names; every models row (whole
+ * networks check a model: calibration fits none). */
 int ft_meas_held_out(const ft_measured *m, int i);
 
 /* Error figures of n predictions against measurements (both > 0): mean

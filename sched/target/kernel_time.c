@@ -4,9 +4,19 @@
 #include "cost/score.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether x is one of the n ints at a. */
+static int memchr_int(const int *a, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == x)
+            return 1;
+    return 0;
+}
 
 int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin, const int64_t *w, const int64_t *h,
                   ft_status *st)
@@ -36,6 +46,154 @@ int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin,
     ft__free(json);
     return rc;
 }
+/* Append "%s%lld" lists and strings to a growing JSON text (kernel_of_ops). */
+typedef struct jbuf {
+    char *s;
+    size_t len, cap;
+    int bad;
+} jbuf;
+
+static void jput(jbuf *b, const char *fmt, ...) FT_PRINTF(2, 3);
+static void jput(jbuf *b, const char *fmt, ...)
+{
+    if (b->bad)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->bad = 1;
+            return;
+        }
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+        char *ns = ft__realloc(b->s, cap);
+        if (!ns) {
+            b->bad = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+}
+
+/* A JSON string of s (a '"', '\\' or control character replaced by
+ * '_': names and kinds are for reports). */
+static void jput_name(jbuf *b, const char *s)
+{
+    jput(b, "\"");
+    for (; s && *s; s++)
+        jput(b, "%c", (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) ? '_' : *s);
+    jput(b, "\"");
+}
+
+int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem **out, int *ids, ft_status *st)
+{
+    *out = NULL;
+    if (nops < 1 || nops > FT_KERNEL_MAX_OPS)
+        return ft__fail(st, FT_EINPUT, 0, "%s: a kernel of %d ops (1 to %d, FT_KERNEL_MAX_OPS)", p->name, nops,
+                        FT_KERNEL_MAX_OPS);
+    /* the kernel's tensors: its inputs (read, produced by none of its
+     * ops) in order of first use, its output (the one op's output that no
+     * op of the kernel reads), then the tensors made and used inside */
+    int map[FT_KERNEL_MAX_OPS * (FT_KERNEL_MAX_INPUTS + 1)], nmap = 0, nin = 0, sink = -1;
+    int in_kernel[FT_KERNEL_MAX_OPS];
+    for (int i = 0; i < nops; i++) {
+        if (ops[i] < 0 || ops[i] >= p->nops)
+            return ft__fail(st, FT_EINPUT, 0, "%s: op %d out of range", p->name, ops[i]);
+        in_kernel[i] = p->ops[ops[i]].output;
+    }
+#define PRODUCED(t) (memchr_int(in_kernel, nops, (t)))
+    for (int i = 0; i < nops; i++) {
+        const ft_op *op = &p->ops[ops[i]];
+        if (op->ninputs > FT_KERNEL_MAX_INPUTS)
+            return ft__fail(st, FT_EINPUT, 0, "%s: op %d has %d inputs (at most %d in a kernel)", p->name, ops[i],
+                            op->ninputs, FT_KERNEL_MAX_INPUTS);
+        for (int q = 0; q < op->ninputs; q++) {
+            int t = op->inputs[q];
+            if (!PRODUCED(t) && !memchr_int(map, nmap, t))
+                map[nmap++] = t;
+        }
+        int read = 0;
+        for (int j = 0; j < nops && !read; j++)
+            for (int q = 0; q < p->ops[ops[j]].ninputs; q++)
+                read |= p->ops[ops[j]].inputs[q] == op->output;
+        if (!read) {
+            if (sink >= 0)
+                return ft__fail(st, FT_EINPUT, 0, "%s: the kernel of ops %d and %d has two outputs (%s and %s): its ops must "
+                                "make one tensor", p->name, ops[sink], ops[i], p->ops[ops[sink]].name ? p->ops[ops[sink]].name : "?",
+                                op->name ? op->name : "?");
+            sink = i;
+        }
+    }
+    if (sink < 0)
+        return ft__fail(st, FT_EINPUT, 0, "%s: the kernel of op %d has no output (its ops form a cycle)", p->name, ops[0]);
+    nin = nmap;
+    map[nmap++] = p->ops[ops[sink]].output;
+    for (int i = 0; i < nops; i++)
+        if (i != sink)
+            map[nmap++] = p->ops[ops[i]].output;
+#undef PRODUCED
+    jbuf b = {NULL, 0, 0, 0};
+    jput(&b, "{\"widths\":[");
+    for (int i = 0; i < nmap; i++)
+        jput(&b, "%s%lld", i ? "," : "", (long long)p->tensors[map[i]].width);
+    jput(&b, "],\"heights\":[");
+    for (int i = 0; i < nmap; i++)
+        jput(&b, "%s%lld", i ? "," : "", (long long)p->tensors[map[i]].height);
+    /* ops in the problem's topological order, the sink last */
+    int order[FT_KERNEL_MAX_OPS], no = 0;
+    for (int x = 0; x < p->nops && no < nops; x++)
+        for (int i = 0; i < nops; i++)
+            if (ops[i] == p->topo[x] && i != sink)
+                order[no++] = ops[i];
+    order[no++] = ops[sink];
+    const char *lists[] = {"inputs", "outputs", "base_costs", "op_types", "op_kinds", "op_names"};
+    for (int l = 0; l < 6; l++) {
+        jput(&b, "],\"%s\":[", lists[l]);
+        for (int i = 0; i < no; i++) {
+            const ft_op *op = &p->ops[order[i]];
+            jput(&b, "%s", i ? "," : "");
+            if (l == 0 || l == 1) {
+                jput(&b, "[");
+                for (int q = 0; q < (l == 0 ? op->ninputs : 1); q++) {
+                    int t = l == 0 ? op->inputs[q] : op->output, id = 0;
+                    while (map[id] != t)
+                        id++;
+                    jput(&b, "%s%d", q ? "," : "", id);
+                }
+                jput(&b, "]");
+            } else if (l == 2) {
+                jput(&b, "1");
+            } else if (l == 3) {
+                jput(&b, "\"%s\"", ft_op_type_name(op->type));
+            } else if (l == 4) {
+                jput_name(&b, op->kind ? op->kind : ft_op_type_name(op->type));
+            } else {
+                jput_name(&b, op->name ? op->name : op->kind ? op->kind : ft_op_type_name(op->type));
+            }
+        }
+    }
+    jput(&b, "],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}");
+    if (b.bad) {
+        ft__free(b.s);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    const ft_op *last = &p->ops[ops[sink]];
+    int rc = ft_problem_parse(b.s, last->name ? last->name : last->kind ? last->kind : "kernel", out, st);
+    ft__free(b.s);
+    if (rc)
+        return rc;
+    for (int i = 0; i <= nin; i++)
+        ids[i] = map[i];
+    return FT_OK;
+}
+
 /* ------------------------------------------------------------- prediction */
 
 /* Candidate extents along an axis of length len with native extent nat:
@@ -85,7 +243,7 @@ static int cand_cmp(const void *a, const void *b)
  * at the fastest bandwidths (ft__fastest_rates). */
 static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
 {
-    const ft_op *op = &p->ops[0];
+    const ft_op *op = &p->ops[p->nops - 1];
     const ft_tensor *out = &p->tensors[op->output];
     int64_t ntx = ft__ceil_div(out->width, w), nty = ft__ceil_div(out->height, h), tiles = ntx * nty;
     int64_t steps = op->type == FT_OP_MATMUL ? ft__ceil_div(op->k, k) : 1;
@@ -104,9 +262,9 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
                      (double)ft__units(p);
     ft__rates r;
     ft__fastest_rates(p, &r);
-    double loaded = 0;
-    for (int i = 0; i < op->ninputs; i++)
-        loaded += (double)ft_tensor_size(p, op->inputs[i]);
+    double loaded = 0;   /* the kernel's inputs: what no op of it produces */
+    for (int i = 0; i < p->ngraph_inputs; i++)
+        loaded += (double)ft_tensor_size(p, p->graph_inputs[i]);
     double memory = fmax(loaded / r.rb, (double)ft_tensor_size(p, op->output) / r.wb);
     return p->timing.launch_overhead + fmax(compute, memory);
 }
@@ -134,7 +292,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     }
     if (occupied > 0 && p->timing.cache_capacity > 0)
         p->timing.cache_capacity = fmax(p->timing.cache_capacity - occupied, CACHE_LEFT_MIN);
-    const ft_op *op = &p->ops[0];
+    const ft_op *op = &p->ops[p->nops - 1];   /* the kernel's last op writes its output */
     const ft_tensor *out = &p->tensors[op->output];
     int64_t ow = out->width, oh = out->height;
     int ncand = 0;
@@ -170,8 +328,10 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     sctx x = {flags, flags + p->ntensors + 1, flags + 2 * (p->ntensors + 1)};
     x.written[op->output] = 1;
     mixinfo mx;
-    int zero = 0;
-    ft_subgraph one = {.nops = 1, .ops = &zero};
+    int all[FT_KERNEL_MAX_OPS];
+    for (int i = 0; i < p->nops; i++)
+        all[i] = i;
+    ft_subgraph one = {.nops = p->nops, .ops = all};
     ft_subgraph *sg = &one;
     ft__probe_mixed(&S, &x, sg, &mx);
     double best = INFINITY;
@@ -190,7 +350,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     ft_problem_free(p);
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
-                        k->ops[0].kind ? k->ops[0].kind : "op", (long long)ow, (long long)oh,
+                        op->kind ? op->kind : "op", (long long)ow, (long long)oh,
                         fixed ? "the granularity given no longer" : "no granularity", t->name);
     *cycles = best;
     return FT_OK;
@@ -237,6 +397,8 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
     ft_status_clear(st);
     if (t->contest)
         return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
+    if (k->nops < 1 || k->nops > FT_KERNEL_MAX_OPS)
+        return ft__fail(st, FT_EINPUT, 0, "kernel of %d ops (1 to %d, FT_KERNEL_MAX_OPS)", k->nops, FT_KERNEL_MAX_OPS);
     ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
     int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, cycles, &best, st);
     if (fixed && fixed->split == 1) {
@@ -248,9 +410,11 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
         return rc;
     if (rc)
         *cycles = INFINITY;
-    const ft_op *op = &k->ops[0];
+    const ft_op *op = &k->ops[k->nops - 1];
     int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
-    for (int s = 2; op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
+    /* split-K for a kernel that is one MatMul alone (a fused kernel's
+     * operand is made inside it) */
+    for (int s = 2; k->nops == 1 && op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
         if (fixed && fixed->split != s)
             continue;
         if (ft__ceil_div(op->k, s) < t->native_k || (m < n ? m : n) > INT64_MAX / 2 / s)
@@ -317,8 +481,7 @@ static int reuse_spans(const ft_meas_row *r, int *span, ft_status *st)
         last[x] = -1;
     for (int64_t s = 0; s < 2 * (int64_t)n; s++) {
         int i = (int)(s % n);
-        const ft_problem *k = r->kernels[i];
-        int nin = k->ops[0].ninputs;
+        int nin = r->kernels[i]->ngraph_inputs;
         if (s >= n) {
             span[i] = 1;
             for (int q = 0; q < nin; q++) {
@@ -341,14 +504,13 @@ static int reuse_spans(const ft_meas_row *r, int *span, ft_status *st)
 static double window_others(const ft_meas_row *r, int i, int span, double cap, int *mark, int *gen)
 {
     int n = r->nkernels, g = ++*gen;
-    const ft_problem *k = r->kernels[i];
-    for (int q = 0; q <= k->ops[0].ninputs; q++)
+    for (int q = 0; q <= r->kernels[i]->ngraph_inputs; q++)
         mark[r->tensors[i][q]] = g;
     double held = 0;
     for (int d = 1; d < span && held <= cap; d++) {
         int j = ((i - d) % n + n) % n;
         const ft_problem *kj = r->kernels[j];
-        for (int q = 0; q <= kj->ops[0].ninputs; q++) {
+        for (int q = 0; q <= kj->ngraph_inputs; q++) {
             int x = r->tensors[j][q];
             if (mark[x] != g) {
                 mark[x] = g;
@@ -361,6 +523,12 @@ static double window_others(const ft_meas_row *r, int i, int span, double cap, i
 
 int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *fixed, ft_kernel_choice *chosen,
                     double *us, ft_status *st)
+{
+    return ft_meas_predict_kernels(r, t, fixed, chosen, NULL, us, st);
+}
+
+int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *fixed,
+                            ft_kernel_choice *chosen, double *kernel_us, double *us, ft_status *st)
 {
     int n = r->nkernels;
     int *span = ft__malloc(sizeof *span * (size_t)(n > 0 ? n : 1));
@@ -379,6 +547,8 @@ int ft_meas_predict(const ft_meas_row *r, const ft_target *t, const ft_kernel_ch
         rc = ft_kernel_time_shared(r->kernels[i], t, fixed ? &fixed[i] : NULL, held, &c, chosen ? &chosen[i] : NULL, st);
         if (rc == FT_OK)
             ksum_add(&sum, c);
+        if (rc == FT_OK && kernel_us)
+            kernel_us[i] = c / t->clock_hz * 1e6;
     }
     ft__free(span);
     ft__free(mark);

@@ -21,6 +21,7 @@ const char *ft_meas_format_name(ft_meas_format f)
     case FT_MEAS_POINTWISE: return "pointwise";
     case FT_MEAS_GRAPH_OPS: return "graph_ops";
     case FT_MEAS_GRAPHS: return "graphs";
+    case FT_MEAS_MODELS: return "models";
     }
     return "?";
 }
@@ -137,6 +138,56 @@ static int add_op(ft_meas_row *r, const ft_problem *p, int o, ft_status *st)
     ft_problem *k;
     int rc = ft_kernel_new(&k, type, kind, nin, w, h, st);
     return rc ? rc : row_add(r, k, ids, st);
+}
+
+/* The kernels of problem p as PyTorch's eager mode runs them: one per
+ * group of p's op_kernels (each op alone when p has none), in the order
+ * of their first ops in p's topological order. */
+static int add_eager_kernels(ft_meas_row *r, const ft_problem *p, ft_status *st)
+{
+    int ids[FT_KERNEL_MAX_OPS * (FT_KERNEL_MAX_INPUTS + 1) + 1];
+    int *done = ft__calloc((size_t)p->nops + 1, sizeof *done);
+    if (!done)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    if (r->ntensors < p->ntensors)
+        r->ntensors = p->ntensors;
+    int rc = FT_OK;
+    for (int x = 0; x < p->nops && rc == FT_OK; x++) {
+        int o = p->topo[x];
+        if (done[o])
+            continue;
+        int ops[FT_KERNEL_MAX_OPS], n = 0;
+        for (int y = x; y < p->nops; y++) {
+            int q = p->topo[y];
+            if (done[q] || (q != o && (!p->op_kernels || p->op_kernels[q] != p->op_kernels[o])))
+                continue;
+            if (n == FT_KERNEL_MAX_OPS) {
+                rc = ft__fail(st, FT_EINPUT, 0, "%s: kernel %d (op_kernels) has more than %d ops (FT_KERNEL_MAX_OPS)",
+                              p->name, p->op_kernels[o], FT_KERNEL_MAX_OPS);
+                break;
+            }
+            ops[n++] = q;
+            done[q] = 1;
+        }
+        ft_problem *k;
+        if (rc == FT_OK && (rc = ft_kernel_of_ops(p, ops, n, &k, ids, st)) == FT_OK)
+            rc = row_add(r, k, ids, st);
+    }
+    ft__free(done);
+    return rc;
+}
+
+int ft_meas_model_problem(const char *model, long long batch, char *buf, size_t n, ft_status *st)
+{
+    size_t len = strlen(model);
+    if (!len || len > MAX_NAME || strspn(model, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != len ||
+        model[0] == '.')
+        return ft__fail(st, FT_EINPUT, 0, "\"%.60s\" is not a model name (letters, digits, _ - and .)", model);
+    if (batch < 1)
+        return ft__fail(st, FT_EINPUT, 0, "batch %lld is not positive", batch);
+    if ((size_t)snprintf(buf, n, "%s-b%lld.json", model, batch) >= n)
+        return ft__fail(st, FT_EINPUT, 0, "%s: the name is too long", model);
+    return FT_OK;
 }
 
 /* ------------------------------------------------------------------ parsing */
@@ -258,7 +309,7 @@ static int problem_named(reader *rd, const char *name, const char *column, const
 
 /* Column indices of the formats' fields; -1 where absent. */
 typedef struct columns {
-    int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, time;
+    int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, model, batch, time;
     const char *time_name;
 } columns;
 
@@ -284,7 +335,11 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     c->out_w = column(rd, "out_w");
     c->out_h = column(rd, "out_h");
     c->ops = column(rd, "ops");
-    if (c->m >= 0 && c->n >= 0 && c->k >= 0)
+    c->model = column(rd, "model");
+    c->batch = column(rd, "batch");
+    if (c->model >= 0 && c->batch >= 0)
+        *f = FT_MEAS_MODELS;
+    else if (c->m >= 0 && c->n >= 0 && c->k >= 0)
         *f = FT_MEAS_GEMM;
     else if (c->op >= 0 && c->ninputs >= 0 && c->elements >= 0)
         *f = FT_MEAS_POINTWISE;
@@ -296,8 +351,9 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     else
         return fail_at(rd, NULL,
                        "header names no known format (gemm: M N K; pointwise: op ninputs elements; graph_ops: problem "
-                       "op type out_w out_h K ninputs; graphs: problem ops)");
-    c->time_name = *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph";
+                       "op type out_w out_h K ninputs; graphs: problem ops; models: model batch)");
+    int whole = *f == FT_MEAS_GRAPHS || *f == FT_MEAS_MODELS;
+    c->time_name = whole ? "us_cudagraph" : "us_graph";
     c->time = column(rd, c->time_name);
     if (c->time < 0 && *f == FT_MEAS_GRAPHS) {
         c->time_name = "us_graph";
@@ -305,7 +361,7 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     }
     if (c->time < 0)
         return fail_at(rd, NULL, "no %s column (the measured time per CUDA graph replay)",
-                       *f == FT_MEAS_GRAPHS ? "us_cudagraph" : "us_graph");
+                       whole ? "us_cudagraph" : "us_graph");
     return FT_OK;
 }
 
@@ -361,6 +417,25 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
         static const int ins[3] = {0, 1, 2};
         return add_pointwise(r, known[which].kind, known[which].nin, ins, known[which].nin, w, h, rd->st);
+    }
+    if (f == FT_MEAS_MODELS) {
+        const char *model = get_str(rd, c->model);
+        int64_t batch;
+        char file[MAX_NAME + 64];
+        ft_status mst;
+        const ft_problem *p = NULL;
+        if ((rc = get_int(rd, c->batch, "batch", 1, MAX_EXTENT, &batch)))
+            return rc;
+        if (ft_meas_model_problem(model, (long long)batch, file, sizeof file, &mst))
+            return fail_at(rd, "model", "%s", mst.msg);
+        file[strlen(file) - strlen(".json")] = 0;
+        if ((rc = problem_named(rd, file, "model", &p)))
+            return rc;
+        snprintf(label, sizeof label, "%s b%lld", model, (long long)batch);
+        if (!(r->problem = ft__strdup(model)) || !(r->label = ft__strdup(label)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        r->batch = (int)batch;
+        return add_eager_kernels(r, p, rd->st);
     }
     const char *name = get_str(rd, c->problem);
     const ft_problem *p = NULL;
@@ -482,6 +557,8 @@ done:
 
 int ft_meas_held_out(const ft_measured *m, int i)
 {
+    if (m->format == FT_MEAS_MODELS)
+        return 1;   /* whole networks check a model; calibration never fits them */
     if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE)
         return i % 3 == 2;
     const char *name = m->rows[i].problem;
