@@ -49,7 +49,6 @@ typedef struct ft_meas_row {
                             * "resnet18 b32" */
     char *problem;         /* graph_ops, graphs: the problem's name; models: the
                             * model's ("resnet18"); else NULL */
-    int batch;             /* models: the batch; else 0 */
     double measured_us;    /* us_graph (us_cudagraph for graphs), > 0 */
     int nkernels;
     ft_problem **kernels;  /* one-op problems, as measured (before a target is applied) */
@@ -57,6 +56,7 @@ typedef struct ft_meas_row {
                             * output; ids 0 .. ntensors - 1): which kernels of a
                             * replay share data (ft_meas_predict); NULL: none do */
     int ntensors;
+    int batch;             /* models: the batch; else 0 */
 } ft_meas_row;
 
 typedef struct ft_measured {

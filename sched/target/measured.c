@@ -49,7 +49,7 @@ void ft_measured_free(ft_measured *m)
 
 /* ---------------------------------------------------------------- kernels */
 
-/* Append kernel k to row r (takes it); ids (k's ninputs + 1 entries,
+/* Append kernel k to row r (takes it); ids (k's ngraph_inputs + 1 entries,
  * each >= 0) are the row's ids of its inputs and output. */
 static int row_add(ft_meas_row *r, ft_problem *k, const int *ids, ft_status *st)
 {
@@ -57,7 +57,7 @@ static int row_add(ft_meas_row *r, ft_problem *k, const int *ids, ft_status *st)
         ft_problem_free(k);
         return ft__fail(st, FT_EINPUT, 0, "%s: more than %d kernels", r->label, FT_MEAS_MAX_KERNELS);
     }
-    int nt = k->ops[0].ninputs + 1;
+    int nt = k->ngraph_inputs + 1;   /* its inputs (what no op of it makes), then its output */
     ft_problem **nk = ft__realloc(r->kernels, sizeof *nk * (size_t)(r->nkernels + 1));
     if (nk)
         r->kernels = nk;

@@ -397,6 +397,83 @@ static void test_calib_reset_interval(void **state)
     ft_measured_free(m);
 }
 
+/* A models file: the problem of each row (MODEL-bBATCH.json) run one
+ * kernel per op_kernels group; a convolution's im2col and MatMul fused in
+ * one kernel never move the patch matrix, so the kernel is faster than the
+ * two apart; op_kernels is written back by ft_problem_to_json. */
+static void test_meas_models_fused_kernels(void **state)
+{
+    (void)state;
+    static const char tiny[] =
+        "{\"widths\":[64,576,64,64,64],\"heights\":[4096,4096,576,4096,4096],\"inputs\":[[0],[1,2],[3]],"
+        "\"outputs\":[[1],[3],[4]],\"base_costs\":[1,1,1],\"op_types\":[\"Layout\",\"MatMul\",\"Pointwise\"],"
+        "\"fast_memory_capacity\":600000,\"slow_memory_bandwidth\":50,\"native_granularity\":[128,128],"
+        "\"op_names\":[\"conv/im2col\",\"conv\",\"bn\"],\"op_kinds\":[\"conv2d\",\"conv2d\",\"batch_norm\"],"
+        "\"op_kernels\":[0,0,1]}\n";
+    put("tiny-b4.json", tiny);
+    char pdir[400];
+    snprintf(pdir, sizeof pdir, "%s", dir);
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("models.tsv", "model\tbatch\tus_eager\tus_cudagraph\ntiny\t4\t90\n"), pdir, &m, &st),
+                     FT_EINPUT);   /* no time */
+    assert_non_null(strstr(st.msg, "us_cudagraph: missing"));
+    assert_int_equal(ft_measured_load(put("models.tsv", "model\tbatch\tus_eager\tus_cudagraph\ntiny\t4\t90\t20\n"), pdir, &m, &st),
+                     FT_OK);
+    assert_int_equal(m->format, FT_MEAS_MODELS);
+    assert_string_equal(m->rows[0].label, "tiny b4");
+    assert_int_equal(m->rows[0].batch, 4);
+    assert_true(ft_meas_held_out(m, 0));
+    const ft_meas_row *r = &m->rows[0];
+    assert_int_equal(r->nkernels, 2);
+    assert_int_equal(r->kernels[0]->nops, 2);   /* im2col + MatMul */
+    assert_int_equal(r->kernels[0]->ops[1].type, FT_OP_MATMUL);
+    assert_int_equal(r->kernels[0]->ngraph_inputs, 2);   /* the feature map and the weight, not the patch matrix */
+    assert_int_equal(r->tensors[0][0], 0);
+    assert_int_equal(r->tensors[0][1], 2);
+    assert_int_equal(r->tensors[0][2], 3);
+    ft_target *t = h100();
+    double fused, kus[2], us;
+    assert_int_equal(ft_meas_predict_kernels(r, t, NULL, NULL, kus, &us, &st), FT_OK);
+    assert_true(kus[0] > 0 && kus[1] > 0 && us >= kus[0] + kus[1]);
+    assert_int_equal(ft_kernel_time(r->kernels[0], t, NULL, &fused, NULL, &st), FT_OK);
+    /* the same two ops as two kernels: the patch matrix written and read */
+    ft_problem *p;
+    assert_int_equal(ft_problem_parse(tiny, "tiny", &p, &st), FT_OK);
+    int one[1] = {0}, two[1] = {1}, ids[FT_KERNEL_MAX_OPS * (FT_KERNEL_MAX_INPUTS + 1) + 1];
+    ft_problem *k0, *k1;
+    assert_int_equal(ft_kernel_of_ops(p, one, 1, &k0, ids, &st), FT_OK);
+    assert_int_equal(ft_kernel_of_ops(p, two, 1, &k1, ids, &st), FT_OK);
+    double c0, c1;
+    assert_int_equal(ft_kernel_time(k0, t, NULL, &c0, NULL, &st), FT_OK);
+    assert_int_equal(ft_kernel_time(k1, t, NULL, &c1, NULL, &st), FT_OK);
+    printf("  conv as one kernel %.0f cycles, as im2col and MatMul apart %.0f + %.0f\n", fused, c0, c1);
+    assert_true(fused < c0 + c1);
+    ft_problem_free(k0);
+    /* two outputs in one kernel are refused */
+    int both[2] = {0, 2};
+    assert_int_equal(ft_kernel_of_ops(p, both, 2, &k0, ids, &st), FT_EINPUT);
+    assert_non_null(strstr(st.msg, "two outputs"));
+    /* op_kernels written back */
+    char *text = ft_problem_to_json(p);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"op_kernels\": [0,0,1]") ? text : strstr(text, "\"op_kernels\":[0,0,1]"));
+    ft_problem *q;
+    assert_int_equal(ft_problem_parse(text, "again", &q, &st), FT_OK);
+    assert_non_null(q->op_kernels);
+    assert_int_equal(q->op_kernels[2], 1);
+    ft_problem *c = ft_problem_clone(q);
+    assert_non_null(c);
+    assert_int_equal(c->op_kernels[0], 0);
+    ft_free(text);
+    ft_problem_free(c);
+    ft_problem_free(q);
+    ft_problem_free(k1);
+    ft_problem_free(p);
+    ft_target_free(t);
+    ft_measured_free(m);
+}
+
 /* Calibration recovers the settings of a known target from times
  * predicted with it, starting from other values. */
 static void test_calibrate_recovers_synthetic(void **state)
@@ -422,7 +499,7 @@ static void test_calibrate_recovers_synthetic(void **state)
                 ft_status st;
                 assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
                 int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-                ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3};
+                ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0};
                 double us;
                 assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
                 len += (size_t)sprintf(text + len, "%lld\t%lld\t%lld\t%.17g\n", (long long)m, (long long)n, (long long)k, us);
@@ -442,7 +519,7 @@ static void test_calibrate_recovers_synthetic(void **state)
             ft_problem *two[2] = {kp, kp};   /* add3: two adds, (a + b) + c */
             int add1[3] = {0, 1, o == 3 ? 4 : 2}, add2[3] = {4, 2, 3}, one[2] = {0, 1};
             int *ids[2] = {nin == 1 ? one : add1, add2};
-            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1};
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0};
             double us;
             assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
             plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
@@ -516,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_meas_replay_shares_cache),
         cmocka_unit_test(test_meas_replay_interval),
         cmocka_unit_test(test_calib_reset_interval),
+        cmocka_unit_test(test_meas_models_fused_kernels),
         cmocka_unit_test(test_calibrate_recovers_synthetic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
