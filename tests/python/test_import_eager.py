@@ -1,4 +1,4 @@
-"""test_import_eager.py - `fusetile import --as eager`: batch norm kept, each op its own kernel, a convolution's im2col and MatMul one kernel (op_kernels), and the default lowering unchanged."""
+"""test_import_eager.py - `fusetile import --as eager`: batch norm kept (with its statistics kernels), cuDNN's transposes around a convolution, each op its own kernel, a convolution's im2col and MatMul one kernel (op_kernels), and the default lowering unchanged."""
 
 import json
 import os
@@ -36,17 +36,20 @@ def lowered(as_):
 class TestEager(unittest.TestCase):
     def test_eager_keeps_batch_norm_and_groups_kernels(self):
         d, stats = lowered("eager")
-        kinds = d["op_kinds"]
-        self.assertEqual(kinds, ["conv2d", "conv2d", "batch_norm", "relu", "add", "adaptive_avg_pool2d"])
-        self.assertEqual(d["op_types"], ["Layout", "MatMul", "Pointwise", "Pointwise", "Pointwise", "Layout"])
-        # im2col and the MatMul share kernel 0; batch norm, relu, add and the pool one each; the view is free
-        self.assertEqual(d["op_kernels"], [0, 0, 1, 2, 3, 4])
+        self.assertEqual(d["op_names"], ["conv/to_nhwc", "conv/im2col", "conv/weight_to_nhwc", "conv", "conv/to_nchw",
+                                         "bn/copy", "bn/invstd", "bn", "relu", "add", "pool"])
+        self.assertEqual(d["op_types"], ["Layout", "Layout", "Layout", "MatMul", "Layout",
+                                         "Pointwise", "Pointwise", "Pointwise", "Pointwise", "Pointwise", "Layout"])
+        # im2col and the MatMul share kernel 1 (implicit GEMM); cuDNN's transposes of the input, the
+        # weight and the output, batch norm's three kernels, relu, add and the pool one each; the view is free
+        self.assertEqual(d["op_kernels"], [0, 1, 2, 1, 3, 4, 5, 6, 7, 8, 9])
         self.assertEqual(stats["batch_norm kept as its own kernel (--as eager)"], 1)
-        # batch norm reads the conv's output (72 x 8, channels-last), its weights folded
-        bn = kinds.index("batch_norm")
-        mm = d["op_types"].index("MatMul")
-        self.assertEqual(d["inputs"][bn], d["outputs"][mm])
-        self.assertEqual((d["heights"][d["outputs"][bn][0]], d["widths"][d["outputs"][bn][0]]), (72, 8))
+        shape = lambda o: (d["heights"][d["outputs"][o][0]], d["widths"][d["outputs"][o][0]])  # noqa: E731
+        # the transposes keep the shape (72 x 8 channels-last, 72 x 8 weights); batch norm's
+        # statistics kernels run on its 8 channels; the transform reads the conv's output
+        self.assertEqual([shape(o) for o in (0, 2, 4, 5, 6, 7)], [(72, 8), (72, 8), (72, 8), (1, 8), (1, 8), (72, 8)])
+        self.assertEqual(d["inputs"][7], d["outputs"][4])
+        self.assertEqual(d["inputs"][1], d["outputs"][0])   # im2col reads the transposed input
 
     def test_default_folds_batch_norm_and_has_no_kernels(self):
         d, stats = lowered("compiler")
@@ -78,10 +81,10 @@ class TestEager(unittest.TestCase):
             r = subprocess.run([sys.executable, "-m", "fusetile.importer", model + ":M", "--as", "eager", "-o", out],
                                capture_output=True, text=True, env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("3 kernels as PyTorch runs them", r.stderr)
+            self.assertIn("8 kernels as PyTorch runs them", r.stderr)
             with open(out) as f:
                 d = json.load(f)
-            self.assertEqual(d["op_kernels"], [0, 0, 1, 2])
+            self.assertEqual(d["op_kernels"], [0, 1, 2, 1, 3, 4, 5, 6, 7])
             bad = subprocess.run([sys.executable, "-m", "fusetile.importer", model + ":M", "--as", "fused"],
                                  capture_output=True, text=True, env=env)
             self.assertEqual(bad.returncode, 2)
@@ -90,12 +93,12 @@ class TestEager(unittest.TestCase):
                 r = subprocess.run([fusetile, "schedule", out, "--time-limit", "0.2", "-o", os.path.join(tmp, "s.json")],
                                    capture_output=True, text=True)
                 self.assertEqual(r.returncode, 0, r.stderr)
-                d["op_kernels"][1] = 7
+                d["op_kernels"][1] = 17
                 with open(out, "w") as f:
                     json.dump(d, f)
                 r = subprocess.run([fusetile, "schedule", out, "--time-limit", "0.2"], capture_output=True, text=True)
                 self.assertEqual(r.returncode, 2)
-                self.assertIn("op_kernels[1] is 7, out of range (0 to 3)", r.stderr)
+                self.assertIn("op_kernels[1] is 17, out of range (0 to 8)", r.stderr)
 
 
 if __name__ == "__main__":

@@ -262,6 +262,9 @@ class _Lowering:
             raise ImportFailure(node_where(n.name, n.op), "a convolution whose weight is computed is not supported",
                                 "the weight must be a parameter")
         X = self.request(x, nchw(), name, n.op)
+        if self.opts.eager:   # cuDNN on a channels-first tensor: a transpose kernel to channels-last first
+            X = self.p.layout(X, N * H * W, Cin, 1, f"{name}/to_nhwc", n.op, f"{name}/to_nhwc")
+            self.stats["conv2d input and weight transposed to channels-last by kernels of their own (--as eager)"] += 1
         rows = N * Ho * Wo
         identity_window = kh == 1 and kw == 1 and a["stride"] == [1, 1] and not any(a["padding"])
         if g == 1:
@@ -273,6 +276,8 @@ class _Lowering:
                 L = self.p.layout(X, rows, K, 1, f"{name}/im2col", n.op, f"{name}/im2col")
                 self.stats["conv2d im2col Layout"] += 1
             R = self.weight(w, K, Cout, name, n.op)
+            if self.opts.eager:
+                R = self.p.layout(R, K, Cout, 1, f"{name}/weight_to_nhwc", n.op, f"{name}/weight_to_nhwc")
             O = self.p.matmul(L, R, name, n.op, out)
             if L is not X:
                 self.p.same_kernel(L, O)
@@ -303,6 +308,9 @@ class _Lowering:
             self.p.same_kernel(L, Of)
             O = self.p.layout(Of, rows, Cout, 1, name, n.op, out)
             self.stats["grouped conv2d folded into one GEMM"] += 1
+        if self.opts.eager:   # and the output back to channels-first
+            O = self.p.layout(O, rows, Cout, 1, f"{name}/to_nchw", n.op, f"{name}/to_nchw")
+            self.stats["conv2d output transposed back to channels-first by a kernel of its own (--as eager)"] += 1
         self.mat[out] = (O, nchw())
 
     def _linear(self, n):
@@ -352,8 +360,17 @@ class _Lowering:
     def _batch_norm(self, n):
         x, out = n.inputs[0], n.outputs[0]
         prod_node = self.producer.get(x)
-        if self.opts.eager:   # PyTorch's eager mode runs batch norm as a kernel of its own
+        if self.opts.eager:   # PyTorch's eager mode runs batch norm as kernels of its own
             self.stats["batch_norm kept as its own kernel (--as eager)"] += 1
+            shape = self.shape(x)
+            C = shape[1] if len(shape) > 1 else shape[0]
+            name = self.disp[n.name]
+            # eval mode on CUDA (at::native): a copy of the per-channel statistics and
+            # their inverse standard deviation, each a kernel on C elements, then the
+            # transform of the input
+            stats = self.p.tensor(1, C, f"{name}/statistics")
+            copied = self.p.pointwise([stats], 1, C, 1, f"{name}/copy", n.op, f"{name}/copy")
+            self.p.pointwise([copied], 1, C, 1, f"{name}/invstd", n.op, f"{name}/invstd")
             self._elementwise(n)
             return
         if (prod_node is not None and prod_node.op in ("conv2d", "linear") and x in self.mat
