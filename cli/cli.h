@@ -308,7 +308,8 @@ int cmd_validate(int argc, char **argv);
  * (its header has model and batch), make a temporary directory (under
  * $TMPDIR, else /tmp), name it in dir (n bytes) and import each row's
  * torchvision:MODEL into it as MODEL-bBATCH.json (`fusetile import --as
- * eager`, input BATCH x 3 x image x image, bf16); dir is "" for another
+ * eager`, input BATCH x 3 x image x image, bf16) and, for the headroom, as
+ * MODEL-bBATCH-compiler.json (the default lowering); dir is "" for another
  * format.  EXIT_OK, or EXIT_USAGE after one line naming the file, line and
  * model when an import fails (the importer's own line before it).  Rows
  * with bad fields are left to ft_measured_load. */
@@ -320,8 +321,10 @@ void cli_models_cleanup(const char *dir);
 
 /* The fusion-headroom report of models row r (its problem in dir,
  * predicted_us its eager prediction) to out: as PyTorch runs it (measured
- * and predicted), fusetile's best schedule (ft_search for limit_s seconds
- * on the problem with target_name applied) and the lower bound, both plus
+ * and predicted), fusetile's best schedule (ft_search for limit_s seconds,
+ * target_name applied) of DIR/MODEL-bBATCH-compiler.json when there is one
+ * (the model as a compiler lowers it), else of the eager problem, and its
+ * lower bound, both plus
  * the target's run_overhead, and the ratios; with json one object.
  * EXIT_OK, else EXIT_USAGE or EXIT_INVALID after one line. */
 int cli_models_headroom(const ft_meas_row *r, const char *dir, const char *target_name, double predicted_us,

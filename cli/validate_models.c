@@ -11,6 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The file a models row's problem as a compiler lowers it (batch norm
+ * folded, no framework kernels) has in place of ".json": the headroom's
+ * best schedule and bound are that problem's when it is there. */
+#define MODELS_COMPILER_SUFFIX "-compiler.json"
+
 /* Longest line of a models file read whole, and most columns looked at. */
 #define MODELS_LINE_MAX 4096
 #define MODELS_MAX_COLUMNS 64
@@ -30,15 +35,15 @@ static int tab_fields(char *s, char **f, int max)
     return n;
 }
 
-/* Run `fusetile import torchvision:MODEL --as eager --input-shape
+/* Run `fusetile import torchvision:MODEL --as LOWERING --input-shape
  * BATCHx3xSxS --dtype bf16 -q -o OUT` in a child; its exit status (2 when
  * it could not run). */
-static int run_import(const char *model, long long batch, int image, const char *out)
+static int run_import(const char *model, long long batch, int image, const char *lowering, const char *out)
 {
     char spec[300], shape[96];
     snprintf(spec, sizeof spec, "torchvision:%s", model);
     snprintf(shape, sizeof shape, "%lldx3x%dx%d", batch, image, image);
-    char *argv[] = {"import", spec, "--as", "eager", "--input-shape", shape, "--dtype", "bf16", "-q", "-o", (char *)out, NULL};
+    char *argv[] = {"import", spec, "--as", (char *)lowering, "--input-shape", shape, "--dtype", "bf16", "-q", "-o", (char *)out, NULL};
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
@@ -99,8 +104,11 @@ int cli_models_import(const char *meas_path, int image, char *dir, size_t n)
         snprintf(out, sizeof out, "%s/%s", dir, file);
         if (access(out, F_OK) == 0)
             continue;   /* the same model and batch on an earlier row */
-        fprintf(stderr, "%s: validate: importing torchvision:%s at batch %lld (--as eager)\n", cli_progname, fld[cm], batch);
-        if (run_import(fld[cm], batch, image, out) != 0) {
+        fprintf(stderr, "%s: validate: importing torchvision:%s at batch %lld (--as eager, and as a compiler lowers it)\n",
+                cli_progname, fld[cm], batch);
+        char fused[PATH_MAX + 320];
+        snprintf(fused, sizeof fused, "%.*s%s", (int)(strlen(out) - strlen(".json")), out, MODELS_COMPILER_SUFFIX);
+        if (run_import(fld[cm], batch, image, "eager", out) != 0 || run_import(fld[cm], batch, image, "compiler", fused) != 0) {
             cli_error("validate: %s:%d: model: %s at batch %lld could not be imported (fusetile import torchvision:%s "
                       "--as eager failed: see the line above)",
                       meas_path, lineno, fld[cm], batch, fld[cm]);
@@ -138,7 +146,10 @@ int cli_models_headroom(const ft_meas_row *r, const char *dir, const char *targe
         cli_error("validate: %s", st.msg);
         return EXIT_USAGE;
     }
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(path, sizeof path, "%s/%.*s%s", dir, (int)(strlen(file) - strlen(".json")), file, MODELS_COMPILER_SUFFIX);
+    int compiler = access(path, R_OK) == 0;
+    if (!compiler)
+        snprintf(path, sizeof path, "%s/%s", dir, file);
     ft_problem *p;
     ft_target *t;
     if (cli_load_problem("fusetile validate --headroom", path, target_name, 0, &p, &t) != EXIT_OK)
@@ -174,7 +185,8 @@ int cli_models_headroom(const ft_meas_row *r, const char *dir, const char *targe
         cli_json_number(out, predicted_us);
         fprintf(out, ", \"best_us\": ");
         cli_json_number(out, best_us);
-        fprintf(out, ", \"best_subgraphs\": %d, \"bound_us\": ", nsub);
+        fprintf(out, ", \"best_subgraphs\": %d, \"best_problem\": \"%s\", \"bound_us\": ", nsub,
+                compiler ? "compiler" : "eager");
         cli_json_number(out, bound_us);
         fprintf(out, ", \"headroom\": ");
         cli_json_number(out, predicted_us / best_us);
@@ -185,7 +197,8 @@ int cli_models_headroom(const ft_meas_row *r, const char *dir, const char *targe
         fprintf(out, "}");
         return EXIT_OK;
     }
-    fprintf(out, "\nfusion headroom of %s (%s)\n", r->label, path);
+    fprintf(out, "\nfusion headroom of %s (best schedule and bound of %s%s)\n", r->label, path,
+            compiler ? ": the model as a compiler lowers it" : ": the eager problem itself");
     fprintf(out, "  %-44s %12s %9s\n", "", "us", "x best");
     fprintf(out, "  %-44s %12.1f %9.2f\n", "as PyTorch runs it, measured (us_cudagraph)", r->measured_us,
             r->measured_us / best_us);

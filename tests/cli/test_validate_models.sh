@@ -47,8 +47,12 @@ check plain 0 out '^plain b2: 4 kernels' -- "$bin" validate --target "$T" --meas
 # the headroom report: eager measured and predicted, best schedule, bound
 check headroom 0 out '^fusion headroom of tiny b2' -- "$bin" validate --target "$T" --measured "$tmp/m.tsv" --problems "$tmp/p" --max-error 1000 --headroom --headroom-limit 0.3
 expect headroom-rows "no best-schedule and bound rows" grep -q "fusetile's best schedule" "$tmp/out"
+expect headroom-eager "the best schedule is not said to be the eager problem's" grep -q "tiny-b2.json: the eager problem itself" "$tmp/out"
+# with the model as a compiler lowers it beside it, the best schedule and bound are that problem's
+tiny '' >"$tmp/p/tiny-b2-compiler.json"
+check headroom-compiler 0 out 'tiny-b2-compiler.json: the model as a compiler lowers it' -- "$bin" validate --target "$T" --measured "$tmp/m.tsv" --problems "$tmp/p" --max-error 1000 --headroom --headroom-limit 0.3
 check headroom-json 0 out '"headroom"' -- "$bin" validate --target "$T" --measured "$tmp/m.tsv" --problems "$tmp/p" --max-error 1000 --headroom --headroom-limit 0.3 --json
-json_check headroom-json-fields 'len(d["headroom"]) == 1 and d["headroom"][0]["best_us"] > 0 and d["headroom"][0]["bound_us"] <= d["headroom"][0]["best_us"] * 1.0001 and abs(d["headroom"][0]["headroom"] - d["headroom"][0]["eager_us"] / d["headroom"][0]["best_us"]) < 1e-9'
+json_check headroom-json-fields 'len(d["headroom"]) == 1 and d["headroom"][0]["best_problem"] == "compiler" and d["headroom"][0]["best_us"] > 0 and d["headroom"][0]["bound_us"] <= d["headroom"][0]["best_us"] * 1.0001 and abs(d["headroom"][0]["headroom"] - d["headroom"][0]["eager_us"] / d["headroom"][0]["best_us"]) < 1e-9'
 # every format reports the 6-us split
 check gemm-split 0 out '^floor +[0-9.]+ % over [0-9]+ rows' -- "$bin" validate --target "$T" --measured "$root/targets/measured/h100/gemm.tsv"
 check gemm-split-json 0 out '"mape_floor"' -- "$bin" validate --target "$T" --measured "$root/targets/measured/h100/gemm.tsv" --json
@@ -85,6 +89,7 @@ if [ -n "$py" ] && "$py" -c 'import torch, torchvision' >/dev/null 2>&1; then
     check resnet18 0 out '^resnet18 b1 +2 +473\.200' -- env FUSETILE_PYTHON="$py" "$bin" validate --target "$T" --measured "$tmp/r18.tsv" --max-error 1000 --headroom --headroom-limit 1
     expect resnet18-kernels "not 168 kernels (20 convolutions fused with their im2col, 3 transposes each, 20 batch norms of 3 kernels)" grep -q "^resnet18 b1: 168 kernels" "$tmp/out"
     expect resnet18-headroom "no headroom report" grep -q '^  fusion headroom [0-9.]*x predicted' "$tmp/out"
+    expect resnet18-headroom-compiler "the headroom is not against the compiler lowering" grep -q 'resnet18-b1-compiler.json: the model as a compiler lowers it' "$tmp/out"
     models "nosuchnet	1	1.0	1.0" >"$tmp/unknown.tsv"
     check unknown-model 2 err 'unknown.tsv:2: model: nosuchnet at batch 1 could not be imported' -- env FUSETILE_PYTHON="$py" "$bin" validate --target "$T" --measured "$tmp/unknown.tsv"
     expect unknown-model-why "the importer's line does not name the model" grep -q 'nosuchnet' "$tmp/err"

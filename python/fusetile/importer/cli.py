@@ -51,10 +51,11 @@ MODEL is one of
   --group-split N   grouped convolutions with at most N groups become one GEMM per
                     group; more groups are folded into one GEMM (default 4)
   --as L            compiler (default): batch norm folded into its convolution, each
-                    convolution an im2col Layout and a MatMul; eager: as PyTorch's eager
-                    mode runs the model, one kernel per op (batch norm and each
-                    elementwise op their own, views free), a convolution's im2col and
-                    MatMul one kernel (implicit GEMM); the kernels go in "op_kernels"
+                    convolution an im2col Layout and a MatMul; eager: the kernels
+                    PyTorch's eager mode runs on CUDA, each op its own (batch norm
+                    as three, cuDNN's transposes around a convolution, views free),
+                    a convolution's im2col and MatMul one kernel (implicit GEMM);
+                    the kernels go in "op_kernels" (docs/LOWERING.md)
   -o, --output OUT  write there, atomically (default: stdout)
   -q, --quiet       no summary lines on stderr
   --help            this text
