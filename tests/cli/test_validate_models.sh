@@ -94,6 +94,6 @@ if [ -n "$py" ] && "$py" -c 'import torch, torchvision' >/dev/null 2>&1; then
     check unknown-model 2 err 'unknown.tsv:2: model: nosuchnet at batch 1 could not be imported' -- env FUSETILE_PYTHON="$py" "$bin" validate --target "$T" --measured "$tmp/unknown.tsv"
     expect unknown-model-why "the importer's line does not name the model" grep -q 'nosuchnet' "$tmp/err"
 else
-    skip 5 "the cases that import torchvision models: no Python 3 with torch and torchvision (install python3-torch and python3-torchvision)"
+    skip 6 "the cases that import torchvision models: no Python 3 with torch and torchvision (install python3-torch and python3-torchvision)"
 fi
 finish validate_models
