@@ -148,8 +148,44 @@ enum part { PART_ALL, PART_FIT, PART_HELD };
  * dominate (the H100's replay interval is about 3.7 us). */
 #define FLOOR_US 6.0
 
-/* Default seconds of search per model of --headroom. */
+/* Default and largest seconds of search per model of --headroom. */
 #define HEADROOM_LIMIT_S 10.0
+#define HEADROOM_MAX_S 86400.0
+
+/* The value of option `opt` (just matched) as a finite number above 0 and
+ * at most max into *out: 0, or -1 after a line saying it is not a positive
+ * `what` (or cli_opt_value's, when it is missing). */
+static int opt_positive(cli_opts *o, const char *opt, const char *what, double max, double *out)
+{
+    const char *v = cli_opt_value(o, opt);
+    char *end;
+    double x = v ? strtod(v, &end) : -1;
+    if (!v || end == v || *end || !(x > 0) || !isfinite(x) || x > max) {
+        if (v && isfinite(max))
+            cli_error("validate: %s: '%s' is not a positive %s (at most %g)", opt, v, what, max);
+        else if (v)
+            cli_error("validate: %s: '%s' is not a positive %s", opt, v, what);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* The value of option `opt` (just matched) as a count from 0 to max into
+ * *out: 0, or -1 after a line saying it is not one. */
+static int opt_count(cli_opts *o, const char *opt, int max, int *out)
+{
+    const char *v = cli_opt_value(o, opt);
+    char *end;
+    long x = v ? strtol(v, &end, 10) : -1;
+    if (!v || end == v || *end || x < 0 || x > max) {
+        if (v)
+            cli_error("validate: %s: '%s' is not a count from 0 to %d", opt, v, max);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
 
 /* MAPE (per cent) over the rows whose measured time is (above 1) or is
  * not (above 0) at least FLOOR_US; *count gets how many. */
@@ -282,25 +318,11 @@ int cmd_validate(int argc, char **argv)
         } else if (cli_opt_is(&o, arg, "--headroom")) {
             headroom = 1;
         } else if (cli_opt_is(&o, arg, "--headroom-limit")) {
-            const char *v = cli_opt_value(&o, "--headroom-limit");
-            char *end;
-            double x = v ? strtod(v, &end) : -1;
-            if (!v || end == v || *end || !(x > 0) || !isfinite(x) || x > 86400) {
-                if (v)
-                    cli_error("validate: --headroom-limit: '%s' is not a positive number of seconds (at most 86400)", v);
+            if (opt_positive(&o, "--headroom-limit", "number of seconds", HEADROOM_MAX_S, &headroom_limit))
                 return EXIT_USAGE;
-            }
-            headroom_limit = x;
         } else if (cli_opt_is(&o, arg, "--kernels")) {
-            const char *v = cli_opt_value(&o, "--kernels");
-            char *end;
-            long x = v ? strtol(v, &end, 10) : -1;
-            if (!v || end == v || *end || x < 0 || x > MAX_KERNELS_LISTED) {
-                if (v)
-                    cli_error("validate: --kernels: '%s' is not a count from 0 to %d", v, MAX_KERNELS_LISTED);
+            if (opt_count(&o, "--kernels", MAX_KERNELS_LISTED, &nkernels))
                 return EXIT_USAGE;
-            }
-            nkernels = (int)x;
         } else if (cli_opt_is(&o, arg, "--part")) {
             const char *v = cli_opt_value(&o, "--part");
             if (!v)
@@ -316,25 +338,11 @@ int cmd_validate(int argc, char **argv)
                 return EXIT_USAGE;
             }
         } else if (cli_opt_is(&o, arg, "--max-error")) {
-            const char *v = cli_opt_value(&o, "--max-error");
-            char *end;
-            double x = v ? strtod(v, &end) : -1;
-            if (!v || end == v || *end || !(x > 0) || !isfinite(x)) {
-                if (v)
-                    cli_error("validate: --max-error: '%s' is not a positive percentage", v);
+            if (opt_positive(&o, "--max-error", "percentage", INFINITY, &max_error))
                 return EXIT_USAGE;
-            }
-            max_error = x;
         } else if (cli_opt_is(&o, arg, "--worst")) {
-            const char *v = cli_opt_value(&o, "--worst");
-            char *end;
-            long x = v ? strtol(v, &end, 10) : -1;
-            if (!v || end == v || *end || x < 0 || x > MAX_WORST) {
-                if (v)
-                    cli_error("validate: --worst: '%s' is not a count from 0 to %d", v, MAX_WORST);
+            if (opt_count(&o, "--worst", MAX_WORST, &nworst))
                 return EXIT_USAGE;
-            }
-            nworst = (int)x;
         } else {
             cli_error("validate: unknown option '%s' (see 'fusetile validate --help')", arg);
             return EXIT_USAGE;

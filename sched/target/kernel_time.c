@@ -4,7 +4,6 @@
 #include "cost/score.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,50 +45,18 @@ int ft_kernel_new(ft_problem **out, const char *type, const char *kind, int nin,
     ft__free(json);
     return rc;
 }
-/* Append "%s%lld" lists and strings to a growing JSON text (kernel_of_ops). */
-typedef struct jbuf {
-    char *s;
-    size_t len, cap;
-    int bad;
-} jbuf;
-
-static void jput(jbuf *b, const char *fmt, ...) FT_PRINTF(2, 3);
-static void jput(jbuf *b, const char *fmt, ...)
+/* Write s as a JSON string at out (room for strlen(s) + 3 bytes): a '"',
+ * '\\' or control character replaced by '_' (names and kinds are for
+ * reports); the bytes written. */
+static size_t json_name(char *out, const char *s)
 {
-    if (b->bad)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->bad = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
-        char *ns = ft__realloc(b->s, cap);
-        if (!ns) {
-            b->bad = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-}
-
-/* A JSON string of s (a '"', '\\' or control character replaced by
- * '_': names and kinds are for reports). */
-static void jput_name(jbuf *b, const char *s)
-{
-    jput(b, "\"");
-    for (; s && *s; s++)
-        jput(b, "%c", (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) ? '_' : *s);
-    jput(b, "\"");
+    size_t n = 0;
+    out[n++] = '"';
+    for (; *s; s++)
+        out[n++] = (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) ? '_' : *s;
+    out[n++] = '"';
+    out[n] = 0;
+    return n;
 }
 
 int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem **out, int *ids, ft_status *st)
@@ -139,13 +106,6 @@ int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem *
         if (i != sink)
             map[nmap++] = p->ops[ops[i]].output;
 #undef PRODUCED
-    jbuf b = {NULL, 0, 0, 0};
-    jput(&b, "{\"widths\":[");
-    for (int i = 0; i < nmap; i++)
-        jput(&b, "%s%lld", i ? "," : "", (long long)p->tensors[map[i]].width);
-    jput(&b, "],\"heights\":[");
-    for (int i = 0; i < nmap; i++)
-        jput(&b, "%s%lld", i ? "," : "", (long long)p->tensors[map[i]].height);
     /* ops in the problem's topological order, the sink last */
     int order[FT_KERNEL_MAX_OPS], no = 0;
     for (int x = 0; x < p->nops && no < nops; x++)
@@ -153,40 +113,53 @@ int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem *
             if (ops[i] == p->topo[x] && i != sink)
                 order[no++] = ops[i];
     order[no++] = ops[sink];
+    /* the text's length: 24 bytes a number at most, the names as they are */
+    size_t n = 512 + (size_t)nmap * 2 * 24, lw = 0;
+    for (int i = 0; i < no; i++) {
+        const ft_op *op = &p->ops[order[i]];
+        const char *kind = op->kind ? op->kind : ft_op_type_name(op->type);
+        n += (size_t)(op->ninputs + 4) * 24 + strlen(kind) + strlen(op->name ? op->name : kind) + 32;
+    }
+    char *json = ft__malloc(n);
+    if (!json)
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+#define PUT(...) lw += (size_t)snprintf(json + lw, n - lw, __VA_ARGS__)
+    PUT("{\"widths\":[");
+    for (int i = 0; i < nmap; i++)
+        PUT("%s%lld", i ? "," : "", (long long)p->tensors[map[i]].width);
+    PUT("],\"heights\":[");
+    for (int i = 0; i < nmap; i++)
+        PUT("%s%lld", i ? "," : "", (long long)p->tensors[map[i]].height);
     const char *lists[] = {"inputs", "outputs", "base_costs", "op_types", "op_kinds", "op_names"};
     for (int l = 0; l < 6; l++) {
-        jput(&b, "],\"%s\":[", lists[l]);
+        PUT("],\"%s\":[", lists[l]);
         for (int i = 0; i < no; i++) {
             const ft_op *op = &p->ops[order[i]];
-            jput(&b, "%s", i ? "," : "");
+            const char *kind = op->kind ? op->kind : ft_op_type_name(op->type);
+            PUT("%s", i ? "," : "");
             if (l == 0 || l == 1) {
-                jput(&b, "[");
+                PUT("[");
                 for (int q = 0; q < (l == 0 ? op->ninputs : 1); q++) {
                     int t = l == 0 ? op->inputs[q] : op->output, id = 0;
                     while (map[id] != t)
                         id++;
-                    jput(&b, "%s%d", q ? "," : "", id);
+                    PUT("%s%d", q ? "," : "", id);
                 }
-                jput(&b, "]");
+                PUT("]");
             } else if (l == 2) {
-                jput(&b, "1");
+                PUT("1");
             } else if (l == 3) {
-                jput(&b, "\"%s\"", ft_op_type_name(op->type));
-            } else if (l == 4) {
-                jput_name(&b, op->kind ? op->kind : ft_op_type_name(op->type));
+                PUT("\"%s\"", ft_op_type_name(op->type));
             } else {
-                jput_name(&b, op->name ? op->name : op->kind ? op->kind : ft_op_type_name(op->type));
+                lw += json_name(json + lw, l == 4 ? kind : op->name ? op->name : kind);
             }
         }
     }
-    jput(&b, "],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}");
-    if (b.bad) {
-        ft__free(b.s);
-        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-    }
+    PUT("],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}");
+#undef PUT
     const ft_op *last = &p->ops[ops[sink]];
-    int rc = ft_problem_parse(b.s, last->name ? last->name : last->kind ? last->kind : "kernel", out, st);
-    ft__free(b.s);
+    int rc = ft_problem_parse(json, last->name ? last->name : last->kind ? last->kind : "kernel", out, st);
+    ft__free(json);
     if (rc)
         return rc;
     for (int i = 0; i <= nin; i++)
