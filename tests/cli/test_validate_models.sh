@@ -59,22 +59,19 @@ check gemm-split-json 0 out '"mape_floor"' -- "$bin" validate --target "$T" --me
 json_check gemm-split-counts 'd["n_above_6us"] + d["n_floor"] == d["n"] and d["mape_above_6us"] > 0 and d["mape_floor"] > 0'
 
 # error paths: one line naming the file, line and column; exit 2
-models "tiny	x	90.0	12.5" >"$tmp/bad.tsv"
-check bad-batch 2 err "bad.tsv:2: batch: \"x\" is not an integer" -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "tiny	0	90.0	12.5" >"$tmp/bad.tsv"
-check zero-batch 2 err "bad.tsv:2: batch: 0 is out of range" -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "../tiny	2	90.0	12.5" >"$tmp/bad.tsv"
-check bad-name 2 err 'bad.tsv:2: model: "\.\./tiny" is not a model name' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "tiny	3	90.0	12.5" >"$tmp/bad.tsv"
-check no-problem 2 err 'bad.tsv:2: model: problem tiny-b3: .*tiny-b3.json' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "tiny	2	90.0	-1" >"$tmp/bad.tsv"
-check bad-time 2 err 'bad.tsv:2: us_cudagraph: "-1" is not a positive time' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
+bad() {   # bad NAME ROW PATTERN: a models file of one row ROW is refused with PATTERN
+    models "$2" >"$tmp/bad.tsv"
+    check "$1" 2 err "$3" -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
+}
+bad bad-batch "tiny	x	90.0	12.5" 'bad.tsv:2: batch: "x" is not an integer'
+bad zero-batch "tiny	0	90.0	12.5" 'bad.tsv:2: batch: 0 is out of range'
+bad bad-name "../tiny	2	90.0	12.5" 'bad.tsv:2: model: "\.\./tiny" is not a model name'
+bad no-problem "tiny	3	90.0	12.5" 'bad.tsv:2: model: problem tiny-b3: .*tiny-b3.json'
+bad bad-time "tiny	2	90.0	-1" 'bad.tsv:2: us_cudagraph: "-1" is not a positive time'
+bad two-outputs "twoout	2	90.0	12.5" 'twoout-b2.json: the kernel of ops 0 and 3 has two outputs'
+bad op-kernels-range "range	2	90.0	12.5" 'range-b2.json: op_kernels\[3\] is 9, out of range \(0 to 3\)'
 printf 'model\tbatch\tus_eager\n' >"$tmp/bad.tsv"
 check no-time 2 err 'bad.tsv:1: no us_cudagraph column' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "twoout	2	90.0	12.5" >"$tmp/bad.tsv"
-check two-outputs 2 err 'twoout-b2.json: the kernel of ops 0 and 3 has two outputs' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
-models "range	2	90.0	12.5" >"$tmp/bad.tsv"
-check op-kernels-range 2 err 'range-b2.json: op_kernels\[3\] is 9, out of range \(0 to 3\)' -- "$bin" validate --target "$T" --measured "$tmp/bad.tsv" --problems "$tmp/p"
 check headroom-not-models 2 err '^fusetile: validate: --headroom: .*gemm.tsv is a gemm file' -- "$bin" validate --target "$T" --measured "$root/targets/measured/h100/gemm.tsv" --headroom
 check headroom-limit 2 err "^fusetile: validate: --headroom-limit: '0' is not a positive number" -- "$bin" validate --target "$T" --measured "$tmp/m.tsv" --headroom-limit 0
 check kernels-bad 2 err "^fusetile: validate: --kernels: 'x' is not a count" -- "$bin" validate --target "$T" --measured "$tmp/m.tsv" --kernels x
