@@ -1,4 +1,4 @@
-/* test_names.c - cmocka tests of the optional names of a problem (op_names, op_kinds, tensor_names: loading, clone, JSON round trip, rejections), of its imported_for, and of ft_subgraph_label. */
+/* test_names.c - cmocka tests of the optional names of a problem (op_names, op_kinds, tensor_names: loading, clone, JSON round trip, rejections), of its imported_for and op_kernels, and of ft_subgraph_label. */
 #include "ft_testutil.h"
 
 /* Three ops on six tensors (the E-mlp graph): fc1 MatMul T0 x T1 -> T2,
@@ -275,6 +275,45 @@ static void test_imported_for_rejects(void **state)
     expect_reject("{" MLP_FIELDS ", \"imported_for\": {\"target\": \"kpu\", \"dtype\": \"bf16\"}}", "imported_for.dtype: unknown member");
 }
 
+/* --------------------------------------------------------- op_kernels */
+
+/* op_kernels (issue 34: the kernels PyTorch runs) is read, cloned and
+ * written back; a problem without it has none; bad lists are refused. */
+static void test_op_kernels_kept_and_checked(void **state)
+{
+    (void)state;
+    ft_problem *p = parse_ok("{" MLP_FIELDS ", \"op_kernels\": [0, 0, 1]}");
+    assert_non_null(p->op_kernels);
+    assert_int_equal(p->op_kernels[1], 0);
+    assert_int_equal(p->op_kernels[2], 1);
+    ft_problem *c = ft_problem_clone(p);
+    assert_non_null(c);
+    assert_ptr_not_equal(c->op_kernels, p->op_kernels);
+    ft_problem_free(p);
+    char *text = ft_problem_to_json(c);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\n  \"op_kernels\": [0,0,1]\n}\n"));
+    ft_problem *q = parse_ok(text);
+    assert_int_equal(q->op_kernels[2], 1);
+    free(text);
+    ft_problem_free(q);
+    ft_problem_free(c);
+    p = parse_ok(plain_json);
+    assert_null(p->op_kernels);
+    text = ft_problem_to_json(p);
+    assert_null(strstr(text, "op_kernels"));
+    free(text);
+    ft_problem_free(p);
+    p = parse_ok("{" MLP_FIELDS ", \"op_kernels\": null}");
+    assert_null(p->op_kernels);
+    ft_problem_free(p);
+    expect_reject("{" MLP_FIELDS ", \"op_kernels\": 0}", "op_kernels: expected a list of kernel indices, got an integer");
+    expect_reject("{" MLP_FIELDS ", \"op_kernels\": [0, 1]}", "op_kernels has 2 entries, expected 3 (one per op)");
+    expect_reject("{" MLP_FIELDS ", \"op_kernels\": [0, \"a\", 1]}", "op_kernels[1] is a string, must be a kernel index");
+    expect_reject("{" MLP_FIELDS ", \"op_kernels\": [0, -1, 1]}", "op_kernels[1] is -1, out of range (0 to 2)");
+    expect_reject("{" MLP_FIELDS ", \"op_kernels\": [0, 3, 1]}", "op_kernels[1] is 3, out of range (0 to 2)");
+}
+
 /* ------------------------------------------------------------ labels */
 
 static void test_names_label_elides_common_prefix(void **state)
@@ -409,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_names_json_partial_names),
         cmocka_unit_test(test_imported_for_kept),
         cmocka_unit_test(test_imported_for_rejects),
+        cmocka_unit_test(test_op_kernels_kept_and_checked),
         cmocka_unit_test(test_names_label_elides_common_prefix),
         cmocka_unit_test(test_names_label_resnet_block),
         cmocka_unit_test(test_names_label_falls_back_to_indices),
