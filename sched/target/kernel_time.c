@@ -323,7 +323,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     ft_problem_free(p);
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
-                        op->kind ? op->kind : "op", (long long)ow, (long long)oh,
+                        k->ops[k->nops - 1].kind ? k->ops[k->nops - 1].kind : "op", (long long)ow, (long long)oh,
                         fixed ? "the granularity given no longer" : "no granularity", t->name);
     *cycles = best;
     return FT_OK;
