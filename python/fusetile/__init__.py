@@ -458,7 +458,8 @@ def import_model(model, example_inputs=None, target=None, **kw):
     tensor (or shape tuple) per model input (None: a path's default).
     target: a target file; the problem then records it as ``imported_for``.
     Keywords: dtype ('bf16', 'fp16', 'fp32', 'int8'), frontend ('auto',
-    'fx', 'onnx'), batch_split, group_split, log (a function given the
+    'fx', 'onnx'), batch_split, group_split, as_ ('compiler', or 'eager':
+    the kernels PyTorch runs, with op_kernels), log (a function given the
     notes ``fusetile import`` prints).  Falling back from torch.fx to an
     ONNX export warns :class:`FallbackWarning` (of data-dependent control
     flow only the branch the example inputs take is kept).  Errors raise
