@@ -92,9 +92,8 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
            cli_fmt15(c, lbm));
     printf("capacity ratio  %.4f\n", e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
     ft_gap g;
-    ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, &g, &st) == FT_OK)
-        cli_gap_line(stdout, &g, 0);
+    if (cli_gap(p, s, e, INFINITY, &g) == 0)
+        cli_gap_line(stdout, &g);
 }
 
 static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
@@ -129,8 +128,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     fputs(", \"capacity_ratio\": ", f);
     cli_json_number(f, e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
     ft_gap g;
-    ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, &g, &st) == FT_OK)
+    if (cli_gap(p, s, e, INFINITY, &g) == 0)
         cli_gap_json(f, &g);
     fputs(", \"subgraphs\": [", f);
     for (int i = 0; i < e->nsubgraphs; i++) {

@@ -202,6 +202,13 @@ FT_API_BEGIN
  * came later than this share (docs/LIMITS.md). */
 #define FT_FIRST_VALID_SHARE 0.1
 
+/* Share of `fusetile schedule`'s time limit that the evidence of its gap
+ * line (ft_gap_alone: each subgraph's best configuration alone) may take
+ * after the search, and never more than half of what the limit leaves;
+ * the line says how many subgraphs it covered when cut.  `evaluate` runs
+ * it whole (docs/SCHEDULER.md, "Where the gap lies"). */
+#define FT_GAP_EVIDENCE_SHARE 0.02
+
 /* --------------------------------------------------------------- output */
 
 /* Longest label ft_subgraph_label returns, in bytes (the NUL not counted);
