@@ -275,7 +275,6 @@ static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_ev
         ftpy_put(d, "bound_part", PyFloat_FromDouble(g.bound_part)) < 0 ||
         ftpy_put(d, "alone_tried", PyLong_FromLongLong(g.alone_tried)) < 0 ||
         ftpy_put(d, "alone_done", PyLong_FromLong(g.alone_done)) < 0 ||
-        ftpy_put(d, "alone_seconds", PyFloat_FromDouble(g.alone_seconds)) < 0 ||
         ftpy_put(d, "gap_in", PyUnicode_FromString(ft_gap_in_name(g.gap_in))) < 0) {
         Py_XDECREF(d);
         return NULL;
