@@ -365,20 +365,23 @@ void cli_gap_line(FILE *f, const ft_gap *g)
             "grouping (%d subgraph%s): most of the gap is ",
             g->ratio, a, g->search_part, g->bound_part, g->between, g->nsubgraphs, g->nsubgraphs == 1 ? "" : "s");
     if (g->gap_in == FT_GAP_IN_SEARCH)
-        fprintf(f,
-                "in the search's configurations (the best configuration of each subgraph alone, %lld configurations "
-                "tried over %s, is %.2f x the bound of the same subgraphs, the schedule %.2f x that: better "
-                "configurations of these subgraphs exist)\n",
-                g->alone_tried, cover, g->bound_part, g->search_part);
+        fputs("in the search's configurations (", f);
     else if (g->gap_in == FT_GAP_IN_BOUND)
-        fprintf(f,
-                "in the bound (the best configuration of each subgraph alone, %lld configurations tried over %s, is "
-                "%.2f x the bound of the same subgraphs: what no configuration of them reaches, not counted by the "
-                "bound)\n",
-                g->alone_tried, cover, g->bound_part);
+        fputs("in the bound (", f);
     else
-        fprintf(f, "in the grouping (launches, tile overheads, waves and traffic between subgraphs, which the bound "
-                   "counts once, as if one subgraph held the whole problem: fewer, larger subgraphs might remove it)\n");
+        fputs("in the grouping (launches, tile overheads, waves and traffic between subgraphs, which the bound counts "
+              "once, as if one subgraph held the whole problem: fewer, larger subgraphs might remove it; ",
+              f);
+    fprintf(f,
+            "the best configuration of each subgraph alone, %lld configurations tried over %s, is %.2f x the bound "
+            "of the same subgraphs",
+            g->alone_tried, cover, g->bound_part);
+    if (g->gap_in == FT_GAP_IN_SEARCH)
+        fprintf(f, ", the schedule %.2f x that: better configurations of these subgraphs exist)\n", g->search_part);
+    else if (g->gap_in == FT_GAP_IN_BOUND)
+        fputs(": what no configuration of them reaches, not counted by the bound)\n", f);
+    else
+        fputs(")\n", f);
 }
 
 /* Contract: cli.h. */

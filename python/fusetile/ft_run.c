@@ -599,7 +599,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (rc != FT_OK)
         return ftpy_raise_status(&st);
-    PyObject *d = eval_dict(p, s, &e, HUGE_VAL);
+    PyObject *d = eval_dict(p, s, &e, FT_GAP_EVALUATE_SECONDS);
     ft_eval_free(&e);
     return d;
 }

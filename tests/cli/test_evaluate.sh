@@ -94,6 +94,15 @@ check eval-gap-search 0 out '^gap: 5\.37 x the bound \(3276\.8\) = 5\.37 in the 
     -- "$bin" evaluate "$P" "$tmp/small.json"
 check eval-json-gap-search 0 out '"best_alone": 3276\.8, "search_part": 5\.37109375, "bound_part": 1, .*"gap_in": "search"' \
     -- "$bin" evaluate "$P" "$tmp/small.json" --json
+# --gap-time: 0 scores nothing (the line says it covered none, the parts
+# stand as ft_gap_report set them); a bad value is one line, exit 2
+check eval-gap-time-zero 0 out '^gap: 2\.00 x the bound .*most of the gap is in the grouping \(.*0 configurations tried over 0 of 2 subgraphs \(cut at 0\.00 s: the others keep their own\)' \
+    -- "$bin" evaluate "$P" "$S" --gap-time 0
+check eval-gap-time-bad 2 err "^fusetile: evaluate: --gap-time is '-1', must be a number of seconds, 0 or more$" \
+    -- "$bin" evaluate "$P" "$S" --gap-time -1
+check eval-gap-time-word 2 err "^fusetile: evaluate: --gap-time is 'soon', must be a number of seconds, 0 or more$" \
+    -- "$bin" evaluate "$P" "$S" --gap-time soon
+check eval-gap-time-missing 2 err 'option --gap-time needs a value' -- "$bin" evaluate "$P" "$S" --gap-time
 # and schedule's summary ends with it (ex1A fused: no gap; the evidence
 # covered every subgraph within its share of the limit)
 check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(the best configuration of each subgraph alone, [1-9][0-9]* configurations tried over 1 subgraph, is 1\.00 x the bound' \
