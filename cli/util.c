@@ -387,23 +387,20 @@ void cli_gap_line(FILE *f, const ft_gap *g)
 /* Contract: cli.h. */
 void cli_gap_json(FILE *f, const ft_gap *g)
 {
-    fputs(", \"gap\": {\"bound\": ", f);
-    cli_json_number(f, g->bound);
-    fputs(", \"ratio\": ", f);
-    cli_json_number(f, g->ratio);
-    fputs(", \"grouping_bound\": ", f);
-    cli_json_number(f, g->grouping_bound);
-    fprintf(f, ", \"subgraphs\": %d, \"between\": ", g->nsubgraphs);
-    cli_json_number(f, g->between);
-    fputs(", \"within\": ", f);
-    cli_json_number(f, g->within);
-    fputs(", \"best_alone\": ", f);
-    cli_json_number(f, g->best_alone);
-    fputs(", \"search_part\": ", f);
-    cli_json_number(f, g->search_part);
-    fputs(", \"bound_part\": ", f);
-    cli_json_number(f, g->bound_part);
+    const struct {
+        const char *key;
+        double v;
+    } num[] = {{"bound", g->bound},           {"ratio", g->ratio},
+               {"grouping_bound", g->grouping_bound}, {"subgraphs", g->nsubgraphs},
+               {"between", g->between},       {"within", g->within},
+               {"best_alone", g->best_alone}, {"search_part", g->search_part},
+               {"bound_part", g->bound_part}, {"alone_tried", (double)g->alone_tried},
+               {"alone_done", g->alone_done}};
+    fputs(", \"gap\": {", f);
+    for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", num[i].key);
+        cli_json_number(f, num[i].v);
+    }
     /* (not its wall time: the JSON of one schedule stays the same run to run) */
-    fprintf(f, ", \"alone_tried\": %lld, \"alone_done\": %d, \"gap_in\": \"%s\"}", g->alone_tried, g->alone_done,
-            ft_gap_in_name(g->gap_in));
+    fprintf(f, ", \"gap_in\": \"%s\"}", ft_gap_in_name(g->gap_in));
 }
