@@ -401,7 +401,7 @@ int cli_schedule_run(const cli_sched_job *job)
         rc = cli_csv_eval(job->cmd, job->csv, p, s, &ev, clock_hz);
     if (rc == EXIT_OK && !job->quiet) {
         char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF], d[FT_NUMBUF];
-        double cb = ft_lower_bound_capacity(p, job->model, NULL, NULL);
+        double cb = ev.capacity_bound; /* ft_lower_bound_capacity, from the search's figures */
         snprintf(a, sizeof a, "%.15g", ev.total);
         snprintf(b, sizeof b, "%.15g", ev.lower_bound);
         snprintf(c, sizeof c, "%g", limit);

@@ -1,4 +1,4 @@
-/* uf.h - the library's one union-find (disjoint sets over 0..n-1 in a caller's int array, path halving, the smaller root kept), used by the connectivity rule (cost/validate.c), the grouping repair (strategy/grouping.c) and the layer finder (strategy/rules.c); not installed. */
+/* uf.h - the library's one union-find (disjoint sets over 0..n-1 in a caller's int array, path halving, the smaller root kept), used by the connectivity rule (cost/validate.c), the grouping repair (strategy/grouping.c), the layer finder (strategy/rules.c) and the pattern matcher's components and blocks (strategy/pattern_graph.c, pattern_cover.c); not installed. */
 #ifndef FT_UF_H
 #define FT_UF_H
 

@@ -132,7 +132,7 @@ static inline void ft__sg_acc_tile(ft__sg_acc *a, int64_t pos, double lat)
 }
 
 /* Add n like tiles of latency lat each (their k-steps' compensated sum),
- * one unit only (no waves): the closed form's multiply (score.c), exact
+ * one unit only (no waves): the closed form's multiply (closed.c), exact
  * up to the sum's own rounding (ksum_add_n). */
 static inline void ft__sg_acc_tiles(ft__sg_acc *a, int64_t n, const ksum *lat)
 {

@@ -1,4 +1,4 @@
-/* eval.c - ft_evaluate: each subgraph in closed form where it applies (a cost per kind of tile, score.c's ft__eval_closed), else every step walked (walk.c); latencies summed exactly (ft__sg_acc, cost.h), the working set checked. */
+/* eval.c - ft_evaluate: each subgraph in closed form where it applies (a cost per kind of tile, closed.c's ft__eval_closed), else every step walked (walk.c); latencies summed exactly (ft__sg_acc, cost.h), the working set checked. */
 #include "cost/score.h"
 
 #include <math.h>

@@ -76,7 +76,7 @@ typedef struct ft__scorer {
     tmemo *tm;          /* FT_SCORE_TILE_MEMO slots ... */
     uint64_t tmgen;     /* ... valid where their generation is this one, */
     uint64_t tmsig;     /* ... the signature of what their costs depend on
-                           (score.c, memo_gen) */
+                           (score.c, ft__memo_gen) */
     int tmused;         /* entries of this generation */
     imemo *im;          /* FT_SCORE_TILE_MEMO slots: interior k-steps of a
                            kind of tile (score.c, imemo), of generation ... */
@@ -189,5 +189,55 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
  * and x.  g's granularity is left at c's, its order cleared.  Counts one
  * evaluation (sc->evals) and records sc->kinds_differ. */
 double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget);
+
+/* ------------------------------------------------------------ shared by score.c and closed.c */
+
+/* A tile memo entry: the cost of a tile given the classes of its row and
+ * column and of the tile before it. */
+struct tmemo {
+    int64_t key[7];
+    double lat;
+    int64_t ws;
+    ft__tile_figs figs; /* with figures (ft__eval_closed) */
+    int64_t n;     /* the closed form: tiles of this kind in call `call` */
+    uint64_t call;
+    uint64_t gen;  /* valid when equal to the scorer's generation */
+};
+
+/* The heights (hs) and widths (ws) of every tensor reference of g's ops,
+ * outputs and inputs (1 + inputs per op of them, the count returned). */
+int ft__sg_lengths(const ft_problem *p, const ft_subgraph *g, int64_t *hs, int64_t *ws);
+
+/* Class of tile row (or column) i of size t among tensor lengths lens[n]:
+ * the number of lengths covering it, or a class of its own when some
+ * length cuts it. */
+int64_t ft__dim_class(int64_t i, int64_t t, const int64_t *lens, int n);
+
+/* The greatest common divisor of a and b (both >= 0; gcd(a, 0) = a). */
+static inline int64_t ft__gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* ft__walk_tile's fast-forward mode for walk w of g under mx (it may set
+ * w->kper, w->kper_last). */
+int ft__ff_mode(const mixinfo *mx, ft_walk *w, const ft_subgraph *g);
+
+/* The tile memo's generation for scoring g through w under mx (figs: with
+ * figures): the current one when nothing a tile's cost depends on changed,
+ * else a new one. */
+uint64_t ft__memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, const ft_subgraph *g, int figs);
+
+/* The memo entry of tile `tile` after `prev` (-1: none) at traversal
+ * position pos, keyed by key: found, or costed once through w and added;
+ * NULL when the memo is half full.  isc, ikey: the interior memo (ikey
+ * NULL: none). */
+tmemo *ft__tile_entry(tmemo *tm, uint64_t gen, const int64_t key[7], ft_walk *w, int64_t pos, int64_t prev, int64_t tile, int ff,
+                      int figs, int *nused, ft__scorer *isc, const int64_t *ikey);
 
 #endif

@@ -80,6 +80,9 @@ struct shared {
     double t0, limit, hard;   /* hard: t0 + limit */
     double best;              /* best total published */
     double last_progress;
+    double figures_s;         /* the longest figures() of a published plan took */
+    ft_schedule *pub;         /* the last schedule published, and its figures */
+    ft_eval pub_ev;           /* (the final result when it is the best plan) */
     int64_t evals;
     int64_t closed, fallbacks; /* scores in closed form, and not (ft__scorer) */
     const char *pass;
@@ -107,11 +110,15 @@ static int label_schedule(const shared *sh, ft_schedule *s)
 /* Seconds the passes leave for the final evaluation and the caller's write:
  * 5% of the limit, at least 20 ms and at most 1 s (on a loaded 2-core
  * machine the threads' last steps end up to 0.3 s past the deadline at a
- * 10-s limit, and writing a schedule of resnet18 took 0.1 s). */
-static double reserve(double limit)
+ * 10-s limit, and writing a schedule of resnet18 took 0.1 s), or twice
+ * the longest the figures of a published plan took (sh->figures_s: the
+ * final ones are of the same kind; on 10 000 ops the first plan's took
+ * 0.5 s, and a 2-s search of them ended 0.3 s past its limit before). */
+static double reserve(const shared *sh)
 {
-    double r = 0.05 * limit;
-    return r < 0.02 ? 0.02 : r > 1 ? 1 : r;
+    double r = 0.05 * sh->limit;
+    r = r < 0.02 ? 0.02 : r > 1 ? 1 : r;
+    return r > 2 * sh->figures_s ? r : 2 * sh->figures_s;
 }
 
 /* Steps ft_evaluate is assumed to walk per second when deciding whether a
@@ -283,6 +290,24 @@ static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model m
 }
 
 /* Tell the caller about a plan better than every one published so far. */
+/* Whether a and b are the same schedule: subgraphs, ops, granularities,
+ * retained tensors and traversal orders (labels and reported figures
+ * aside). */
+static int same_schedule(const ft_schedule *a, const ft_schedule *b)
+{
+    if (a->nsubgraphs != b->nsubgraphs)
+        return 0;
+    for (int i = 0; i < a->nsubgraphs; i++) {
+        const ft_subgraph *x = &a->sg[i], *y = &b->sg[i];
+        if (x->nops != y->nops || x->w != y->w || x->h != y->h || x->k != y->k || x->nretain != y->nretain ||
+            x->norder != y->norder || memcmp(x->ops, y->ops, sizeof(int) * (size_t)x->nops) ||
+            (x->nretain && memcmp(x->retain, y->retain, sizeof(int) * (size_t)x->nretain)) ||
+            (x->norder && memcmp(x->order, y->order, sizeof(int64_t) * (size_t)x->norder)))
+            return 0;
+    }
+    return 1;
+}
+
 static void publish(search *S, const plan *P, double total)
 {
     shared *sh = S->sh;
@@ -295,10 +320,18 @@ static void publish(search *S, const plan *P, double total)
             ft_schedule_free(s), s = NULL;
         /* the first plan's figures within the first-valid share: a walk
          * that would not fit leaves them to the scorer */
-        double until = sh->hard - reserve(sh->limit);
+        double until = sh->hard - reserve(sh);
         if (sh->best == INF && sh->t0 + FT_FIRST_VALID_SHARE * sh->limit < until)
             until = sh->t0 + FT_FIRST_VALID_SHARE * sh->limit;
-        if (s && figures(S->p, s, S->sc.model, until, sh->o, &e, &st) == FT_OK) {
+        double f0 = ft__now_s();
+        int frc = s ? figures(S->p, s, S->sc.model, until, sh->o, &e, &st) : FT_ENOMEM;
+        if (ft__now_s() - f0 > sh->figures_s)
+            sh->figures_s = ft__now_s() - f0;
+        /* this thread's passes keep that reserve from now on (the others
+         * took it at their start, after the first passes) */
+        if (sh->hard - reserve(sh) < S->deadline)
+            S->deadline = sh->hard - reserve(sh);
+        if (frc == FT_OK) {
             double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
             if (lat && e.total < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
@@ -315,6 +348,12 @@ static void publish(search *S, const plan *P, double total)
                 }
                 if (sh->o->on_improve)
                     sh->o->on_improve(sh->o->ctx, s, lat, e.total);
+                /* kept: the final result when no better plan follows */
+                ft_schedule_free(sh->pub);
+                ft_eval_free(&sh->pub_ev);
+                sh->pub = s, sh->pub_ev = e;
+                s = NULL;
+                e.sg = NULL;
             }
             ft__free(lat);
             ft_eval_free(&e);
@@ -635,7 +674,7 @@ static int search_init(search *S, const ft_problem *p, const ft_search_opts *o, 
     S->thread = thread;
     S->sh = sh;
     S->t0 = sh->t0;
-    S->deadline = sh->hard - reserve(sh->limit);
+    S->deadline = sh->hard - reserve(sh);
     S->bound = bound;
     S->failed0 = ft__alloc_failures(); /* worker_main sets its thread's */
     uint64_t seed = o->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)thread;
@@ -732,7 +771,9 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         passes[i].run(S, &x, gid);
         ran = 1;
     }
-    /* the improvement pass, in every thread, from the partition so far */
+    /* the improvement pass, in every thread, from the partition so far;
+     * its deadline keeps the reserve the first plan's figures showed */
+    S->deadline = sh.hard - reserve(&sh);
     for (size_t i = 0; i < NPASSES && !ft__out_of_time(S); i++) {
         if (strcmp(passes[i].name, THREADED_PASS) != 0 || !passes[i].applies(S))
             continue;
@@ -780,8 +821,19 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
-    /* the final figures: half the reserve is left for the caller's write */
-    rc = figures(p, s, o->model, sh.hard - 0.5 * reserve(sh.limit), o, ev, st);
+    /* the final figures: those published with the same schedule; else
+     * figured now, half the reserve left for the caller's write; else, when
+     * no time is left to figure it (a pass that found it past its
+     * deadline), the last schedule published, whose figures are known */
+    double until = sh.hard - 0.5 * reserve(&sh);
+    if (sh.pub && (same_schedule(s, sh.pub) || ft__now_s() + sh.figures_s > until)) {
+        ft_schedule_free(s);
+        s = sh.pub, *ev = sh.pub_ev;
+        sh.pub = NULL, sh.pub_ev.sg = NULL;
+        rc = FT_OK;
+    } else {
+        rc = figures(p, s, o->model, until, o, ev, st);
+    }
     if (rc == FT_OK) {
         for (int i = 0; i < ev->nsubgraphs; i++)
             s->sg[i].reported = ev->sg[i].latency;
@@ -797,6 +849,8 @@ done:
     ft__free(gid);
     ft__sctx_free(&x);
     ft_partition_free(&sh.part);
+    ft_schedule_free(sh.pub);
+    ft_eval_free(&sh.pub_ev);
     pthread_mutex_destroy(&sh.mu);
     return rc;
 }

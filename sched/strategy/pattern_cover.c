@@ -338,7 +338,7 @@ int ft__pattern_cover(int nnodes, int nmatches, const int *moff, const int *mnod
         goto out;
     /* blocks: nodes linked by the matches they share */
     for (int v = 0; v < n; v++) {
-        par[v] = v;
+        ft__uf_make(par, v);
         blk[v] = -1;
     }
     for (int k = 0; k < nmatches; k++)

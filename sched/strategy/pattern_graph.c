@@ -153,7 +153,7 @@ static int build(ft_pgraph *G, const ft_problem *p, int merge)
     for (int i = 0; i < n; i++)
         G->pos[p->topo[i]] = i;
     for (int o = 0; o < n; o++)
-        par[o] = o;
+        ft__uf_make(par, o);
     for (int o = 0; o < n && merge; o++)
         for (int k = 0; k < p->ops[o].ninputs; k++) {
             int pr = p->tensors[p->ops[o].inputs[k]].producer;

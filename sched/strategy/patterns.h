@@ -3,6 +3,7 @@
 #define FT_PATTERNSINT_H
 
 #include "strategy/strategy.h"
+#include "core/uf.h"
 
 #include <stdint.h>
 
@@ -54,23 +55,6 @@ typedef struct ft_patlib {
 } ft_patlib;
 
 /* ------------------------------------------------------------ shared helpers */
-
-/* Root of x in the union-find forest par (with path halving). */
-static inline int ft__uf_find(int *par, int x)
-{
-    while (par[x] != x)
-        x = par[x] = par[par[x]];
-    return x;
-}
-
-/* Join the sets of a and b; the smaller root stays the root. */
-static inline void ft__uf_union(int *par, int a, int b)
-{
-    a = ft__uf_find(par, a);
-    b = ft__uf_find(par, b);
-    if (a != b)
-        par[a > b ? a : b] = a < b ? a : b;
-}
 
 /* Hash of the ints a[0..n), chained from h. */
 static inline uint64_t ft__hash_ints(const int *a, int n, uint64_t h)

@@ -1,7 +1,5 @@
-/* test_generate.c - cmocka tests of the problem generator (ft_generate) and the problem writer (ft_problem_to_json): determinism, op counts, sizes, tight capacity, valid one-op schedules, read-back, speed at 10 000 ops. */
+/* test_generate.c - cmocka tests of the problem generator (ft_generate) and the problem writer (ft_problem_to_json): determinism, op counts, sizes, tight capacity, valid one-op schedules, read-back, 10 000 ops (their speed: BENCH=scale). */
 #include "ft_testutil.h"
-
-#include <time.h>
 
 static ft_problem *gen(ft_gen_family f, int nops, uint64_t seed)
 {
