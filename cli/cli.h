@@ -121,11 +121,15 @@ void cli_json_string(FILE *f, const char *s);
 /* Write x as the shortest exact JSON number to f. */
 void cli_json_number(FILE *f, double x);
 
-/* The gap line of a schedule's summary (ft_gap_report): its ratio to the
- * bound, the bound of its grouping, and which of the two most of the gap
- * lies in; `searched`: the schedule comes from ft_search (each subgraph
- * at its best configuration). */
-void cli_gap_line(FILE *f, const ft_gap *g, int searched);
+/* Where the gap of schedule s of p (evaluated into *e) lies, with its
+ * evidence (ft_gap_report, then ft_gap_alone within `seconds`, INFINITY:
+ * whole) into *g: 0, or -1 when out of memory (nothing to print). */
+int cli_gap(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g);
+
+/* The gap line of a schedule's summary (cli_gap): its ratio to the bound
+ * as the product of three parts (the search's configurations, the bound,
+ * the grouping), the largest named with its evidence; one line. */
+void cli_gap_line(FILE *f, const ft_gap *g);
 
 /* The same as a JSON member: , "gap": {...} */
 void cli_gap_json(FILE *f, const ft_gap *g);

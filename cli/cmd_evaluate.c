@@ -8,7 +8,7 @@
 
 static const char evaluate_help[] =
     "usage: fusetile evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE]\n"
-    "                         [--target TARGET.cfg [--keep-costs]]\n"
+    "                         [--target TARGET.cfg [--keep-costs]] [--gap-time SECONDS]\n"
     "\n"
     "Evaluate SCHEDULE for PROBLEM exactly under the cost model (SPEC.md) and\n"
     "print, per subgraph, its latency, steps, compute- and memory-bound steps,\n"
@@ -16,7 +16,8 @@ static const char evaluate_help[] =
     "column; one cost unit is one cycle on a target); then the total, the\n"
     "lower bound (SPEC.md section 5) and the ratio to it, and the capacity\n"
     "bound (section 7: the traffic the fast memory's capacity forces) and the\n"
-    "ratio to it.\n"
+    "ratio to it, and where the gap to the bound lies (the gap: line, with its\n"
+    "evidence: the best configuration of each subgraph alone).\n"
     "\n"
     "  --compute-model M  native (default: MatMul depth in native-k units) or\n"
     "                     op (a full reduction costs the op's base cost)\n"
@@ -38,6 +39,9 @@ static const char evaluate_help[] =
     "                     and subgraph, and one cost unit is one cycle; the\n"
     "                     contest target (targets/contest.cfg) changes nothing\n"
     "  --keep-costs       with --target: keep the problem file's base costs\n"
+    "  --gap-time SECONDS wall time the gap line's evidence may take (default 2,\n"
+    "                     FT_GAP_EVALUATE_SECONDS; 0: none); when cut, the line\n"
+    "                     says how many subgraphs it covered\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 valid, 1 invalid schedule (reason on stderr), 2 bad input\n"
@@ -60,7 +64,7 @@ static void warn_reported(const ft_schedule *s, const ft_eval *e)
 }
 
 static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
-                        int keep_costs)
+                        int keep_costs, double gap_time)
 {
     char a[FT_NUMBUF], b[FT_NUMBUF], c[FT_NUMBUF];
     double lbc, lbm;
@@ -92,13 +96,12 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
            cli_fmt15(c, lbm));
     printf("capacity ratio  %.4f\n", e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
     ft_gap g;
-    ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, &g, &st) == FT_OK)
-        cli_gap_line(stdout, &g, 0);
+    if (cli_gap(p, s, e, gap_time, &g) == 0)
+        cli_gap_line(stdout, &g);
 }
 
 static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval *e, const ft_target *t,
-                       int keep_costs)
+                       int keep_costs, double gap_time)
 {
     double lbc, lbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
@@ -129,8 +132,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     fputs(", \"capacity_ratio\": ", f);
     cli_json_number(f, e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0);
     ft_gap g;
-    ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, &g, &st) == FT_OK)
+    if (cli_gap(p, s, e, gap_time, &g) == 0)
         cli_gap_json(f, &g);
     fputs(", \"subgraphs\": [", f);
     for (int i = 0; i < e->nsubgraphs; i++) {
@@ -180,9 +182,22 @@ int cmd_evaluate(int argc, char **argv)
     const char *arg;
     int is_opt;
     cli_pair c = {.help = evaluate_help, .model = FT_COMPUTE_NATIVE};
+    double gap_time = FT_GAP_EVALUATE_SECONDS;
     cli_opt_init(&o, argc, argv);
     while ((arg = cli_opt_next(&o, &is_opt))) {
         int r = cli_pair_opt(&o, arg, is_opt, &c);
+        if (r == CLI_OTHER && is_opt && cli_opt_is(&o, arg, "--gap-time")) {
+            const char *v = cli_opt_value(&o, "--gap-time");
+            char *end;
+            if (!v)
+                return EXIT_USAGE;
+            gap_time = strtod(v, &end);
+            if (end == v || *end || !isfinite(gap_time) || gap_time < 0) {
+                cli_error("evaluate: --gap-time is '%s', must be a number of seconds, 0 or more", v);
+                return EXIT_USAGE;
+            }
+            continue;
+        }
         if (r == CLI_OTHER) {
             cli_error("evaluate: unknown option '%s' (try 'fusetile evaluate --help')", arg);
             return EXIT_USAGE;
@@ -217,9 +232,9 @@ int cmd_evaluate(int argc, char **argv)
             warn_reported(s, &e);
         int csv_only = c.csv && !strcmp(c.csv, "-");
         if (json)
-            print_json(p, s, &e, t, keep_costs);
+            print_json(p, s, &e, t, keep_costs, gap_time);
         else if (!csv_only)
-            print_table(p, s, &e, t, keep_costs);
+            print_table(p, s, &e, t, keep_costs, gap_time);
         rc = c.csv ? cli_csv_eval("evaluate", c.csv, p, s, &e, cli_clock_hz(t)) : EXIT_OK;
     }
     ft_eval_free(&e);

@@ -424,10 +424,14 @@ int cli_schedule_run(const cli_sched_job *job)
         fprintf(stderr, ", first valid at %.3f s (due within %.3g s, %g%% of the limit%s)", r.first_valid, due,
                 100 * FT_FIRST_VALID_SHARE, r.first_valid > due ? ": missed" : "");
         fputc('\n', stderr);
+        /* the gap's evidence within what the limit leaves, at most its
+         * share (FT_GAP_EVIDENCE_SHARE): half of what is left, so that the
+         * command still ends within the limit */
         ft_gap g;
-        if (ft_gap_report(p, s, job->model, ev.total, &g, &st) == FT_OK) {
+        double left = 0.5 * (limit - (cli_now() - job->start)), share = FT_GAP_EVIDENCE_SHARE * limit;
+        if (cli_gap(p, s, &ev, left < share ? left : share, &g) == 0) {
             fprintf(stderr, "%s: %s", cli_progname, pfx(job->cmd));
-            cli_gap_line(stderr, &g, job->strategy == FT_STRATEGY_SEARCH);
+            cli_gap_line(stderr, &g);
         }
         for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)
             fprintf(stderr, "%s: %ssubgraph %d: %s\n", cli_progname, pfx(job->cmd), i, s->sg[i].label ? s->sg[i].label : "-");

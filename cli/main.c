@@ -5,7 +5,7 @@
 
 static const cli_command commands[] = {
     {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--threads N] [--quiet] [--verbose] [--target T.cfg [--keep-costs] [--no-target-timing]] [--strategy NAME] [--start-from LIST] [--patterns FILE]... [--partition auto|fit|layers|metis] [--parts N] [--csv FILE]"},
-    {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE] [--target T.cfg [--keep-costs]]"},
+    {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE] [--target T.cfg [--keep-costs]] [--gap-time S]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--target T.cfg [--keep-costs]] [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT] [--detail waves|steps] [--trace-warn BYTES] [--json] [--csv FILE]"},
     {"report", cmd_report, "report PROBLEM.json [SCHEDULE.json] -o REPORT.html [--target T.cfg [--keep-costs]] [--compute-model native|op] [--time-limit S] [--strategies LIST] [--threads N] [--seed N]"},
     {"validate", cmd_validate, "validate --target T.cfg --measured FILE.tsv [--problems DIR] [--part all|fit|held-out] [--worst N] [--max-error PCT] [--json] [--svg OUT.svg]"},

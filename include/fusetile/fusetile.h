@@ -729,8 +729,35 @@ typedef struct ft_gap {
                                among all, so most likely what the bound does not
                                count; 0: most is the grouping's (fewer, larger
                                subgraphs might remove it, or the bound assumes a
-                               fusion no schedule can make) */
+                               fusion no schedule can make).  After ft_gap_alone:
+                               1 exactly when gap_in is FT_GAP_IN_BOUND */
+    /* The evidence (ft_gap_alone; before it, best_alone = total, the
+     * counts 0, search_part 1, bound_part = within): */
+    double best_alone;      /* the sum over the subgraphs of each one's best
+                               configuration alone (in its context in the
+                               schedule), never above total */
+    double search_part;     /* total / best_alone: what the search left inside
+                               the subgraphs (their configurations) */
+    double bound_part;      /* best_alone / max(grouping_bound, bound): inside
+                               the subgraphs, what no configuration reaches
+                               (what the bound does not count);
+                               ratio = search_part x bound_part x between */
+    long long alone_tried;  /* configurations scored */
+    int alone_done;         /* subgraphs whose whole set was scored (the others
+                               keep the best found before the deadline, at
+                               worst their own latency) */
+    double alone_seconds;   /* the evidence's wall time */
+    int gap_in;             /* the largest of the three parts: FT_GAP_IN_SEARCH,
+                               FT_GAP_IN_BOUND or FT_GAP_IN_GROUPING */
 } ft_gap;
+
+/* ft_gap.gap_in: where most of a schedule's gap to the bound lies. */
+enum { FT_GAP_IN_SEARCH = 0, FT_GAP_IN_BOUND = 1, FT_GAP_IN_GROUPING = 2 };
+
+/* The name of ft_gap.gap_in's part, as `fusetile evaluate --json` and the
+ * Python binding give it: "search", "bound" or "grouping" ("?" for any
+ * other value). */
+const char *ft_gap_in_name(int gap_in);
 
 /* Where the gap of schedule s of p (valid, its total `total` under model)
  * lies: fills *out (ft_gap).  grouping_bound is a lower bound on every
@@ -739,6 +766,26 @@ typedef struct ft_gap {
  * (st says so, *out zeroed). */
 int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double total, ft_gap *out,
                   ft_status *st);
+
+/* The evidence of where the gap lies: for every subgraph i of s (valid,
+ * evaluated into *e under e->model, g filled by ft_gap_report for it), in
+ * its context in s (what it reads, writes, retains, which tensors are
+ * resident), every configuration of the set docs/SCHEDULER.md states
+ * ("The evidence") is costed by the search's exact scorer (the cost rules
+ * of ft_evaluate): w and h each the native size, the powers of two from 1
+ * to the output's extent, the extent and the schedule's own; k likewise
+ * over the reduction extent when the subgraph has a MatMul (else its own);
+ * every traversal order kind where the grid has several rows and columns.
+ * Each subgraph keeps the least of them and its own latency e->sg[i].
+ * latency; their sum is g->best_alone (so total >= best_alone >=
+ * grouping_bound).  The work stops once `seconds` have passed (any
+ * non-finite or huge value: none; 0: nothing is scored): subgraphs not
+ * reached keep their own latency, and alone_done says how many were
+ * finished.  Fills best_alone, search_part, bound_part, alone_tried,
+ * alone_done, alone_seconds, gap_in (the largest of search_part,
+ * bound_part and between) and in_bound.  FT_OK, or FT_ENOMEM (st says so,
+ * g's evidence left as ft_gap_report set it). */
+int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st);
 
 /* ---------------------------------------------------------------- scheduler */
 

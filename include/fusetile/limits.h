@@ -207,6 +207,19 @@ FT_API_BEGIN
  * came later than this share (docs/LIMITS.md). */
 #define FT_FIRST_VALID_SHARE 0.1
 
+/* Share of `fusetile schedule`'s time limit that the evidence of its gap
+ * line (ft_gap_alone: each subgraph's best configuration alone) may take
+ * after the search, and never more than half of what the limit leaves;
+ * the line says how many subgraphs it covered when cut (docs/SCHEDULER.md,
+ * "The evidence"). */
+#define FT_GAP_EVIDENCE_SHARE 0.02
+
+/* Seconds the evidence of `fusetile evaluate`'s gap line and of the Python
+ * binding's evaluate may take by default (evaluate --gap-time sets
+ * another): a whole model's evidence takes 0.2 to 5 s on the development
+ * machine, a 10 000-op problem's much longer. */
+#define FT_GAP_EVALUATE_SECONDS 2.0
+
 /* --------------------------------------------------------------- output */
 
 /* Longest label ft_subgraph_label returns, in bytes (the NUL not counted);

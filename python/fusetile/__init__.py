@@ -312,7 +312,9 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
     lower_bound_memory and ratio), capacity_bound (capacity_bound_memory,
     capacity_ratio), scored, gap (where the gap to the bound lies, as
     ``fusetile evaluate --json``'s: bound, ratio, grouping_bound, subgraphs,
-    between, within, gap_in "bound" or "grouping"; docs/SCHEDULER.md), and
+    between, within, and the evidence best_alone, search_part, bound_part,
+    alone_tried, alone_done; gap_in "search", "bound" or
+    "grouping"; docs/SCHEDULER.md), and
     subgraphs: per subgraph index, ops, label,
     op_names, op_kinds, granularity [w, h, k], latency, reported_latency,
     tiles, tiles_x, tiles_y, k_steps, steps, compute_bound_steps,

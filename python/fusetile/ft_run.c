@@ -255,28 +255,36 @@ static PyObject *with_subgraphs(PyObject *d, PyObject *sgs)
     return d;
 }
 
-/* Where the gap of schedule s of p lies (ft_gap_report), as `fusetile
- * evaluate --json`'s "gap"; None when out of memory. */
-static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+/* Where the gap of schedule s of p lies (ft_gap_report) with its evidence
+ * (ft_gap_alone within `seconds`, HUGE_VAL: whole), as `fusetile evaluate
+ * --json`'s "gap"; None when out of memory. */
+static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds)
 {
     ft_gap g;
     ft_status st;
     if (ft_gap_report(p, s, e->model, e->total, &g, &st) != FT_OK)
         Py_RETURN_NONE;
+    ft_gap_alone(p, s, e, seconds, &g, &st); /* out of memory: the report without evidence */
     PyObject *d = PyDict_New();
     if (!d || ftpy_put(d, "bound", PyFloat_FromDouble(g.bound)) < 0 || ftpy_put(d, "ratio", PyFloat_FromDouble(g.ratio)) < 0 ||
         ftpy_put(d, "grouping_bound", PyFloat_FromDouble(g.grouping_bound)) < 0 ||
         ftpy_put(d, "subgraphs", PyLong_FromLong(g.nsubgraphs)) < 0 || ftpy_put(d, "between", PyFloat_FromDouble(g.between)) < 0 ||
         ftpy_put(d, "within", PyFloat_FromDouble(g.within)) < 0 ||
-        ftpy_put(d, "gap_in", PyUnicode_FromString(g.in_bound ? "bound" : "grouping")) < 0) {
+        ftpy_put(d, "best_alone", PyFloat_FromDouble(g.best_alone)) < 0 ||
+        ftpy_put(d, "search_part", PyFloat_FromDouble(g.search_part)) < 0 ||
+        ftpy_put(d, "bound_part", PyFloat_FromDouble(g.bound_part)) < 0 ||
+        ftpy_put(d, "alone_tried", PyLong_FromLongLong(g.alone_tried)) < 0 ||
+        ftpy_put(d, "alone_done", PyLong_FromLong(g.alone_done)) < 0 ||
+        ftpy_put(d, "gap_in", PyUnicode_FromString(ft_gap_in_name(g.gap_in))) < 0) {
         Py_XDECREF(d);
         return NULL;
     }
     return d;
 }
 
-/* The evaluation e of schedule s of p, as `fusetile evaluate --json`. */
-static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e)
+/* The evaluation e of schedule s of p, as `fusetile evaluate --json`; the
+ * gap's evidence within gap_seconds (HUGE_VAL: whole). */
+static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double gap_seconds)
 {
     double lbc, lbm, cbm;
     ft_lower_bound(p, e->model, &lbc, &lbm);
@@ -299,7 +307,7 @@ static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_e
         ftpy_put(d, "capacity_bound", PyFloat_FromDouble(e->capacity_bound)) < 0 ||
         ftpy_put(d, "capacity_bound_memory", PyFloat_FromDouble(cbm)) < 0 ||
         ftpy_put(d, "capacity_ratio", PyFloat_FromDouble(e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0)) < 0 ||
-        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e)) < 0)
+        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e, gap_seconds)) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:
@@ -533,7 +541,9 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
             return ftpy_watch_raise(&w, NULL);
         return ftpy_raise_status(&st);
     }
-    e = eval_dict(p, s, &ev);
+    /* the gap's evidence after the search: its share of the limit, as
+     * `fusetile schedule` (FT_GAP_EVIDENCE_SHARE) */
+    e = eval_dict(p, s, &ev, FT_GAP_EVIDENCE_SHARE * o.time_limit);
     ft_eval_free(&ev);
     if (!e) {
         ft_schedule_free(s);
@@ -589,7 +599,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (rc != FT_OK)
         return ftpy_raise_status(&st);
-    PyObject *d = eval_dict(p, s, &e);
+    PyObject *d = eval_dict(p, s, &e, FT_GAP_EVALUATE_SECONDS);
     ft_eval_free(&e);
     return d;
 }

@@ -1,7 +1,10 @@
-/* gap.c - where a schedule's gap to the lower bound lies (ft_gap_report): the bound of its own grouping, each subgraph bounded alone with the target's terms (bound.c, tbound.c), against the total and the whole problem's bound. */
+/* gap.c - where a schedule's gap to the lower bound lies (ft_gap_report): the bound of its own grouping, each subgraph bounded alone with the target's terms (bound.c, tbound.c), against the total and the whole problem's bound; and its evidence (ft_gap_alone): each subgraph's best configuration alone, costed by the scorer (score.c). */
 #include "cost/cost.h"
+#include "cost/score.h"
 
+#include <math.h>
 #include <string.h>
+#include <time.h>
 
 /* The bound of subgraph i of s alone: its ops' compute (SPEC 5's flags of
  * p, which only lower it), one tile's overheads, the busiest op's waves,
@@ -79,5 +82,172 @@ int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model mo
     out->within = G > 0 ? total / G : 0;
     out->between = out->bound > 0 ? G / out->bound : 0;
     out->in_bound = out->within >= out->between;
+    /* no evidence yet: all of `within` is the bound's part */
+    out->best_alone = total;
+    out->search_part = 1;
+    out->bound_part = out->within;
+    out->gap_in = out->in_bound ? FT_GAP_IN_BOUND : FT_GAP_IN_GROUPING;
     return FT_OK;
+}
+
+/* Most values of one granularity axis in the evidence's set: the native
+ * size, the extent, the schedule's own and the powers of two up to 2^62. */
+#define ALONE_AXIS_MAX 66
+
+/* The evidence's set along one axis into v (distinct, largest first):
+ * own, native, extent and the powers of two from 1 up to extent, each
+ * within the target's limit (native unless it allows larger ones). */
+static int axis_set(const ft_problem *p, int64_t own, int64_t native, int64_t extent, int64_t *v)
+{
+    int64_t c[ALONE_AXIS_MAX];
+    int n = 0;
+    c[n++] = own;
+    c[n++] = native;
+    c[n++] = extent;
+    for (int64_t q = 1; q <= extent && n < ALONE_AXIS_MAX; q *= 2) {
+        c[n++] = q;
+        if (q > INT64_MAX / 2)
+            break;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i] < 1 || (c[i] > native && !p->allow_larger))
+            continue;
+        int dup = 0;
+        for (int j = 0; j < m && !dup; j++)
+            dup = v[j] == c[i];
+        if (dup)
+            continue;
+        /* insertion, largest first: large tiles are cheap to score and
+         * usually good, a low best cuts the rest early */
+        int j = m++;
+        for (; j > 0 && v[j - 1] < c[i]; j--)
+            v[j] = v[j - 1];
+        v[j] = c[i];
+    }
+    return m;
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A scorer with the evidence's deadline (its stop hook). */
+typedef struct alone_scorer {
+    ft__scorer sc; /* first: the hook gets its address */
+    double deadline;
+    int cut;
+} alone_scorer;
+
+static int alone_stop(ft__scorer *sc)
+{
+    alone_scorer *a = (alone_scorer *)sc;
+    if (!a->cut && mono_s() > a->deadline)
+        a->cut = 1;
+    return a->cut;
+}
+
+/* The least latency of subgraph i of s alone over the evidence's set
+ * (ft_gap_alone), starting from `own` (its latency in s); *done 1 when
+ * the whole set was scored before the deadline. */
+static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, unsigned char *produced, double own,
+                       int *done)
+{
+    const ft_problem *p = a->sc.p;
+    const ft_subgraph *G = &s->sg[i];
+    ft__sg_tensors(p, s, i, produced, x->written, x->retained, x->resident);
+    ft_subgraph g = *G;
+    g.order = NULL;
+    g.norder = 0;
+    /* the extents: the grid at granularity 1 */
+    int64_t W, H, K;
+    g.w = g.h = g.k = 1;
+    if (ft__sg_grid(p, &g, NULL, &W, &H, &K))
+        return own;
+    int mm = 0;
+    for (int j = 0; j < g.nops; j++)
+        mm |= p->ops[g.ops[j]].type == FT_OP_MATMUL;
+    int64_t ws[ALONE_AXIS_MAX], hs[ALONE_AXIS_MAX], ks[ALONE_AXIS_MAX];
+    int nw = axis_set(p, G->w, p->native_w, W, ws), nh = axis_set(p, G->h, p->native_h, H, hs);
+    int nk = mm ? axis_set(p, G->k, ft_native_k(p), K, ks) : 1;
+    if (!mm)
+        ks[0] = G->k;
+    mixinfo mx;
+    ft__probe_mixed(&a->sc, x, &g, &mx);
+    double best = own;
+    for (int b = 0; b < nw; b++)
+        for (int c = 0; c < nh; c++)
+            for (int d = 0; d < nk; d++) {
+                /* a single row or column: every order is the raster one */
+                int no = ft__ceil_div(W, ws[b]) > 1 && ft__ceil_div(H, hs[c]) > 1 ? ORD_COUNT : 1;
+                for (int o = 0; o < no; o++) {
+                    if (alone_stop(&a->sc))
+                        return best;
+                    cfg cf = {ws[b], hs[c], ks[d], o};
+                    double lat = ft__score(&a->sc, x, &mx, &g, &cf, best);
+                    if (lat < best && !a->cut)
+                        best = lat;
+                }
+            }
+    *done = !a->cut;
+    return best;
+}
+
+/* Contract: fusetile.h. */
+int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st)
+{
+    double t0 = mono_s();
+    alone_scorer a;
+    sctx x;
+    unsigned char *produced = ft__calloc((size_t)p->ntensors + 1, 1);
+    if (!produced || ft__sctx_alloc(&x, p->ntensors) != 0) {
+        ft__free(produced);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    if (ft__scorer_init(&a.sc, p, e->model) != 0) {
+        ft__free(produced);
+        ft__sctx_free(&x);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    a.sc.stop = alone_stop;
+    a.deadline = isfinite(seconds) && seconds < 1e9 ? t0 + (seconds > 0 ? seconds : 0) : HUGE_VAL;
+    a.cut = !(seconds > 0);
+    ksum b = {0, 0};
+    int done = 0;
+    for (int i = 0; i < s->nsubgraphs && i < e->nsubgraphs; i++) {
+        int d = 0;
+        double own = e->sg[i].latency;
+        ksum_add(&b, a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d));
+        done += d;
+    }
+    g->alone_tried = a.sc.evals;
+    ft__scorer_free(&a.sc);
+    ft__sctx_free(&x);
+    ft__free(produced);
+    g->alone_done = done;
+    g->best_alone = ksum_value(&b);
+    /* never above the total (each subgraph's own latency is in the set;
+     * the sum may differ in its last bit) */
+    if (g->best_alone > g->total)
+        g->best_alone = g->total;
+    double G = g->grouping_bound > g->bound ? g->grouping_bound : g->bound;
+    g->search_part = g->best_alone > 0 ? g->total / g->best_alone : 1;
+    g->bound_part = G > 0 ? g->best_alone / G : 0;
+    /* ties go to the bound, then the grouping: the search's part is named
+     * only when a better configuration was found and it is the largest */
+    g->gap_in = g->search_part > g->bound_part && g->search_part > g->between ? FT_GAP_IN_SEARCH
+                : g->bound_part >= g->between                                 ? FT_GAP_IN_BOUND
+                                                                              : FT_GAP_IN_GROUPING;
+    g->in_bound = g->gap_in == FT_GAP_IN_BOUND;
+    g->alone_seconds = mono_s() - t0;
+    return FT_OK;
+}
+
+/* Contract: fusetile.h. */
+const char *ft_gap_in_name(int gap_in)
+{
+    return gap_in == FT_GAP_IN_SEARCH ? "search" : gap_in == FT_GAP_IN_BOUND ? "bound" : gap_in == FT_GAP_IN_GROUPING ? "grouping" : "?";
 }

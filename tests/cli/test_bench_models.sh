@@ -59,10 +59,22 @@ table() {
 check bench-models-run 0 out '^== models: fusetile import --target, schedule --time-limit 1 --verbose' -- table
 cp "$tmp/out" "$tmp/table1"
 # four rows: mlp at batch 1 and 64 on both targets, 5 ops each, a first schedule, within the limit, the simulator agreeing
-rows='^  mlp +(1|64) (kpu|tpu-v5e-chip) +5 +[0-9.]+!? +([0-9]+|-) +([0-9.]+|-) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+!? \(1\) +yes\*?$'
+# (then the gap's three factors and the part named: configs, bound x, grouping, gap in)
+rows='^  mlp +(1|64) (kpu|tpu-v5e-chip) +5 +[0-9.]+!? +([0-9]+|-) +([0-9.]+|-) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(search|bound|grouping) +[0-9.]+!? \(1\) +yes\*?$'
 expect bench-models-rows "four rows of the table" test "$(grep -Ec "$rows" "$tmp/table1")" -eq 4
 expect bench-models-header "the header names the columns" \
-    grep -Eq '^  model +batch target +ops first s +evals/s closed % +total +bound +ratio wall s \(limit\) agree$' "$tmp/table1"
+    grep -Eq '^  model +batch target +ops first s +evals/s closed % +total +bound +ratio +configs +bound x +grouping +gap in +wall s \(limit\) agree$' "$tmp/table1"
+# every row above 1.5 to the target-aware bound has a note naming the part, with its evidence
+expect bench-models-gap-notes "a row above 1.5 without its note" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+rows = re.findall(r"^  (mlp +\d+ +\S+) .* ([0-9.]+) +([0-9.]+) +([0-9.]+) +(search|bound|grouping) +[0-9.]+!? \(1\)", t, re.M)
+assert rows, "no rows"
+for r, a, b, c, part in rows:
+    row = " ".join(r.split())
+    if float(a) * float(b) * float(c) > 1.5 * 1.01:
+        assert re.search(r"^  note: %s: ratio [0-9.]+ to the target-aware bound, most in the .*configurations over \d+ of \d+ subgraphs" % re.escape(row), t, re.M), row
+' "$tmp/table1"
 expect bench-models-batches "batch 64's problem is 64 rows high" \
     grep -q '"heights": \[64,' "$tmp/cache/mlp-b64-kpu.json"
 expect bench-models-cached "four imports cached, one per batch and target" \

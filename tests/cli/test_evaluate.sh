@@ -79,14 +79,33 @@ check eval-table-capacity 0 out '^capacity bound +3276.8 \(compute 1100, memory 
 check eval-table-capacity-ratio 0 out '^capacity ratio +2.0000$' -- "$bin" evaluate "$P" "$S"
 check eval-json-capacity 0 out '"ratio": 2, "capacity_bound": 3276.8, "capacity_bound_memory": 3276.8, "capacity_ratio": 2, ' \
     -- "$bin" evaluate "$P" "$S" --json
-# where the gap lies (ft_gap_report): ex1A's split schedule pays exactly
-# the bound of its two subgraphs, twice the problem's bound
-check eval-table-gap 0 out '^gap: 2\.00 x the bound \(3276\.8\); the bound of this grouping \(2 subgraphs, .* is 2\.00 x the bound, and the total 1\.00 x that: most of the gap is in the grouping' \
+# where the gap lies (ft_gap_report, ft_gap_alone): ex1A's split schedule
+# pays exactly the bound of its two subgraphs, twice the problem's bound:
+# the grouping's part; the best configuration of each subgraph alone is
+# its own
+check eval-table-gap 0 out '^gap: 2\.00 x the bound \(3276\.8\) = 1\.00 in the search.s configurations x 1\.00 in the bound x 2\.00 in the grouping \(2 subgraphs\): most of the gap is in the grouping' \
     -- "$bin" evaluate "$P" "$S"
-check eval-json-gap 0 out '"gap": \{"bound": 3276\.8, "ratio": 2, "grouping_bound": 6553\.6, "subgraphs": 2, "between": 2, "within": 1, "gap_in": "grouping"\}' \
+check eval-json-gap 0 out '"gap": \{"bound": 3276\.8, "ratio": 2, "grouping_bound": 6553\.6, "subgraphs": 2, "between": 2, "within": 1, "best_alone": 6553\.6, "search_part": 1, "bound_part": 1, "alone_tried": [1-9][0-9]*, "alone_done": 2, "gap_in": "grouping"\}' \
     -- "$bin" evaluate "$P" "$S" --json
-# and schedule's summary ends with it (ex1A fused: no gap)
-check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(inside subgraphs each at the best configuration the search found' \
+# ex1A fused at 32 x 32 (a worse configuration than the native one): the
+# evidence finds the native tile, and the line names the search's part
+printf '{"subgraphs": [[0, 1]], "granularities": [[32, 32, 1]], "tensors_to_retain": [[]], "traversal_orders": [null]}' >"$tmp/small.json"
+check eval-gap-search 0 out '^gap: 5\.37 x the bound \(3276\.8\) = 5\.37 in the search.s configurations x 1\.00 in the bound x 1\.00 in the grouping \(1 subgraph\): most of the gap is in the search.s configurations \(the best configuration of each subgraph alone, [1-9][0-9]* configurations tried over 1 subgraph, is 1\.00 x the bound of the same subgraphs, the schedule 5\.37 x that' \
+    -- "$bin" evaluate "$P" "$tmp/small.json"
+check eval-json-gap-search 0 out '"best_alone": 3276\.8, "search_part": 5\.37109375, "bound_part": 1, .*"gap_in": "search"' \
+    -- "$bin" evaluate "$P" "$tmp/small.json" --json
+# --gap-time: 0 scores nothing (the line says it covered none, the parts
+# stand as ft_gap_report set them); a bad value is one line, exit 2
+check eval-gap-time-zero 0 out '^gap: 2\.00 x the bound .*most of the gap is in the grouping \(.*0 configurations tried over 0 of 2 subgraphs \(cut at 0\.00 s: the others keep their own\)' \
+    -- "$bin" evaluate "$P" "$S" --gap-time 0
+check eval-gap-time-bad 2 err "^fusetile: evaluate: --gap-time is '-1', must be a number of seconds, 0 or more$" \
+    -- "$bin" evaluate "$P" "$S" --gap-time -1
+check eval-gap-time-word 2 err "^fusetile: evaluate: --gap-time is 'soon', must be a number of seconds, 0 or more$" \
+    -- "$bin" evaluate "$P" "$S" --gap-time soon
+check eval-gap-time-missing 2 err 'option --gap-time needs a value' -- "$bin" evaluate "$P" "$S" --gap-time
+# and schedule's summary ends with it (ex1A fused: no gap; the evidence
+# covered every subgraph within its share of the limit)
+check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(the best configuration of each subgraph alone, [1-9][0-9]* configurations tried over 1 subgraph, is 1\.00 x the bound' \
     -- "$bin" schedule "$P" --time-limit 1 --threads 1
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi

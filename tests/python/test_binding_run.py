@@ -53,6 +53,20 @@ class TestEvaluate(unittest.TestCase):
                     self.assertAlmostEqual(r["total"], float(want), delta=1e-6 * max(1.0, float(want)))
                     self.assertEqual(r["compute_model"], model)
 
+    def test_gap_names_a_worse_configuration(self):
+        """ex1A fused at 32 x 32, not the native tile: the evidence finds the
+        native one (the bound), and the gap is the search's configurations'."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "small.json")
+            with open(path, "w") as f:
+                f.write('{"subgraphs": [[0, 1]], "granularities": [[32, 32, 1]], "tensors_to_retain": [[]]}')
+            r = fusetile.evaluate(vec("ex1A.problem.json"), path)
+        gap = r["gap"]
+        self.assertEqual(gap["gap_in"], "search")
+        self.assertAlmostEqual(gap["best_alone"], 3276.8)
+        self.assertAlmostEqual(gap["search_part"], r["total"] / 3276.8)
+        self.assertAlmostEqual(gap["bound_part"], 1.0)
+
     def test_result_keys(self):
         r = fusetile.evaluate(vec("N-named-mlp.problem.json"), vec("E2-mlp-split.solution.json"))
         self.assertEqual(r["total"], 18115.2)
@@ -67,7 +81,16 @@ class TestEvaluate(unittest.TestCase):
         self.assertEqual(r["gap"]["subgraphs"], len(r["subgraphs"]))
         self.assertGreaterEqual(r["gap"]["grouping_bound"], 17600.0)
         self.assertLessEqual(r["gap"]["grouping_bound"], r["total"])
-        self.assertIn(r["gap"]["gap_in"], ("bound", "grouping"))
+        self.assertIn(r["gap"]["gap_in"], ("search", "bound", "grouping"))
+        # its evidence (ft_gap_alone): each subgraph's best configuration
+        # alone, between the grouping's bound and the total, every
+        # subgraph covered; the three parts multiply to the ratio
+        gap = r["gap"]
+        self.assertLessEqual(gap["best_alone"], r["total"])
+        self.assertGreaterEqual(gap["best_alone"], gap["grouping_bound"] * (1 - 1e-9))
+        self.assertEqual(gap["alone_done"], gap["subgraphs"])
+        self.assertGreater(gap["alone_tried"], 0)
+        self.assertAlmostEqual(gap["search_part"] * gap["bound_part"] * gap["between"], gap["ratio"], delta=1e-12 * gap["ratio"])
         g = r["subgraphs"][0]
         self.assertEqual(g["label"], "encoder.layer1.fc1+act")
         self.assertEqual(g["op_names"], ["encoder.layer1.fc1", "encoder.layer1.act"])

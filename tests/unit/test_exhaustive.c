@@ -768,18 +768,26 @@ static void check_above_bounds(struct fix *f, const ft_schedule *s, ft_compute_m
         fail_msg("%s schedule: total %.17g, memory %.17g; capacity bound %.17g, its memory %.17g", who, total, mem,
                  cap, capm);
     }
-    /* the bound of its grouping (ft_gap_report) is a bound too */
+    /* the bound of its grouping (ft_gap_report) is a bound too, and the
+     * best configuration of each subgraph alone in its context
+     * (ft_gap_alone: retention, recomputation, every target term) lies
+     * between it and the total */
     ft_gap g;
     if (ft_gap_report(f->p, s, m, total, &g, &st) != FT_OK)
         fail_msg("%s schedule: gap report: %s", who, st.msg);
-    if (total < g.grouping_bound * (1 - 1e-9) || g.bound < cap * (1 - 1e-9)) {
+    memset(&ev, 0, sizeof ev);
+    if (ft_evaluate(f->p, s, m, &ev, &st) != FT_OK || ft_gap_alone(f->p, s, &ev, HUGE_VAL, &g, &st) != FT_OK)
+        fail_msg("%s schedule: gap evidence: %s", who, st.msg);
+    ft_eval_free(&ev);
+    if (total < g.grouping_bound * (1 - 1e-9) || g.bound < cap * (1 - 1e-9) || g.best_alone > total * (1 + 1e-12) ||
+        g.best_alone < g.grouping_bound * (1 - 1e-9) || g.alone_done != g.nsubgraphs) {
         say("problem: %s\n", f->json);
         say_timing(f->p);
         char *js = ft_schedule_to_json(s, NULL);
         say("schedule: %s\n", js ? js : "(out of memory)");
         free(js);
-        fail_msg("%s schedule: total %.17g below its grouping's bound %.17g (bound %.17g)", who, total,
-                 g.grouping_bound, g.bound);
+        fail_msg("%s schedule: total %.17g, its grouping's bound %.17g (bound %.17g), best alone %.17g (%d of %d subgraphs)",
+                 who, total, g.grouping_bound, g.bound, g.best_alone, g.alone_done, g.nsubgraphs);
     }
 }
 
