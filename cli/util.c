@@ -344,10 +344,7 @@ int cli_opt_search(cli_opts *o, const char *arg, const char *cmd, double *time_l
 int cli_gap(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g)
 {
     ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, g, &st) != FT_OK)
-        return -1;
-    ft_gap_alone(p, s, e, seconds, g, &st); /* out of memory: no evidence, the report stands */
-    return 0;
+    return ft_gap_evidence(p, s, e, seconds, g, &st) == FT_OK ? 0 : -1;
 }
 
 /* Contract: cli.h. */

@@ -787,6 +787,14 @@ int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model mo
  * g's evidence left as ft_gap_report set it). */
 int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st);
 
+/* ft_gap_report then ft_gap_alone for schedule s evaluated into *e (by
+ * ft_evaluate or ft_search), the bounds taken from e (lower_bound,
+ * capacity_bound) rather than computed again: what `fusetile schedule`,
+ * `evaluate` and the Python binding print.  FT_OK (the evidence may be
+ * missing after an allocation failure, the report stands), or FT_ENOMEM
+ * from the report (st says so, *g zeroed). */
+int ft_gap_evidence(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st);
+
 /* ---------------------------------------------------------------- scheduler */
 
 /* What ft_search reports while it runs (ft_search_opts.on_progress). */

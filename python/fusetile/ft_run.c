@@ -255,16 +255,15 @@ static PyObject *with_subgraphs(PyObject *d, PyObject *sgs)
     return d;
 }
 
-/* Where the gap of schedule s of p lies (ft_gap_report) with its evidence
- * (ft_gap_alone within `seconds`, HUGE_VAL: whole), as `fusetile evaluate
- * --json`'s "gap"; None when out of memory. */
+/* Where the gap of schedule s of p lies with its evidence
+ * (ft_gap_evidence: the evidence within `seconds`, HUGE_VAL: whole), as
+ * `fusetile evaluate --json`'s "gap"; None when out of memory. */
 static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds)
 {
     ft_gap g;
     ft_status st;
-    if (ft_gap_report(p, s, e->model, e->total, &g, &st) != FT_OK)
+    if (ft_gap_evidence(p, s, e, seconds, &g, &st) != FT_OK)
         Py_RETURN_NONE;
-    ft_gap_alone(p, s, e, seconds, &g, &st); /* out of memory: the report without evidence */
     PyObject *d = PyDict_New();
     if (!d || ftpy_put(d, "bound", PyFloat_FromDouble(g.bound)) < 0 || ftpy_put(d, "ratio", PyFloat_FromDouble(g.ratio)) < 0 ||
         ftpy_put(d, "grouping_bound", PyFloat_FromDouble(g.grouping_bound)) < 0 ||

@@ -57,9 +57,10 @@ static double sg_bound(const ft_problem *p, const ft_schedule *s, int i, ft_comp
     return ft__bound_target(p, c, m, waves, floor_);
 }
 
-/* Contract: fusetile.h. */
-int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double total, ft_gap *out,
-                  ft_status *st)
+/* ft_gap_report with the problem's bounds lb (ft_lower_bound) and cb
+ * (ft_lower_bound_capacity) given. */
+static int gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double total, double lb, double cb,
+                      ft_gap *out, ft_status *st)
 {
     memset(out, 0, sizeof *out);
     int nt = p->ntensors;
@@ -68,7 +69,6 @@ int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model mo
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     unsigned char *rw = buf, *rh = buf + nt;
     ft__reduction_flags(p, rw, rh);
-    double lb = ft_lower_bound(p, model, NULL, NULL), cb = ft_lower_bound_capacity(p, model, NULL, NULL);
     ksum g = {0, 0};
     for (int i = 0; i < s->nsubgraphs; i++)
         ksum_add(&g, sg_bound(p, s, i, model, rw, rh, buf + 2 * nt));
@@ -88,6 +88,23 @@ int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model mo
     out->bound_part = out->within;
     out->gap_in = out->in_bound ? FT_GAP_IN_BOUND : FT_GAP_IN_GROUPING;
     return FT_OK;
+}
+
+/* Contract: fusetile.h. */
+int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double total, ft_gap *out,
+                  ft_status *st)
+{
+    return gap_report(p, s, model, total, ft_lower_bound(p, model, NULL, NULL), ft_lower_bound_capacity(p, model, NULL, NULL),
+                      out, st);
+}
+
+/* Contract: fusetile.h. */
+int ft_gap_evidence(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st)
+{
+    int rc = gap_report(p, s, e->model, e->total, e->lower_bound, e->capacity_bound, g, st);
+    if (rc == FT_OK)
+        ft_gap_alone(p, s, e, seconds, g, st); /* out of memory: no evidence, the report stands */
+    return rc;
 }
 
 /* Most values of one granularity axis in the evidence's set: the native

@@ -1,4 +1,4 @@
-/* test_gap.c - cmocka tests of the evidence of where a schedule's gap lies (ft_gap_alone): on random small problems with every target term drawn at random, each subgraph's best configuration alone stays between the grouping's bound and the schedule's total; a worse configuration given is found and named the search's; the deadline cuts the work and says how much it covered. */
+/* test_gap.c - cmocka tests of the evidence of where a schedule's gap lies (ft_gap_alone): on random small problems with every target term drawn at random, each subgraph's best configuration alone stays between the grouping's bound and the schedule's total; a worse configuration given is found and named the search's; the deadline cuts the work and says how much it covered; ft_gap_evidence gives the same figures in one call. */
 #include "ft_testutil.h"
 
 /* Example 1: op0 T0 -> T1 (1000), op1 T1 -> T2 (100), 128 x 128,
@@ -56,6 +56,12 @@ static int gap_of(const ft_problem *p, const ft_schedule *s, ft_gap *g, double *
     *total = ev.total;
     assert_int_equal(ft_gap_report(p, s, ev.model, ev.total, g, &st), FT_OK);
     assert_int_equal(ft_gap_alone(p, s, &ev, HUGE_VAL, g, &st), FT_OK);
+    /* the one call the command line and the binding make (the bounds taken
+     * from the evaluation) gives the same figures */
+    ft_gap h;
+    assert_int_equal(ft_gap_evidence(p, s, &ev, HUGE_VAL, &h, &st), FT_OK);
+    assert_true(h.bound == g->bound && h.grouping_bound == g->grouping_bound && h.best_alone == g->best_alone &&
+                h.ratio == g->ratio && h.gap_in == g->gap_in && h.alone_tried == g->alone_tried);
     ft_eval_free(&ev);
     return 0;
 }
