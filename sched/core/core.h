@@ -55,6 +55,10 @@ char *ft__strdup(const char *s);
 /* Division rounding up for positive operands. */
 static inline int64_t ft__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Seconds on the monotonic clock: the clock of every deadline in the
+ * library (the search's, the strategies', the gap evidence's). */
+double ft__now_s(void);
+
 
 /* Most directories ft__data_dirs returns: the source tree's, the installed
  * tree's found from where the code runs, and the configured one. */

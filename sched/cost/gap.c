@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 /* The bound of subgraph i of s alone: its ops' compute (SPEC 5's flags of
  * p, which only lower it), one tile's overheads, the busiest op's waves,
@@ -145,13 +144,6 @@ static int axis_set(const ft_problem *p, int64_t own, int64_t native, int64_t ex
     return m;
 }
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A scorer with the evidence's deadline (its stop hook). */
 typedef struct alone_scorer {
     ft__scorer sc; /* first: the hook gets its address */
@@ -162,7 +154,7 @@ typedef struct alone_scorer {
 static int alone_stop(ft__scorer *sc)
 {
     alone_scorer *a = (alone_scorer *)sc;
-    if (!a->cut && mono_s() > a->deadline)
+    if (!a->cut && ft__now_s() > a->deadline)
         a->cut = 1;
     return a->cut;
 }
@@ -216,7 +208,7 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
 /* Contract: fusetile.h. */
 int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st)
 {
-    double t0 = mono_s();
+    double t0 = ft__now_s();
     alone_scorer a;
     sctx x;
     unsigned char *produced = ft__calloc((size_t)p->ntensors + 1, 1);
@@ -259,7 +251,7 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
                 : g->bound_part >= g->between                                 ? FT_GAP_IN_BOUND
                                                                               : FT_GAP_IN_GROUPING;
     g->in_bound = g->gap_in == FT_GAP_IN_BOUND;
-    g->alone_seconds = mono_s() - t0;
+    g->alone_seconds = ft__now_s() - t0;
     return FT_OK;
 }
 

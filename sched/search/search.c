@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
@@ -125,13 +124,6 @@ static double reserve(const shared *sh)
  * walk fits in the time left (a quarter of what bench/bench_eval measures,
  * for slower machines). */
 #define WALK_RATE 3e6
-
-double ft__now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Report progress when due (thread 0 only; at least every 0.25 s). */
 static void progress(search *S, double t)

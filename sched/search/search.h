@@ -97,9 +97,6 @@ typedef struct search {
 
 /* ------------------------------------------------------------ search.c */
 
-/* Seconds on the monotonic clock (the deadlines' clock). */
-double ft__now_s(void);
-
 /* 1 once the deadline has passed (never while S->first); also reports
  * progress when it is due. */
 int ft__out_of_time(search *S);
