@@ -3,13 +3,14 @@
 
 #include "cost/score.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Whether x is one of the n ints at a. */
-static int memchr_int(const int *a, int n, int x)
+static int has_int(const int *a, int n, int x)
 {
     for (int i = 0; i < n; i++)
         if (a[i] == x)
@@ -75,7 +76,7 @@ int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem *
             return ft__fail(st, FT_EINPUT, 0, "%s: op %d out of range", p->name, ops[i]);
         in_kernel[i] = p->ops[ops[i]].output;
     }
-#define PRODUCED(t) (memchr_int(in_kernel, nops, (t)))
+#define PRODUCED(t) (has_int(in_kernel, nops, (t)))
     for (int i = 0; i < nops; i++) {
         const ft_op *op = &p->ops[ops[i]];
         if (op->ninputs > FT_KERNEL_MAX_INPUTS)
@@ -83,7 +84,7 @@ int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops, ft_problem *
                             op->ninputs, FT_KERNEL_MAX_INPUTS);
         for (int q = 0; q < op->ninputs; q++) {
             int t = op->inputs[q];
-            if (!PRODUCED(t) && !memchr_int(map, nmap, t))
+            if (!PRODUCED(t) && !has_int(map, nmap, t))
                 map[nmap++] = t;
         }
         int read = 0;
@@ -302,6 +303,7 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     x.written[op->output] = 1;
     mixinfo mx;
     int all[FT_KERNEL_MAX_OPS];
+    assert(p->nops >= 1 && p->nops <= FT_KERNEL_MAX_OPS); /* ft_kernel_new: 1; ft_kernel_of_ops: checked */
     for (int i = 0; i < p->nops; i++)
         all[i] = i;
     ft_subgraph one = {.nops = p->nops, .ops = all};
