@@ -205,19 +205,93 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
     return best;
 }
 
+/* The grouping's evidence (ft_gap_alone): every two neighbouring subgraphs
+ * i and i + 1 of s where i + 1 reads what i makes, merged into one (i's ops
+ * then i + 1's, retaining what i + 1 retains) and costed at the best
+ * configuration of the same set, in its context, against best[i] +
+ * best[i + 1] (the budget: a merge costing more is cut early).  A merge
+ * that costs less is kept only when the schedule it makes is valid.  Fills
+ * pairs_tried, pairs_done, merge_at and merge_gain; 0, or -1 on OOM. */
+static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best, sctx *x, unsigned char *produced,
+                       ft_gap *g)
+{
+    const ft_problem *p = a->sc.p;
+    int n = s->nsubgraphs;
+    g->merge_at = -1;
+    if (n < 2)
+        return 0;
+    ft_subgraph *sg = ft__malloc(sizeof(ft_subgraph) * (size_t)(n - 1));
+    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1);
+    int *ops = ft__malloc(sizeof(int) * (size_t)(p->nops + 1));
+    if (!sg || !made || !ops) {
+        ft__free(sg);
+        ft__free(made);
+        ft__free(ops);
+        return -1;
+    }
+    for (int i = 0; i + 1 < n && !a->cut; i++) {
+        const ft_subgraph *A = &s->sg[i], *B = &s->sg[i + 1];
+        int edge = 0;
+        for (int j = 0; j < A->nops; j++)
+            made[p->ops[A->ops[j]].output] = 1;
+        for (int j = 0; j < B->nops && !edge; j++)
+            for (int q = 0; q < p->ops[B->ops[j]].ninputs && !edge; q++)
+                edge = made[p->ops[B->ops[j]].inputs[q]];
+        for (int j = 0; j < A->nops; j++)
+            made[p->ops[A->ops[j]].output] = 0;
+        if (!edge)
+            continue;
+        /* the schedule with the two merged: the others shared with s */
+        for (int j = 0, o = 0; j < n; j++)
+            if (j != i + 1)
+                sg[o++] = s->sg[j];
+        memcpy(ops, A->ops, sizeof(int) * (size_t)A->nops);
+        memcpy(ops + A->nops, B->ops, sizeof(int) * (size_t)B->nops);
+        ft_subgraph *M = &sg[i];
+        *M = *B;
+        M->ops = ops;
+        M->nops = A->nops + B->nops;
+        M->order = NULL;
+        M->norder = 0;
+        M->label = NULL;
+        ft_schedule t = {NULL, n - 1, sg, -1, -1, -1, -1};
+        double pair = best[i] + best[i + 1];
+        int done = 0;
+        double merged = sg_alone(a, &t, i, x, produced, pair, &done);
+        g->pairs_tried++;
+        g->pairs_done += done;
+        if (merged < pair * (1 - 1e-12) && pair - merged > g->merge_gain) {
+            /* the best configuration found is M's now: a valid schedule? */
+            ft_status vs;
+            if (ft_schedule_validate(p, &t, &vs) == FT_OK) {
+                g->merge_gain = pair - merged;
+                g->merge_at = i;
+            }
+        }
+    }
+    ft__free(sg);
+    ft__free(made);
+    ft__free(ops);
+    return 0;
+}
+
 /* Contract: fusetile.h. */
 int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st)
 {
     double t0 = ft__now_s();
     alone_scorer a;
     sctx x;
+    int n = s->nsubgraphs < e->nsubgraphs ? s->nsubgraphs : e->nsubgraphs;
     unsigned char *produced = ft__calloc((size_t)p->ntensors + 1, 1);
-    if (!produced || ft__sctx_alloc(&x, p->ntensors) != 0) {
+    double *best = ft__malloc(sizeof(double) * (size_t)(n + 1));
+    if (!produced || !best || ft__sctx_alloc(&x, p->ntensors) != 0) {
         ft__free(produced);
+        ft__free(best);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
     if (ft__scorer_init(&a.sc, p, e->model) != 0) {
         ft__free(produced);
+        ft__free(best);
         ft__sctx_free(&x);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
@@ -226,13 +300,23 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
     a.cut = !(seconds > 0);
     ksum b = {0, 0};
     int done = 0;
-    for (int i = 0; i < s->nsubgraphs && i < e->nsubgraphs; i++) {
+    for (int i = 0; i < n; i++) {
         int d = 0;
         double own = e->sg[i].latency;
-        ksum_add(&b, a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d));
+        best[i] = a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d);
+        ksum_add(&b, best[i]);
         done += d;
     }
     g->alone_tried = a.sc.evals;
+    /* then the grouping's, in what is left of the time, once every
+     * subgraph's own is whole (without memory for it: none) */
+    g->pairs_tried = g->pairs_done = 0;
+    g->merge_gain = 0;
+    g->merge_at = -1;
+    if (done == s->nsubgraphs && pairs_alone(&a, s, best, &x, produced, g) != 0)
+        g->pairs_tried = g->pairs_done = 0, g->merge_at = -1;
+    g->pairs_configs = a.sc.evals - g->alone_tried;
+    ft__free(best);
     ft__scorer_free(&a.sc);
     ft__sctx_free(&x);
     ft__free(produced);
