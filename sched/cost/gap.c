@@ -161,9 +161,10 @@ static int alone_stop(ft__scorer *sc)
 
 /* The least latency of subgraph i of s alone over the evidence's set
  * (ft_gap_alone), starting from `own` (its latency in s); *done 1 when
- * the whole set was scored before the deadline. */
+ * the whole set was scored before the deadline; *at (when not NULL) the
+ * configuration of the least found below own (unchanged when none). */
 static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, unsigned char *produced, double own,
-                       int *done)
+                       int *done, cfg *at)
 {
     const ft_problem *p = a->sc.p;
     const ft_subgraph *G = &s->sg[i];
@@ -197,8 +198,11 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
                         return best;
                     cfg cf = {ws[b], hs[c], ks[d], o};
                     double lat = ft__score(&a->sc, x, &mx, &g, &cf, best);
-                    if (lat < best && !a->cut)
+                    if (lat < best && !a->cut) {
                         best = lat;
+                        if (at)
+                            *at = cf;
+                    }
                 }
             }
     *done = !a->cut;
@@ -221,25 +225,30 @@ static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best
     if (n < 2)
         return 0;
     ft_subgraph *sg = ft__malloc(sizeof(ft_subgraph) * (size_t)(n - 1));
-    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1);
-    int *ops = ft__malloc(sizeof(int) * (size_t)(p->nops + 1));
-    if (!sg || !made || !ops) {
+    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1), *in_a = ft__calloc((size_t)p->nops + 1, 1);
+    int *ops = ft__malloc(sizeof(int) * (size_t)(2 * p->nops + 1));
+    if (!sg || !made || !in_a || !ops) {
         ft__free(sg);
         ft__free(made);
+        ft__free(in_a);
         ft__free(ops);
         return -1;
     }
     for (int i = 0; i + 1 < n && !a->cut; i++) {
         const ft_subgraph *A = &s->sg[i], *B = &s->sg[i + 1];
-        int edge = 0;
+        /* an edge from A to B, and no op in both (a recomputed op: a merge
+         * would hold it twice) */
+        int edge = 0, shared = 0;
         for (int j = 0; j < A->nops; j++)
-            made[p->ops[A->ops[j]].output] = 1;
-        for (int j = 0; j < B->nops && !edge; j++)
+            made[p->ops[A->ops[j]].output] = 1, in_a[A->ops[j]] = 1;
+        for (int j = 0; j < B->nops; j++) {
+            shared |= in_a[B->ops[j]];
             for (int q = 0; q < p->ops[B->ops[j]].ninputs && !edge; q++)
                 edge = made[p->ops[B->ops[j]].inputs[q]];
+        }
         for (int j = 0; j < A->nops; j++)
-            made[p->ops[A->ops[j]].output] = 0;
-        if (!edge)
+            made[p->ops[A->ops[j]].output] = 0, in_a[A->ops[j]] = 0;
+        if (!edge || shared)
             continue;
         /* the schedule with the two merged: the others shared with s */
         for (int j = 0, o = 0; j < n; j++)
@@ -257,11 +266,14 @@ static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best
         ft_schedule t = {NULL, n - 1, sg, -1, -1, -1, -1};
         double pair = best[i] + best[i + 1];
         int done = 0;
-        double merged = sg_alone(a, &t, i, x, produced, pair, &done);
+        cfg at = {M->w, M->h, M->k, 0};
+        double merged = sg_alone(a, &t, i, x, produced, pair, &done, &at);
         g->pairs_tried++;
         g->pairs_done += done;
         if (merged < pair * (1 - 1e-12) && pair - merged > g->merge_gain) {
-            /* the best configuration found is M's now: a valid schedule? */
+            /* at the configuration found (its granularity; the traversal
+             * order does not change what is valid): a valid schedule? */
+            M->w = at.w, M->h = at.h, M->k = at.k;
             ft_status vs;
             if (ft_schedule_validate(p, &t, &vs) == FT_OK) {
                 g->merge_gain = pair - merged;
@@ -271,6 +283,7 @@ static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best
     }
     ft__free(sg);
     ft__free(made);
+    ft__free(in_a);
     ft__free(ops);
     return 0;
 }
@@ -303,7 +316,7 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
     for (int i = 0; i < n; i++) {
         int d = 0;
         double own = e->sg[i].latency;
-        best[i] = a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d);
+        best[i] = a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d, NULL);
         ksum_add(&b, best[i]);
         done += d;
     }
