@@ -374,11 +374,23 @@ void cli_gap_line(FILE *f, const ft_gap *g)
             "of the same subgraphs",
             g->alone_tried, cover, g->bound_part);
     if (g->gap_in == FT_GAP_IN_SEARCH)
-        fprintf(f, ", the schedule %.2f x that: better configurations of these subgraphs exist)\n", g->search_part);
+        fprintf(f, ", the schedule %.2f x that: better configurations of these subgraphs exist", g->search_part);
     else if (g->gap_in == FT_GAP_IN_BOUND)
-        fputs(": what no configuration of them reaches, not counted by the bound)\n", f);
-    else
-        fputs(")\n", f);
+        fputs(": what no configuration of them reaches, not counted by the bound", f);
+    /* the grouping's evidence: merges of neighbouring subgraphs */
+    if (g->merge_at >= 0)
+        fprintf(f, "; merging subgraphs %d and %d saves %.4g (%.2f%% of the total): the grouping can improve", g->merge_at,
+                g->merge_at + 1, g->merge_gain, g->total > 0 ? 100 * g->merge_gain / g->total : 0.0);
+    else if (g->pairs_tried > 0)
+        fprintf(f,
+                "; no merge of two neighbouring subgraphs costs less than the two (%d pair%s, %lld configurations%s)%s",
+                g->pairs_tried, g->pairs_tried == 1 ? "" : "s", g->pairs_configs,
+                g->pairs_done < g->pairs_tried ? ", cut by the time" : "",
+                g->gap_in == FT_GAP_IN_GROUPING ? ": no merge of neighbours removes the grouping's part, so it most "
+                                                  "likely lies in the bound (which counts the whole problem as one "
+                                                  "subgraph)"
+                                                : "");
+    fputs(")\n", f);
 }
 
 /* Contract: cli.h. */
@@ -392,7 +404,9 @@ void cli_gap_json(FILE *f, const ft_gap *g)
                {"between", g->between},       {"within", g->within},
                {"best_alone", g->best_alone}, {"search_part", g->search_part},
                {"bound_part", g->bound_part}, {"alone_tried", (double)g->alone_tried},
-               {"alone_done", g->alone_done}};
+               {"alone_done", g->alone_done}, {"pairs_tried", g->pairs_tried},
+               {"pairs_done", g->pairs_done}, {"pairs_configs", (double)g->pairs_configs},
+               {"merge_at", g->merge_at}, {"merge_gain", g->merge_gain}};
     fputs(", \"gap\": {", f);
     for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "", num[i].key);

@@ -747,6 +747,17 @@ typedef struct ft_gap {
                                keep the best found before the deadline, at
                                worst their own latency) */
     double alone_seconds;   /* the evidence's wall time */
+    /* The grouping's evidence (ft_gap_alone, once every subgraph's own set
+     * was scored): every two neighbouring subgraphs where the second reads
+     * what the first makes, merged and costed over the same set. */
+    int pairs_tried;        /* neighbouring pairs merged and costed */
+    int pairs_done;         /* of them, those whose whole set was scored */
+    long long pairs_configs; /* configurations scored for them */
+    int merge_at;           /* -1: no merge costs less than its two subgraphs
+                               at their best alone; else i, the first of the
+                               two whose merge saves the most (the schedule
+                               it makes validated) */
+    double merge_gain;      /* what that merge saves (0: none) */
     int gap_in;             /* the largest of the three parts: FT_GAP_IN_SEARCH,
                                FT_GAP_IN_BOUND or FT_GAP_IN_GROUPING */
 } ft_gap;
@@ -781,10 +792,17 @@ int ft_gap_report(const ft_problem *p, const ft_schedule *s, ft_compute_model mo
  * grouping_bound).  The work stops once `seconds` have passed (any
  * non-finite or huge value: none; 0: nothing is scored): subgraphs not
  * reached keep their own latency, and alone_done says how many were
- * finished.  Fills best_alone, search_part, bound_part, alone_tried,
- * alone_done, alone_seconds, gap_in (the largest of search_part,
- * bound_part and between) and in_bound.  FT_OK, or FT_ENOMEM (st says so,
- * g's evidence left as ft_gap_report set it). */
+ * finished.  Then, when every subgraph was finished and time is left,
+ * the grouping's evidence: every two neighbouring subgraphs i, i + 1 where
+ * i + 1 reads what i makes, merged (i's ops then i + 1's, retaining what
+ * i + 1 retains) and costed over the same set in their context, against
+ * the two at their best alone; the largest saving of a merge whose
+ * schedule is valid is merge_gain at merge_at (pairs_tried,
+ * pairs_done, pairs_configs say how far it went; without the memory for
+ * it, none is tried).  Fills best_alone, search_part, bound_part,
+ * alone_tried, alone_done, alone_seconds, the pairs' fields, gap_in (the
+ * largest of search_part, bound_part and between) and in_bound.  FT_OK,
+ * or FT_ENOMEM (st says so, g's evidence left as ft_gap_report set it). */
 int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, double seconds, ft_gap *g, ft_status *st);
 
 /* ft_gap_report then ft_gap_alone for schedule s evaluated into *e (by

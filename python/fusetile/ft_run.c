@@ -274,6 +274,11 @@ static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_ev
         ftpy_put(d, "bound_part", PyFloat_FromDouble(g.bound_part)) < 0 ||
         ftpy_put(d, "alone_tried", PyLong_FromLongLong(g.alone_tried)) < 0 ||
         ftpy_put(d, "alone_done", PyLong_FromLong(g.alone_done)) < 0 ||
+        ftpy_put(d, "pairs_tried", PyLong_FromLong(g.pairs_tried)) < 0 ||
+        ftpy_put(d, "pairs_done", PyLong_FromLong(g.pairs_done)) < 0 ||
+        ftpy_put(d, "pairs_configs", PyLong_FromLongLong(g.pairs_configs)) < 0 ||
+        ftpy_put(d, "merge_at", PyLong_FromLong(g.merge_at)) < 0 ||
+        ftpy_put(d, "merge_gain", PyFloat_FromDouble(g.merge_gain)) < 0 ||
         ftpy_put(d, "gap_in", PyUnicode_FromString(ft_gap_in_name(g.gap_in))) < 0) {
         Py_XDECREF(d);
         return NULL;

@@ -161,9 +161,10 @@ static int alone_stop(ft__scorer *sc)
 
 /* The least latency of subgraph i of s alone over the evidence's set
  * (ft_gap_alone), starting from `own` (its latency in s); *done 1 when
- * the whole set was scored before the deadline. */
+ * the whole set was scored before the deadline; *at (when not NULL) the
+ * configuration of the least found below own (unchanged when none). */
 static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, unsigned char *produced, double own,
-                       int *done)
+                       int *done, cfg *at)
 {
     const ft_problem *p = a->sc.p;
     const ft_subgraph *G = &s->sg[i];
@@ -197,12 +198,94 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
                         return best;
                     cfg cf = {ws[b], hs[c], ks[d], o};
                     double lat = ft__score(&a->sc, x, &mx, &g, &cf, best);
-                    if (lat < best && !a->cut)
+                    if (lat < best && !a->cut) {
                         best = lat;
+                        if (at)
+                            *at = cf;
+                    }
                 }
             }
     *done = !a->cut;
     return best;
+}
+
+/* The grouping's evidence (ft_gap_alone): every two neighbouring subgraphs
+ * i and i + 1 of s where i + 1 reads what i makes, merged into one (i's ops
+ * then i + 1's, retaining what i + 1 retains) and costed at the best
+ * configuration of the same set, in its context, against best[i] +
+ * best[i + 1] (the budget: a merge costing more is cut early).  A merge
+ * that costs less is kept only when the schedule it makes is valid.  Fills
+ * pairs_tried, pairs_done, merge_at and merge_gain; 0, or -1 on OOM. */
+static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best, sctx *x, unsigned char *produced,
+                       ft_gap *g)
+{
+    const ft_problem *p = a->sc.p;
+    int n = s->nsubgraphs;
+    g->merge_at = -1;
+    if (n < 2)
+        return 0;
+    ft_subgraph *sg = ft__malloc(sizeof(ft_subgraph) * (size_t)(n - 1));
+    unsigned char *made = ft__calloc((size_t)p->ntensors + 1, 1), *in_a = ft__calloc((size_t)p->nops + 1, 1);
+    int *ops = ft__malloc(sizeof(int) * (size_t)(2 * p->nops + 1));
+    if (!sg || !made || !in_a || !ops) {
+        ft__free(sg);
+        ft__free(made);
+        ft__free(in_a);
+        ft__free(ops);
+        return -1;
+    }
+    for (int i = 0; i + 1 < n && !a->cut; i++) {
+        const ft_subgraph *A = &s->sg[i], *B = &s->sg[i + 1];
+        /* an edge from A to B, and no op in both (a recomputed op: a merge
+         * would hold it twice) */
+        int edge = 0, shared = 0;
+        for (int j = 0; j < A->nops; j++)
+            made[p->ops[A->ops[j]].output] = 1, in_a[A->ops[j]] = 1;
+        for (int j = 0; j < B->nops; j++) {
+            shared |= in_a[B->ops[j]];
+            for (int q = 0; q < p->ops[B->ops[j]].ninputs && !edge; q++)
+                edge = made[p->ops[B->ops[j]].inputs[q]];
+        }
+        for (int j = 0; j < A->nops; j++)
+            made[p->ops[A->ops[j]].output] = 0, in_a[A->ops[j]] = 0;
+        if (!edge || shared)
+            continue;
+        /* the schedule with the two merged: the others shared with s */
+        for (int j = 0, o = 0; j < n; j++)
+            if (j != i + 1)
+                sg[o++] = s->sg[j];
+        memcpy(ops, A->ops, sizeof(int) * (size_t)A->nops);
+        memcpy(ops + A->nops, B->ops, sizeof(int) * (size_t)B->nops);
+        ft_subgraph *M = &sg[i];
+        *M = *B;
+        M->ops = ops;
+        M->nops = A->nops + B->nops;
+        M->order = NULL;
+        M->norder = 0;
+        M->label = NULL;
+        ft_schedule t = {NULL, n - 1, sg, -1, -1, -1, -1};
+        double pair = best[i] + best[i + 1];
+        int done = 0;
+        cfg at = {M->w, M->h, M->k, 0};
+        double merged = sg_alone(a, &t, i, x, produced, pair, &done, &at);
+        g->pairs_tried++;
+        g->pairs_done += done;
+        if (merged < pair * (1 - 1e-12) && pair - merged > g->merge_gain) {
+            /* at the configuration found (its granularity; the traversal
+             * order does not change what is valid): a valid schedule? */
+            M->w = at.w, M->h = at.h, M->k = at.k;
+            ft_status vs;
+            if (ft_schedule_validate(p, &t, &vs) == FT_OK) {
+                g->merge_gain = pair - merged;
+                g->merge_at = i;
+            }
+        }
+    }
+    ft__free(sg);
+    ft__free(made);
+    ft__free(in_a);
+    ft__free(ops);
+    return 0;
 }
 
 /* Contract: fusetile.h. */
@@ -211,13 +294,17 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
     double t0 = ft__now_s();
     alone_scorer a;
     sctx x;
+    int n = s->nsubgraphs < e->nsubgraphs ? s->nsubgraphs : e->nsubgraphs;
     unsigned char *produced = ft__calloc((size_t)p->ntensors + 1, 1);
-    if (!produced || ft__sctx_alloc(&x, p->ntensors) != 0) {
+    double *best = ft__malloc(sizeof(double) * (size_t)(n + 1));
+    if (!produced || !best || ft__sctx_alloc(&x, p->ntensors) != 0) {
         ft__free(produced);
+        ft__free(best);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
     if (ft__scorer_init(&a.sc, p, e->model) != 0) {
         ft__free(produced);
+        ft__free(best);
         ft__sctx_free(&x);
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     }
@@ -226,13 +313,23 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
     a.cut = !(seconds > 0);
     ksum b = {0, 0};
     int done = 0;
-    for (int i = 0; i < s->nsubgraphs && i < e->nsubgraphs; i++) {
+    for (int i = 0; i < n; i++) {
         int d = 0;
         double own = e->sg[i].latency;
-        ksum_add(&b, a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d));
+        best[i] = a.cut ? own : sg_alone(&a, s, i, &x, produced, own, &d, NULL);
+        ksum_add(&b, best[i]);
         done += d;
     }
     g->alone_tried = a.sc.evals;
+    /* then the grouping's, in what is left of the time, once every
+     * subgraph's own is whole (without memory for it: none) */
+    g->pairs_tried = g->pairs_done = 0;
+    g->merge_gain = 0;
+    g->merge_at = -1;
+    if (done == s->nsubgraphs && pairs_alone(&a, s, best, &x, produced, g) != 0)
+        g->pairs_tried = g->pairs_done = 0, g->merge_at = -1;
+    g->pairs_configs = a.sc.evals - g->alone_tried;
+    ft__free(best);
     ft__scorer_free(&a.sc);
     ft__sctx_free(&x);
     ft__free(produced);

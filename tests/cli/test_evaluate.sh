@@ -85,7 +85,19 @@ check eval-json-capacity 0 out '"ratio": 2, "capacity_bound": 3276.8, "capacity_
 # its own
 check eval-table-gap 0 out '^gap: 2\.00 x the bound \(3276\.8\) = 1\.00 in the search.s configurations x 1\.00 in the bound x 2\.00 in the grouping \(2 subgraphs\): most of the gap is in the grouping' \
     -- "$bin" evaluate "$P" "$S"
-check eval-json-gap 0 out '"gap": \{"bound": 3276\.8, "ratio": 2, "grouping_bound": 6553\.6, "subgraphs": 2, "between": 2, "within": 1, "best_alone": 6553\.6, "search_part": 1, "bound_part": 1, "alone_tried": [1-9][0-9]*, "alone_done": 2, "gap_in": "grouping"\}' \
+# and the grouping's evidence: the two merged cost the bound, half the total
+check eval-table-merge 0 out 'merging subgraphs 0 and 1 saves 3277 \(50\.00% of the total\): the grouping can improve\)$' \
+    -- "$bin" evaluate "$P" "$S"
+# the search's two subgraphs of a generated small problem: their merge
+# costs more than the two
+"$bin" generate --family small --seed 1 -o "$tmp/g1.json"
+printf '{"subgraphs": [[0, 1, 2], [3, 4]], "granularities": [[14, 14, 4], [14, 14, 4]], "tensors_to_retain": [[], []], "traversal_orders": [null, null]}' >"$tmp/g1.s.json"
+check eval-table-no-merge 0 out '; no merge of two neighbouring subgraphs costs less than the two \(1 pair, [1-9][0-9]* configurations\)' \
+    -- "$bin" evaluate "$tmp/g1.json" "$tmp/g1.s.json"
+# a recomputed op in both subgraphs (ex3B): no pair is merged
+check eval-table-recompute-no-pair 0 out 'over 2 subgraphs, is [0-9.]* x the bound of the same subgraphs\)$' \
+    -- "$bin" evaluate "$vec/ex3B.problem.json" "$vec/ex3B.solution.json"
+check eval-json-gap 0 out '"gap": \{"bound": 3276\.8, "ratio": 2, "grouping_bound": 6553\.6, "subgraphs": 2, "between": 2, "within": 1, "best_alone": 6553\.6, "search_part": 1, "bound_part": 1, "alone_tried": [1-9][0-9]*, "alone_done": 2, "pairs_tried": 1, "pairs_done": 1, "pairs_configs": [1-9][0-9]*, "merge_at": 0, "merge_gain": 3276\.8, "gap_in": "grouping"\}' \
     -- "$bin" evaluate "$P" "$S" --json
 # ex1A fused at 32 x 32 (a worse configuration than the native one): the
 # evidence finds the native tile, and the line names the search's part

@@ -67,6 +67,18 @@ class TestEvaluate(unittest.TestCase):
         self.assertAlmostEqual(gap["search_part"], r["total"] / 3276.8)
         self.assertAlmostEqual(gap["bound_part"], 1.0)
 
+    def test_gap_finds_a_merge(self):
+        """ex1A's two ops each a subgraph: merged they cost the bound, half the
+        total, and the grouping's evidence finds that merge."""
+        r = fusetile.evaluate(vec("ex1A.problem.json"), vec("ex1A.solution.json"))
+        gap = r["gap"]
+        self.assertEqual(gap["subgraphs"], 2)
+        self.assertEqual(gap["pairs_tried"], 1)
+        self.assertEqual(gap["pairs_done"], 1)
+        self.assertGreater(gap["pairs_configs"], 0)
+        self.assertEqual(gap["merge_at"], 0)
+        self.assertAlmostEqual(gap["merge_gain"], r["total"] - 3276.8)
+
     def test_result_keys(self):
         r = fusetile.evaluate(vec("N-named-mlp.problem.json"), vec("E2-mlp-split.solution.json"))
         self.assertEqual(r["total"], 18115.2)

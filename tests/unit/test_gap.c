@@ -1,4 +1,4 @@
-/* test_gap.c - cmocka tests of the evidence of where a schedule's gap lies (ft_gap_alone): on random small problems with every target term drawn at random, each subgraph's best configuration alone stays between the grouping's bound and the schedule's total; a worse configuration given is found and named the search's; the deadline cuts the work and says how much it covered; ft_gap_evidence gives the same figures in one call. */
+/* test_gap.c - cmocka tests of the evidence of where a schedule's gap lies (ft_gap_alone): on random small problems with every target term drawn at random, each subgraph's best configuration alone stays between the grouping's bound and the schedule's total; a worse configuration given is found and named the search's; the deadline cuts the work and says how much it covered; ft_gap_evidence gives the same figures in one call; a merge of two neighbouring subgraphs that saves is found. */
 #include "ft_testutil.h"
 
 /* Example 1: op0 T0 -> T1 (1000), op1 T1 -> T2 (100), 128 x 128,
@@ -61,7 +61,8 @@ static int gap_of(const ft_problem *p, const ft_schedule *s, ft_gap *g, double *
     ft_gap h;
     assert_int_equal(ft_gap_evidence(p, s, &ev, HUGE_VAL, &h, &st), FT_OK);
     assert_true(h.bound == g->bound && h.grouping_bound == g->grouping_bound && h.best_alone == g->best_alone &&
-                h.ratio == g->ratio && h.gap_in == g->gap_in && h.alone_tried == g->alone_tried);
+                h.ratio == g->ratio && h.gap_in == g->gap_in && h.alone_tried == g->alone_tried &&
+                h.pairs_tried == g->pairs_tried && h.merge_at == g->merge_at && h.merge_gain == g->merge_gain);
     ft_eval_free(&ev);
     return 0;
 }
@@ -81,6 +82,14 @@ static void check_gap(const ft_problem *p, const ft_gap *g, double total, const 
     assert_rel(g->search_part * g->bound_part * g->between, g->ratio, 1e-12);
     assert_true(g->gap_in == FT_GAP_IN_SEARCH || g->gap_in == FT_GAP_IN_BOUND || g->gap_in == FT_GAP_IN_GROUPING);
     assert_int_equal(g->in_bound, g->gap_in == FT_GAP_IN_BOUND);
+    /* the grouping's evidence: every pair tried when every subgraph was
+     * done; a merge found saves something, at most what the two cost */
+    assert_true(g->pairs_tried <= g->nsubgraphs - 1 && g->pairs_done <= g->pairs_tried);
+    assert_true(g->merge_at < g->nsubgraphs - 1);
+    if (g->merge_at >= 0)
+        assert_true(g->merge_gain > 0 && g->merge_gain < g->best_alone);
+    else
+        assert_true(g->merge_gain == 0);
 }
 
 /* Random small problems (ft_generate's small family), every target term
@@ -166,6 +175,35 @@ static void test_gap_worse_configuration(void **state)
     assert_int_equal(g.gap_in, FT_GAP_IN_BOUND);
 }
 
+/* The grouping's evidence on example 1 split in two (each op alone): the
+ * two merged cost 3276.8 (the bound), so the one pair is merged and found
+ * to save what the two cost at their best alone above it; fused already,
+ * there is no pair to try. */
+static void test_gap_merge(void **state)
+{
+    ftt_fixture *f = *state;
+    ft_status st;
+    ft_schedule *s;
+    ft_gap g;
+    double total;
+    assert_int_equal(ft_schedule_parse(SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]"), "t.json", &s, &st), FT_OK);
+    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
+    ft_schedule_free(s);
+    check_gap(f->p, &g, total, "split");
+    assert_int_equal(g.pairs_tried, 1);
+    assert_int_equal(g.pairs_done, 1);
+    assert_true(g.pairs_configs > 0);
+    assert_int_equal(g.merge_at, 0);
+    assert_rel(g.merge_gain, g.best_alone - 3276.8, 1e-12);
+    assert_true(g.merge_gain > 0);
+    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), "t.json", &s, &st), FT_OK);
+    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
+    ft_schedule_free(s);
+    assert_int_equal(g.pairs_tried, 0);
+    assert_int_equal(g.merge_at, -1);
+    assert_true(g.merge_gain == 0);
+}
+
 /* The deadline: 0 scores nothing (every subgraph keeps its own latency,
  * none counted done); a deadline that passes during the work on a problem
  * of many subgraphs covers fewer than all, and what it found is still
@@ -212,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gap_random),
         cmocka_unit_test_setup_teardown(test_gap_worse_configuration, setup_ex1, ftt_teardown),
+        cmocka_unit_test_setup_teardown(test_gap_merge, setup_ex1, ftt_teardown),
         cmocka_unit_test(test_gap_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
