@@ -92,6 +92,16 @@ static void check_gap(const ft_problem *p, const ft_gap *g, double total, const 
         assert_true(g->merge_gain == 0);
 }
 
+/* gap_of for the schedule text `json` (valid) of p. */
+static void gap_of_text(const ft_problem *p, const char *json, ft_gap *g, double *total)
+{
+    ft_status st;
+    ft_schedule *s;
+    assert_int_equal(ft_schedule_parse(json, "t.json", &s, &st), FT_OK);
+    assert_int_equal(gap_of(p, s, g, total), 0);
+    ft_schedule_free(s);
+}
+
 /* Random small problems (ft_generate's small family), every target term
  * drawn: their one-op schedule at random granularities (1 to native, or
  * above it where the target allows), and on every fourth problem the
@@ -153,13 +163,9 @@ static void test_gap_random(void **state)
 static void test_gap_worse_configuration(void **state)
 {
     ftt_fixture *f = *state;
-    ft_status st;
-    ft_schedule *s;
     ft_gap g;
     double total;
-    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[32, 32, 1]]", "[[]]"), "t.json", &s, &st), FT_OK);
-    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
-    ft_schedule_free(s);
+    gap_of_text(f->p, SJ("[[0, 1]]", "[[32, 32, 1]]", "[[]]"), &g, &total);
     check_gap(f->p, &g, total, "32 x 32");
     assert_true(total > 3276.8 * 2);
     assert_rel(g.best_alone, 3276.8, 1e-12);
@@ -167,9 +173,7 @@ static void test_gap_worse_configuration(void **state)
     assert_rel(g.search_part, total / 3276.8, 1e-12);
     assert_int_equal(g.gap_in, FT_GAP_IN_SEARCH);
     assert_string_equal(ft_gap_in_name(g.gap_in), "search");
-    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), "t.json", &s, &st), FT_OK);
-    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
-    ft_schedule_free(s);
+    gap_of_text(f->p, SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), &g, &total);
     assert_rel(g.best_alone, 3276.8, 1e-12);
     assert_rel(g.search_part, 1, 1e-12);
     assert_int_equal(g.gap_in, FT_GAP_IN_BOUND);
@@ -182,13 +186,9 @@ static void test_gap_worse_configuration(void **state)
 static void test_gap_merge(void **state)
 {
     ftt_fixture *f = *state;
-    ft_status st;
-    ft_schedule *s;
     ft_gap g;
     double total;
-    assert_int_equal(ft_schedule_parse(SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]"), "t.json", &s, &st), FT_OK);
-    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
-    ft_schedule_free(s);
+    gap_of_text(f->p, SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]"), &g, &total);
     check_gap(f->p, &g, total, "split");
     assert_int_equal(g.pairs_tried, 1);
     assert_int_equal(g.pairs_done, 1);
@@ -196,9 +196,7 @@ static void test_gap_merge(void **state)
     assert_int_equal(g.merge_at, 0);
     assert_rel(g.merge_gain, g.best_alone - 3276.8, 1e-12);
     assert_true(g.merge_gain > 0);
-    assert_int_equal(ft_schedule_parse(SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), "t.json", &s, &st), FT_OK);
-    assert_int_equal(gap_of(f->p, s, &g, &total), 0);
-    ft_schedule_free(s);
+    gap_of_text(f->p, SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), &g, &total);
     assert_int_equal(g.pairs_tried, 0);
     assert_int_equal(g.merge_at, -1);
     assert_true(g.merge_gain == 0);
