@@ -109,15 +109,16 @@ static int label_schedule(const shared *sh, ft_schedule *s)
 /* Seconds the passes leave for the final evaluation and the caller's write:
  * 5% of the limit, at least 20 ms and at most 1 s (on a loaded 2-core
  * machine the threads' last steps end up to 0.3 s past the deadline at a
- * 10-s limit, and writing a schedule of resnet18 took 0.1 s), or twice
- * the longest the figures of a published plan took (sh->figures_s: the
- * final ones are of the same kind; on 10 000 ops the first plan's took
- * 0.5 s, and a 2-s search of them ended 0.3 s past its limit before). */
+ * 10-s limit, and writing a schedule of resnet18 took 0.1 s), or the
+ * longest the figures of a published plan took when more (sh->figures_s:
+ * a pass that publishes just before its deadline takes that much past it;
+ * on 10 000 ops the first plan's took 0.25 to 0.5 s, and a 5-s search of
+ * them ended 0.2 to 0.5 s past its limit before). */
 static double reserve(const shared *sh)
 {
     double r = 0.05 * sh->limit;
     r = r < 0.02 ? 0.02 : r > 1 ? 1 : r;
-    return r > 2 * sh->figures_s ? r : 2 * sh->figures_s;
+    return r > sh->figures_s ? r : sh->figures_s;
 }
 
 /* Steps ft_evaluate is assumed to walk per second when deciding whether a
@@ -813,12 +814,13 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
         goto done;
     }
-    /* the final figures: those published with the same schedule; else
-     * figured now, half the reserve left for the caller's write; else, when
-     * no time is left to figure it (a pass that found it past its
-     * deadline), the last schedule published, whose figures are known */
+    /* the final figures: those published with the same schedule (every
+     * better plan is published, so it differs only on a tie between
+     * threads, where the lowest thread's plan is kept: the same seed and
+     * threads give the same schedule); else figured now, half the reserve
+     * left for the caller's write */
     double until = sh.hard - 0.5 * reserve(&sh);
-    if (sh.pub && (same_schedule(s, sh.pub) || ft__now_s() + sh.figures_s > until)) {
+    if (sh.pub && same_schedule(s, sh.pub)) {
         ft_schedule_free(s);
         s = sh.pub, *ev = sh.pub_ev;
         sh.pub = NULL, sh.pub_ev.sg = NULL;

@@ -116,8 +116,9 @@ check eval-gap-time-word 2 err "^fusetile: evaluate: --gap-time is 'soon', must 
     -- "$bin" evaluate "$P" "$S" --gap-time soon
 check eval-gap-time-missing 2 err 'option --gap-time needs a value' -- "$bin" evaluate "$P" "$S" --gap-time
 # and schedule's summary ends with it (ex1A fused: no gap; the evidence
-# covered every subgraph within its share of the limit)
-check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(the best configuration of each subgraph alone, [1-9][0-9]* configurations tried over 1 subgraph, is 1\.00 x the bound' \
+# covered every subgraph within its share of the limit, or, under a slow
+# runner, said it was cut)
+check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of the gap is in the bound \(the best configuration of each subgraph alone, [1-9][0-9]* configurations tried over (1 subgraph|0 of 1 subgraphs \(cut at [0-9.]+ s: the others keep their own\)), is 1\.00 x the bound' \
     -- "$bin" schedule "$P" --time-limit 1 --threads 1
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
