@@ -99,6 +99,7 @@ typedef struct shape {
     int nw, nh, nks;
     int64_t Wg, Hg;
     double reads_lb, writes_lb, fixed_ws;
+    int matmul; /* the subgraph has a MatMul (ft__sg_matmul) */
 } shape;
 
 /* Fill *sh for g (roles[] its ops' roles); -1 when an upstream output
@@ -113,6 +114,7 @@ static int subgraph_shape(search *S, const sctx *x, const ft_subgraph *g, const 
         return -2;
     sh->heights = sh->widths + nops + 1;
     sh->ks = sh->heights + nops + 1;
+    sh->matmul = ft__sg_matmul(p, g);
     for (int j = 0; j < nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
         const ft_tensor *T = &p->tensors[op->output];
@@ -216,12 +218,21 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     if (tiles > (double)FT_SCORE_STEP_CAP)
         return INF;
     /* several units share the compute; a wave's slowest tile moves at
-     * least its tiles' traffic at the whole bandwidth (ft_timing) */
+     * least its tiles' traffic at the whole bandwidth (ft_timing).  Every
+     * tile's steps also pay their overheads on their compute (the walk's
+     * step_overhead on each of its nk k-steps and ft__tile_extra on the
+     * last): a wave's slowest tile takes at least those overheads more
+     * than the wave's average compute, so the waves add
+     * ceil(tiles / units) of them (a target with tile overheads: most of
+     * a small subgraph's time, which the compute alone bounds far below) */
+    int64_t u = ft__units(p);
+    double waves = (double)ft__ceil_div((int64_t)tiles, u);
+    double ov = (double)nk * p->timing.step_overhead + ft__tile_extra(p, sh->matmul, nk - 1, nk);
     double mem;
     ft__rates r;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
-    return ft__bound_combine(p, comp / (double)ft__units(p), mem);
+    return ft__bound_combine(p, comp / (double)u + waves * ov, mem);
 }
 
 double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)

@@ -708,6 +708,20 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
         search S;
         sctx X;
         ft_problem *p = tiling_search(json, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE, &o, &S, &X);
+        if (prob % 3) {
+            /* a whole device whose tile overheads are most of a small
+             * subgraph's time (a GPU's): the bound counts them per wave */
+            static const int units[] = {1, 3, 7};
+            ft_status st;
+            p->timing.units = units[rnd() % 3];
+            p->timing.step_overhead = rnd() % 2 ? 0 : 96;
+            p->timing.tile_overhead = rnd() % 2 ? 500 : 2623;
+            p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 2132;
+            p->timing.overlap = (ft_overlap)(rnd() % 3);
+            assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+            ft__scorer_free(&S.sc);
+            assert_int_equal(ft__search_scorer_init(&S, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE), 0);
+        }
         for (int trial = 0; trial < 4; trial++) {
             int ops[64];
             int n = random_group(p, ops, 4);
