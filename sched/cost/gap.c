@@ -2,6 +2,7 @@
 #include "cost/cost.h"
 #include "cost/score.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -193,11 +194,24 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
             for (int d = 0; d < nk; d++) {
                 /* a single row or column: every order is the raster one */
                 int no = ft__ceil_div(W, ws[b]) > 1 && ft__ceil_div(H, hs[c]) > 1 ? ORD_COUNT : 1;
+                /* every tile pays its steps' overheads on its compute
+                 * (step_overhead on each k-step, ft__tile_extra on the
+                 * last), and a wave takes at least its slowest tile: a
+                 * configuration whose waves of overheads alone reach the
+                 * best is not scored (on a GPU, most small tiles) */
+                int64_t nt = ft__ceil_div(W, ws[b]) * ft__ceil_div(H, hs[c]), nks = mm ? ft__ceil_div(K, ks[d]) : 1;
+                double least = (double)ft__ceil_div(nt, ft__units(p)) *
+                               ((double)nks * p->timing.step_overhead + ft__tile_extra(p, mm, nks - 1, nks));
+                if (least >= best)
+                    continue;
                 for (int o = 0; o < no; o++) {
                     if (alone_stop(&a->sc))
                         return best;
                     cfg cf = {ws[b], hs[c], ks[d], o};
                     double lat = ft__score(&a->sc, x, &mx, &g, &cf, best);
+                    /* the waves of overheads bound every configuration's
+                     * latency (a whole score, or one cut past best) */
+                    assert(a->cut || lat >= least * (1 - 1e-12));
                     if (lat < best && !a->cut) {
                         best = lat;
                         if (at)

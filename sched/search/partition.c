@@ -220,6 +220,86 @@ done:
     ft__free(stack);
 }
 
+/* Whether group b reads a tensor group a makes (gid per op). */
+static int reads_from(const ft_problem *p, const int *gid, const int *bops, int nb, int a)
+{
+    for (int j = 0; j < nb; j++) {
+        const ft_op *op = &p->ops[bops[j]];
+        for (int i = 0; i < op->ninputs; i++) {
+            int pr = p->tensors[op->inputs[i]].producer;
+            if (pr >= 0 && gid[pr] == a)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int ft__neighbour_merge(search *S, sctx *x, int *gid)
+{
+    const ft_problem *p = S->p;
+    int n = p->nops, merges = 0;
+    int *ops = ft__malloc(sizeof(int) * (size_t)n), *bops = ft__malloc(sizeof(int) * (size_t)n);
+    int *old = ft__malloc(sizeof(int) * (size_t)n), *stack = ft__malloc(sizeof(int) * (size_t)(n + 1));
+    unsigned char *mark = ft__malloc((size_t)n + 1);
+    double *gc = ft__malloc(sizeof(double) * (size_t)(n + 1));
+    if (!ops || !bops || !old || !stack || !mark || !gc)
+        goto done;
+    for (int changed = 1; changed && !ft__out_of_time(S);) {
+        changed = 0;
+        int ng = ft__compact_gids(gid, n);
+        plan P;
+        if (ft__plan_from_partition(S, gid, ng, &P))
+            break;
+        /* the plan's order: group i of P is partition group order[i] */
+        int *order = ops; /* ops is free until the first cost below */
+        for (int i = 0; i < P.ngroups; i++)
+            order[i] = gid[P.g[i].ops[0]];
+        memcpy(bops, order, sizeof(int) * (size_t)P.ngroups);
+        int ngroups = P.ngroups;
+        ft__plan_free(&P);
+        for (int g = 0; g < ng; g++)
+            gc[g] = -1; /* not costed yet */
+        for (int i = 0; i + 1 < ngroups && !ft__out_of_time(S); i++) {
+            int a = bops[i], b = bops[i + 1];
+            int mb = collect(S, gid, b, -1, ops);
+            if (!reads_from(p, gid, ops, mb, a) || !merge_acyclic(S, gid, ng, a, b, mark, stack))
+                continue;
+            cfg c;
+            for (int k = 0; k < 2; k++) {
+                int g = k ? b : a;
+                if (gc[g] < 0) {
+                    int m = collect(S, gid, g, -1, ops);
+                    gc[g] = ft__partition_group_cost(S, x, gid, g, ops, m, &c);
+                }
+            }
+            /* cost the merge with b relabelled as a */
+            memcpy(old, gid, sizeof(int) * (size_t)n);
+            for (int o = 0; o < n; o++)
+                if (gid[o] == b)
+                    gid[o] = a;
+            int m = collect(S, gid, a, -1, ops);
+            double mc = ft__partition_group_cost(S, x, gid, a, ops, m, &c);
+            if (mc < INF && mc < (gc[a] + gc[b]) * (1 - 1e-12)) {
+                gc[a] = mc;
+                gc[b] = 0;
+                merges++;
+                changed = 1;
+                bops[i + 1] = a; /* the merged group meets the next one */
+            } else {
+                memcpy(gid, old, sizeof(int) * (size_t)n);
+            }
+        }
+    }
+done:
+    ft__free(ops);
+    ft__free(bops);
+    ft__free(old);
+    ft__free(stack);
+    ft__free(mark);
+    ft__free(gc);
+    return merges;
+}
+
 /* Renumber group ids 0..ng-1; returns ng. */
 int ft__compact_gids(int *gid, int n)
 {

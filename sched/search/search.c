@@ -30,6 +30,8 @@
  *               nops > 7                    best is where the later passes start
  *                                           when greedy's is not better
  *   greedy      search                      pairwise fusion by largest gain        partition.c
+ *   merge       nops > 7                    each group with the next in the plan   partition.c
+ *                                           that reads it, while merging pays
  *   exhaustive  nops <= 7                   every ordered partition, each with     exhaustive.c, retain.c
  *                                           its optimal retention
  *   exhaustive- nops <= 7                   the same with finer tile sizes: every  exhaustive.c, tiling.c
@@ -567,6 +569,23 @@ static void run_greedy(search *S, sctx *x, int *gid)
         memcpy(gid, S->start_gid, sizeof(int) * (size_t)S->p->nops);
 }
 
+/* Neighbouring groups merged while it pays (partition.c), from where
+ * greedy left the later passes: a greedy pass the deadline cut, or a
+ * strategy's grouping that beat it, leaves merges that local search's
+ * random moves find slowly. */
+static void run_merge(search *S, sctx *x, int *gid)
+{
+    /* within 70% of the time left, so that the merged partition can still
+     * be costed with retention and offered (as greedy's) */
+    double deadline = S->deadline, t = ft__now_s();
+    S->deadline = t + 0.7 * (deadline - t);
+    int merged = ft__neighbour_merge(S, x, gid);
+    S->deadline = deadline;
+    S->timed_out = 0;
+    if (merged > 0)
+        offer_partition(S, x, gid, 0);
+}
+
 /* Every ordered partition, then recomputation on the best of them. */
 static void run_exhaustive(search *S, sctx *x, int *gid)
 {
@@ -636,6 +655,7 @@ static const pass passes[] = {
     {"one-op", searching, run_one_op},
     {"starts", has_starts, run_starts},
     {"greedy", searching, run_greedy},
+    {"merge", large_problem, run_merge},
     {"exhaustive", small_problem, run_exhaustive},
     {"exhaustive-fine", small_problem, run_exhaustive_fine},
     {"local", large_problem, run_local},

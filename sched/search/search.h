@@ -165,6 +165,12 @@ double ft__partition_group_cost(search *S, sctx *x, const int *gid, int g, int *
 int ft__compact_gids(int *gid, int n);
 /* Greedy pairwise fusion from one op per group; gid gets the partition. */
 void ft__greedy_fusion(search *S, sctx *x, int *gid);
+/* Merge neighbouring groups while it pays: in the order of the plan of
+ * gid, each group with the next one when that reads what it makes, the
+ * quotient graph stays acyclic and the merged group costs less than the
+ * two (partition context, memoised); sweeps again until a sweep merges
+ * nothing or the deadline.  Returns the merges made. */
+int ft__neighbour_merge(search *S, sctx *x, int *gid);
 /* Every ordered partition of a small problem, each offered. */
 void ft__exhaustive(search *S, sctx *x, int *gid);
 /* Hill climbing on partition gid: at most `moves` tries. */

@@ -34,7 +34,7 @@ static void random_terms(ft_problem *p, uint64_t *r)
     t->duplex = (int)below(r, 2);
     t->units = units[below(r, 4)];
     t->step_overhead = below(r, 2) ? 0 : 13;
-    t->tile_overhead = below(r, 2) ? 0 : 29;
+    t->tile_overhead = (double[]){0, 29, 2623}[below(r, 3)]; /* 2623: a GPU's, most of a small tile */
     t->matmul_tile_overhead = below(r, 2) ? 0 : 41;
     t->cache_capacity = below(r, 2) ? 0 : (double)(16 << below(r, 6));
     t->cache_bandwidth = p->bandwidth * 4;
