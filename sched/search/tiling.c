@@ -89,6 +89,24 @@ static int cand_cmp(const void *a, const void *b)
     return x->c.k > y->c.k ? -1 : x->c.k < y->c.k;
 }
 
+/* Sift h[i] down the min-heap h[0..n) ordered by cand_cmp. */
+static void heap_down(cand *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < n && cand_cmp(&h[l], &h[m]) < 0)
+            m = l;
+        if (l + 1 < n && cand_cmp(&h[l + 1], &h[m]) < 0)
+            m = l + 1;
+        if (m == i)
+            return;
+        cand t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
 /* The lengths a subgraph's tiling is cut against (outputs of its k-loop
  * and epilogue ops, K of its k-loop MatMuls), its tile grid's extent, and
  * the bounds every configuration shares: boundary inputs are loaded at
@@ -296,7 +314,13 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         ft__free(cs);
         return INF;
     }
-    qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
+    /* a heap, not a sort: the candidates come out in the same order
+     * (cand_cmp is total), and building it takes linear time, where
+     * sorting up to FT_SEARCH_MAX_CANDIDATES^3 of them ran a second
+     * without a look at the clock (llama_block on tpu-v5e-chip past its
+     * limit); usually few are scored before the bound stops them */
+    for (int i = nc / 2 - 1; i >= 0; i--)
+        heap_down(cs, nc, i);
     mixinfo mx;
     ft__probe_mixed(&S->sc, x, g, &mx);
     double best = INF;
@@ -304,8 +328,11 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
      * tensor made inside) costs its steps: after FT_SEARCH_TILING_PATIENCE
      * configurations without a better one, the rest are not tried */
     int stale = 0, scored = 0;
-    for (int i = 0; i < nc; i++) {
-        if (cs[i].lb >= best * (1 - 1e-12) && !S->tiling_all)
+    for (int left = nc; left > 0;) {
+        cand top = cs[0];
+        cs[0] = cs[--left];
+        heap_down(cs, left, 0);
+        if (top.lb >= best * (1 - 1e-12) && !S->tiling_all)
             break;
         /* the cheap start: a few granularities, once one fits */
         if (S->quick && best < INF && scored >= FT_SEARCH_QUICK_TRIES)
@@ -318,12 +345,12 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         if (best < INF && mx.interior == 2 && stale >= FT_SEARCH_TILING_PATIENCE && !S->tiling_all)
             break;
         stale++;
-        int64_t ntx = ft__ceil_div(sh.Wg, cs[i].c.w), nty = ft__ceil_div(sh.Hg, cs[i].c.h);
+        int64_t ntx = ft__ceil_div(sh.Wg, top.c.w), nty = ft__ceil_div(sh.Hg, top.c.h);
         /* a single row or column: every order is raster; the cheap start
          * scores raster only */
         int norders = ntx > 1 && nty > 1 && !S->quick ? ORD_COUNT : 1;
         for (int ok = 0; ok < norders; ok++) {
-            cfg c = cs[i].c;
+            cfg c = top.c;
             c.order = ok;
             double lat = ft__score(&S->sc, x, &mx, g, &c, best);
             if (lat < best) {
