@@ -202,6 +202,8 @@ static void device_summary(FILE *f, const ft_target *t, const ft_problem *p)
         ADD("shared cache %.15g elements%s (%lld B%s) at %.15g elements per cycle", p->timing.cache_capacity,
             t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in all" : "", p->timing.cache_bandwidth);
+    if (p->timing.cache_resident > 0)
+        ADD("partial residency: %.15g elements of a larger footprint stay cached", p->timing.cache_resident);
     if (p->timing.step_overhead > 0)
         ADD("step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)
@@ -328,6 +330,8 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
             fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
                     (long long)t->cache_partitions);
             member_num(f, "bandwidth", t->cache_bandwidth);
+            if (t->cache_resident_bytes > 0)   /* partial residency (absent: all or nothing) */
+                member_num(f, "resident_bytes", t->cache_resident_bytes);
             fputc('}', f);
         } else {
             fputs(", \"shared_cache\": null", f);

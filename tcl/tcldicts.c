@@ -197,6 +197,7 @@ static const struct target_field {
     {"shared_cache_capacity_bytes", F_INT, offsetof(ft_target, cache_capacity_bytes), 1},
     {"shared_cache_partitions", F_INT, offsetof(ft_target, cache_partitions), 1},
     {"shared_cache_bandwidth", F_DBL, offsetof(ft_target, cache_bandwidth), 1},
+    {"shared_cache_resident_bytes", F_DBL, offsetof(ft_target, cache_resident_bytes), 1},
     {"run_overhead", F_DBL, offsetof(ft_target, run_overhead), 1},
     {"replay_interval", F_DBL, offsetof(ft_target, replay_interval), 1},
 };

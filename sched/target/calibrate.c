@@ -52,6 +52,8 @@ double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int n
         return 1000.0;
     if (strcmp(name, "shared_cache.bandwidth") == 0)
         return 2.0 * t->read_bandwidth;
+    if (strcmp(name, "shared_cache.resident_bytes") == 0)   /* one partition's capacity */
+        return ft_target_cache_elements(t) * (double)t->element_bytes;
     return 1.0;
 }
 
@@ -367,7 +369,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         if (strlen(names[i]) >= FT_CALIB_NAME || !(F.slot[i] = ft_target_setting(t, names[i], &F.fraction[i])))
             return ft__fail(st, FT_EINPUT, 0,
                             "calibrate: %s is not a number setting of a target (targets/example.cfg lists them)", names[i]);
-        if (strcmp(names[i], "shared_cache.bandwidth") == 0 && t->cache_capacity_bytes <= 0)
+        if (strncmp(names[i], "shared_cache.", 13) == 0 && t->cache_capacity_bytes <= 0)
             return ft__fail(st, FT_EINPUT, 0, "calibrate: %s: %s has no shared_cache group", names[i], t->path);
         snprintf(r->names[i], FT_CALIB_NAME, "%s", names[i]);
         r->before[i] = *F.slot[i];
