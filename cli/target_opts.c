@@ -326,6 +326,16 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "step_overhead", t->step_overhead);
         member_num(f, "tile_overhead", t->tile_overhead);
         member_num(f, "matmul_tile_overhead", t->matmul_tile_overhead);
+        /* the kernel model's settings, where the target has them */
+        if (t->register_file_bytes > 0)
+            fprintf(f, ", \"register_file_bytes\": %lld, \"accumulator_bytes\": %lld", (long long)t->register_file_bytes,
+                    (long long)t->accumulator_bytes);
+        if (t->misaligned_efficiency < 1) {
+            member_num(f, "misaligned_efficiency", t->misaligned_efficiency);
+            fprintf(f, ", \"aligned_elements\": %lld", (long long)t->aligned_elements);
+        }
+        if (t->split_overhead > 0)
+            member_num(f, "split_overhead", t->split_overhead);
         if (t->cache_capacity_bytes > 0) {
             fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
                     (long long)t->cache_partitions);

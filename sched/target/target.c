@@ -665,11 +665,17 @@ double *ft_target_setting(ft_target *t, const char *name, int *fraction)
  * snprintf). */
 static int describe_device(const ft_target *t, char *buf, size_t n)
 {
-    char more[320] = "";
+    char more[480] = "";
     int len = 0;
 #define ADD(...) len += snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)
     if (t->units > 1)
         ADD(", %lld units", (long long)t->units);
+    if (t->register_file_bytes > 0)
+        ADD(", MatMul tiles within %lld B of registers", (long long)t->register_file_bytes);
+    if (t->misaligned_efficiency < 1)
+        ADD(", misaligned MatMul efficiency %g", t->misaligned_efficiency);
+    if (t->split_overhead > 0)
+        ADD(", split-K overhead %g cycles", t->split_overhead);
     if (t->matmul_efficiency < 1)
         ADD(", MatMul efficiency %g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)
