@@ -11,7 +11,7 @@
 const char *const ft_calib_default_free[] = {
     "execution.run_overhead",  "execution.launch_overhead", "execution.tile_overhead", "compute.matmul_efficiency",
     "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",    "execution.step_overhead",
-    "execution.matmul_tile_overhead", "execution.replay_interval",
+    "execution.matmul_tile_overhead", "execution.replay_interval", "shared_cache.resident_bytes", "execution.split_overhead",
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);
 
@@ -380,6 +380,22 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
     }
     r->nfree = np;
     int rc = fit_rows(&F);
+    /* the misaligned efficiency has a slope only on misaligned MatMuls */
+    for (int i = 0; !rc && i < np; i++) {
+        if (strcmp(names[i], "compute.misaligned_efficiency") != 0)
+            continue;
+        int any = 0;
+        for (int j = 0; j < F.nres && !any; j++)
+            for (int q = 0; q < F.row[j]->nkernels && !any; q++) {
+                const ft_problem *kp = F.row[j]->kernels[q];
+                for (int o2 = 0; o2 < kp->nops && !any; o2++)
+                    any = ft_target_misaligned(t, kp, &kp->ops[o2]);
+            }
+        if (!any)
+            rc = ft__fail(st, FT_EINPUT, 0, "calibrate: %s: no row fitted has a MatMul whose K or N is not a multiple of "
+                          "%lld (compute.aligned_elements), so nothing sets it; leave it out of --free", names[i],
+                          (long long)t->aligned_elements);
+    }
     double *res = rc || F.nres < 1 ? NULL : ft__malloc(sizeof(double) * (size_t)F.nres);
     int maxk = 1;   /* the previous forms of one row, to tell a change */
     for (int i = 0; !rc && i < F.nres; i++)

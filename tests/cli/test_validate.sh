@@ -99,6 +99,12 @@ check cal-contest 2 err 'contest target' -- "$bin" calibrate --target "$root/tar
 check cal-bad-row 2 err 'bad.tsv:2: K' -- "$bin" calibrate --target "$T" --measured "$tmp/bad.tsv"
 check cal-bad-out 2 err 'cannot' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free execution.run_overhead --quiet -o "$tmp/no/dir/x.cfg"
 check cal-bad-opt 2 err "calibrate: unknown option '--nope'" -- "$bin" calibrate --nope
+# the misaligned efficiency: nothing to fit it to on aligned rows; fitted on misaligned ones
+check cal-misaligned-none 2 err 'compute.misaligned_efficiency: no row fitted has a MatMul whose K or N is not a multiple of 8' -- \
+    "$bin" calibrate --target "$T" --measured "$M/gemm.tsv" --free compute.misaligned_efficiency --quiet
+printf 'M\tN\tK\tus_graph\n4096\t4096\t1001\t60\n4096\t4095\t2048\t110\n2048\t2048\t999\t20\n4096\t4096\t999\t60\n' > "$tmp/mis.tsv"
+check cal-misaligned 0 out 'compute.misaligned_efficiency' -- "$bin" calibrate --target "$T" --measured "$tmp/mis.tsv" \
+    --free compute.misaligned_efficiency --all-rows --quiet
 
 echo "validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
