@@ -203,7 +203,7 @@ static void device_summary(FILE *f, const ft_target *t, const ft_problem *p)
             t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in all" : "", p->timing.cache_bandwidth);
     if (p->timing.cache_resident > 0)
-        ADD("partial residency: %.15g elements of a larger footprint stay cached", p->timing.cache_resident);
+        ADD("partial residency R %.15g elements (of a larger footprint F, 2 R - F stay cached)", p->timing.cache_resident);
     if (p->timing.step_overhead > 0)
         ADD("step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)

@@ -694,7 +694,7 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", shared cache %lld B%s at %g B/cycle", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in partitions" : "", t->cache_bandwidth);
     if (t->cache_capacity_bytes > 0 && t->cache_resident_bytes > 0)
-        ADD(", %g B of a larger footprint cached", t->cache_resident_bytes);
+        ADD(", partial residency %g B", t->cache_resident_bytes);
     if (t->run_overhead > 0)
         ADD(", run overhead %g cycles", t->run_overhead);
     if (t->replay_interval > 0)

@@ -690,8 +690,8 @@ static void test_misaligned_matmul(void **state)
 {
     (void)state;
     ft_target *t = h100();
-    assert_rel(t->misaligned_efficiency, 1, 0);
     assert_int_equal(t->aligned_elements, 8);
+    t->misaligned_efficiency = 1;
     double a1 = gemm_time(t, 8192, 8192, 4096, NULL), m1 = gemm_time(t, 8192, 8192, 4095, NULL);
     double n1 = gemm_time(t, 8192, 8190, 4096, NULL), r1 = gemm_time(t, 8190, 8192, 4096, NULL);
     t->misaligned_efficiency = 0.5;
@@ -712,6 +712,7 @@ static void test_split_overhead(void **state)
 {
     (void)state;
     ft_target *t = h100();
+    t->split_overhead = 0;
     ft_kernel_choice c, c2, big;
     double t0 = gemm_time(t, 128, 128, 16384, &c), w0 = gemm_time(t, 4096, 4096, 4096, NULL);
     assert_true(c.split > 1);
