@@ -474,6 +474,22 @@ static void test_meas_models_fused_kernels(void **state)
     ft_measured_free(m);
 }
 
+/* A gemm file's row for M x N x K at the time target t predicts for it
+ * (a replay of the one MatMul), written at out; its length. */
+static size_t gemm_row(char *out, const ft_target *t, int64_t m, int64_t n, int64_t k)
+{
+    int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
+    ft_problem *kp;
+    ft_status st;
+    assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+    int gids[3] = {0, 1, 2}, *gid[1] = {gids};
+    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0};
+    double us;
+    assert_int_equal(ft_meas_predict(&r, t, NULL, NULL, &us, &st), FT_OK);
+    ft_problem_free(kp);
+    return (size_t)sprintf(out, "%lld\t%lld\t%lld\t%.17g\n", (long long)m, (long long)n, (long long)k, us);
+}
+
 /* Calibration recovers the settings of a known target from times
  * predicted with it, starting from other values. */
 static void test_calibrate_recovers_synthetic(void **state)
@@ -494,16 +510,7 @@ static void test_calibrate_recovers_synthetic(void **state)
     for (int64_t m = 128; m <= 8192; m *= step)
         for (int64_t n = 256; n <= 8192; n *= step)
             for (int64_t k = 128; k <= 8192; k *= step) {
-                int64_t w[3] = {k, n, n}, h[3] = {m, k, m};
-                ft_problem *kp;
-                ft_status st;
-                assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
-                int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-                ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0};
-                double us;
-                assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
-                len += (size_t)sprintf(text + len, "%lld\t%lld\t%lld\t%.17g\n", (long long)m, (long long)n, (long long)k, us);
-                ft_problem_free(kp);
+                len += gemm_row(text + len, truth, m, n, k);
             }
     const char *ops[] = {"relu", "gelu", "add", "add3"};
     for (int64_t e = 4096; e <= ((int64_t)1 << 28); e *= 4 * step)
@@ -749,19 +756,8 @@ static void test_calibrate_recovers_gpu_rules(void **state)
                                         {2048, 2050, 2048}, {8192, 8192, 1001}, {1024, 1030, 4096}, {512, 8192, 3000},
                                         {8192, 128, 4096}, {12288, 128, 4096}, {8192, 4100, 1024}, {16384, 128, 4096},
                                         {128, 128, 16384}, {256, 128, 8192}, {128, 512, 8192}, {512, 256, 16384}};
-    for (int i = 0; i < 16; i++) {
-        int64_t w[3] = {shapes[i][2], shapes[i][1], shapes[i][1]}, h[3] = {shapes[i][0], shapes[i][2], shapes[i][0]};
-        ft_problem *kp;
-        ft_status st;
-        assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
-        int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-        ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0};
-        double us;
-        assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
-        len += (size_t)sprintf(text + len, "%lld\t%lld\t%lld\t%.17g\n", (long long)shapes[i][0], (long long)shapes[i][1],
-                               (long long)shapes[i][2], us);
-        ft_problem_free(kp);
-    }
+    for (int i = 0; i < 16; i++)
+        len += gemm_row(text + len, truth, shapes[i][0], shapes[i][1], shapes[i][2]);
     ft_measured *m;
     ft_status st;
     assert_int_equal(ft_measured_load(put("syn_gpu.tsv", text), NULL, &m, &st), FT_OK);
