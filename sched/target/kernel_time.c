@@ -303,10 +303,11 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
             for (int b = 0; b < nh; b++)
                 for (int c = 0; c < nk && (!mm || ft_target_tile_fits_registers(t, ws[a], hs[b])); c++)
                     cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
-        if (ncand == 0) {
+        if (ncand == 0) {   /* the message from k: op is p's, freed here */
+            const ft_op *kop = &k->ops[k->nops - 1];
             ft_problem_free(p);
             return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: no tile's accumulators fit %s's "
-                            "compute.register_file_bytes (%lld)", op->kind ? op->kind : "op", (long long)ow,
+                            "compute.register_file_bytes (%lld)", kop->kind ? kop->kind : "op", (long long)ow,
                             (long long)oh, t->name, (long long)t->register_file_bytes);
         }
         qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
