@@ -202,6 +202,8 @@ static void device_summary(FILE *f, const ft_target *t, const ft_problem *p)
         ADD("shared cache %.15g elements%s (%lld B%s) at %.15g elements per cycle", p->timing.cache_capacity,
             t->cache_partitions > 1 ? " a partition" : "", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in all" : "", p->timing.cache_bandwidth);
+    if (p->timing.cache_resident > 0)
+        ADD("partial residency R %.15g elements (of a larger footprint F, 2 R - F stay cached)", p->timing.cache_resident);
     if (p->timing.step_overhead > 0)
         ADD("step overhead %.15g cycles", p->timing.step_overhead);
     if (p->timing.tile_overhead > 0)
@@ -324,10 +326,22 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         member_num(f, "step_overhead", t->step_overhead);
         member_num(f, "tile_overhead", t->tile_overhead);
         member_num(f, "matmul_tile_overhead", t->matmul_tile_overhead);
+        /* the kernel model's settings, where the target has them */
+        if (t->register_file_bytes > 0)
+            fprintf(f, ", \"register_file_bytes\": %lld, \"accumulator_bytes\": %lld", (long long)t->register_file_bytes,
+                    (long long)t->accumulator_bytes);
+        if (t->misaligned_efficiency < 1) {
+            member_num(f, "misaligned_efficiency", t->misaligned_efficiency);
+            fprintf(f, ", \"aligned_elements\": %lld", (long long)t->aligned_elements);
+        }
+        if (t->split_overhead > 0)
+            member_num(f, "split_overhead", t->split_overhead);
         if (t->cache_capacity_bytes > 0) {
             fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
                     (long long)t->cache_partitions);
             member_num(f, "bandwidth", t->cache_bandwidth);
+            if (t->cache_resident_bytes > 0)   /* partial residency (absent: all or nothing) */
+                member_num(f, "resident_bytes", t->cache_resident_bytes);
             fputc('}', f);
         } else {
             fputs(", \"shared_cache\": null", f);

@@ -373,6 +373,7 @@ public:
 
 private:
     double capacity_ = 0;          /* elements */
+    const ft_problem *p_ = nullptr; /* the run's problem (its cache's resident part) */
     double read_bw_ = 1, write_bw_ = 1;  /* the slow memory's */
     BusyQueue slow_;               /* the slow memory behind the cache */
 };

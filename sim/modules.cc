@@ -384,6 +384,7 @@ void SharedCache::reset(const ft_problem *p, fs_t now)
     ft__rates own;
     ft__rates_init(p, &own);
     capacity_ = p->timing.cache_capacity;
+    p_ = p;
     read_bw_ = own.rb;
     write_bw_ = own.wb;
     slow_.reset(now, read_bw_);
@@ -391,10 +392,14 @@ void SharedCache::reset(const ft_problem *p, fs_t now)
 
 fs_t SharedCache::fill(std::int64_t reads, std::int64_t writes, fs_t at)
 {
-    if (capacity_ <= 0 || (double)reads + (double)writes <= capacity_)
-        return at; /* warm: the footprint stays in the cache between runs */
-    fs_t start, end = slow_.serve((double)reads, at, &start, read_bw_);
-    return slow_.serve((double)writes, end, &start, write_bw_);
+    /* the share that misses (ft__cache_miss_share): 0 when the footprint
+     * is warm (it stays in the cache between runs), else the part beyond
+     * the cache's resident part */
+    double miss = capacity_ > 0 ? ft__cache_miss_share(p_, (double)reads + (double)writes) : 0;
+    if (miss <= 0)
+        return at;
+    fs_t start, end = slow_.serve(miss * (double)reads, at, &start, read_bw_);
+    return slow_.serve(miss * (double)writes, end, &start, write_bw_);
 }
 
 }  // namespace ftsim

@@ -197,6 +197,12 @@ static const struct target_field {
     {"shared_cache_capacity_bytes", F_INT, offsetof(ft_target, cache_capacity_bytes), 1},
     {"shared_cache_partitions", F_INT, offsetof(ft_target, cache_partitions), 1},
     {"shared_cache_bandwidth", F_DBL, offsetof(ft_target, cache_bandwidth), 1},
+    {"shared_cache_resident_bytes", F_DBL, offsetof(ft_target, cache_resident_bytes), 1},
+    {"register_file_bytes", F_INT, offsetof(ft_target, register_file_bytes), 1},
+    {"accumulator_bytes", F_INT, offsetof(ft_target, accumulator_bytes), 1},
+    {"misaligned_efficiency", F_DBL, offsetof(ft_target, misaligned_efficiency), 1},
+    {"aligned_elements", F_INT, offsetof(ft_target, aligned_elements), 1},
+    {"split_overhead", F_DBL, offsetof(ft_target, split_overhead), 1},
     {"run_overhead", F_DBL, offsetof(ft_target, run_overhead), 1},
     {"replay_interval", F_DBL, offsetof(ft_target, replay_interval), 1},
 };

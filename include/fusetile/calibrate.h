@@ -69,7 +69,9 @@ double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int n
  * kernels keep their form (ft_kernel_choice) during a run of steps and are
  * chosen again between runs, until the choice settles.  Returns FT_OK
  * with *r filled; FT_EINPUT (one line: an unknown setting, a contest
- * target, no rows to fit, a kernel that fits nothing); FT_ENOMEM. */
+ * target, no rows to fit, a kernel that fits nothing, a shared_cache
+ * setting on a target without one, compute.misaligned_efficiency with no
+ * misaligned MatMul among the rows fitted); FT_ENOMEM. */
 int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles,
                  const ft_calib_opts *o, ft_calib_result *r, ft_status *st);
 

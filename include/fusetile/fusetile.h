@@ -238,6 +238,13 @@ typedef enum ft_overlap {
  *                  warm: its data stays in the cache between runs; a
  *                  target of cache partitions gives one partition's
  *                  capacity here);
+ *   cache_resident R, partial residency: of a footprint F larger than
+ *                  cache_capacity, kept = 2 R - F elements (the
+ *                  resident part less what overflows it: each element
+ *                  beyond R evicts one that would have been re-read, as
+ *                  in an LRU-like cache) stay in the cache between runs,
+ *                  and only the share 1 - kept / F (0 to 1) counts in
+ *                  that floor (R = 0: all or nothing);
  *   units          compute units, each with its own fast memory of
  *                  `capacity`, sharing the slow memory: a subgraph's tiles
  *                  go to the units in waves of `units` tiles, in traversal
@@ -259,6 +266,7 @@ typedef struct ft_timing {
     double matmul_tile_overhead; /* more cost units per tile of a subgraph with a MatMul, >= 0 */
     double cache_capacity;    /* elements a footprint must fit to stay cached, >= 0; 0: no shared cache */
     double cache_bandwidth;   /* elements per cost unit, > 0 when cache_capacity is */
+    double cache_resident;    /* elements, >= 0: partial residency of a larger footprint; 0: all or nothing */
     int units;                /* compute units, >= 0; 0 or 1: one */
 } ft_timing;
 

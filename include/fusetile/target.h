@@ -70,6 +70,16 @@ typedef struct ft_target {
     double matmul_efficiency;        /* compute.matmul_efficiency: share of the MatMul peak
                                         reached, (0, 1] (default 1) */
     double pointwise_efficiency;     /* compute.pointwise_efficiency: (0, 1] (default 1) */
+    int64_t register_file_bytes;     /* compute.register_file_bytes: bytes of registers per unit,
+                                        >= 0 (default 0: no bound); a kernel with a MatMul takes
+                                        only tiles whose accumulators (w x h x accumulator_bytes)
+                                        are less than it (ft_target_tile_fits_registers) */
+    int64_t accumulator_bytes;       /* compute.accumulator_bytes: bytes of one MatMul accumulator
+                                        element, > 0 (default 4: fp32) */
+    double misaligned_efficiency;    /* compute.misaligned_efficiency: share of the MatMul speed
+                                        a MatMul keeps when its K or N (its output's width) is
+                                        not a multiple of aligned_elements, (0, 1] (default 1) */
+    int64_t aligned_elements;        /* compute.aligned_elements: elements, > 0 (default 8) */
     double memory_efficiency;        /* slow_memory.efficiency: share of both bandwidths
                                         reached, (0, 1] (default 1) */
     double step_overhead;            /* execution.step_overhead: cycles every step pays, >= 0
@@ -84,6 +94,15 @@ typedef struct ft_target {
     int64_t cache_capacity_bytes;    /* shared_cache.capacity_bytes: bytes, > 0; 0 (no
                                         shared_cache group): no cache */
     double cache_bandwidth;          /* shared_cache.bandwidth: bytes per cycle, > 0 */
+    double cache_resident_bytes;     /* shared_cache.resident_bytes: R, partial residency: of a
+                                        footprint of F bytes larger than a partition, 2 R - F
+                                        bytes (0 to F) stay cached between runs and the rest
+                                        moves at the slow memory's speed (ft_timing's
+                                        cache_resident), >= 0 (default 0: all or nothing) */
+    double split_overhead;           /* execution.split_overhead: cycles a MatMul kernel split along
+                                        K pays once more for the reduction of its partial sums (a
+                                        GEMM library's second pass: its launch, the fp32 workspace),
+                                        >= 0 (default 0); ft_kernel_time */
     double run_overhead;             /* execution.run_overhead: cycles a measured run (one CUDA
                                         graph replay, one program) pays once, >= 0 (default 0);
                                         used by validate and calibrate, not in a schedule's total */
@@ -160,7 +179,9 @@ void ft_target_free(ft_target *t);
  * launch_overhead, overlap FT_OVERLAP_PIPELINE with double buffering and
  * FT_OVERLAP_NONE without, duplex from separate_channels; and the
  * whole-device terms: both bandwidths times memory_efficiency, MatMul and
- * Pointwise base costs divided by their efficiencies, units,
+ * Pointwise base costs divided by their efficiencies (a MatMul whose K or
+ * N is not a multiple of aligned_elements by misaligned_efficiency too,
+ * ft_target_misaligned), units,
  * step_overhead, cache capacity (ft_target_cache_elements)
  * and bandwidth (elements per cycle); then every op whose kind is named in
  * compute.kind_cost has its base cost multiplied by that factor
@@ -175,6 +196,19 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs,
  * partition's capacity, capacity_bytes / element_bytes / partitions (0:
  * no shared cache). */
 double ft_target_cache_elements(const ft_target *t);
+
+/* Whether op (of problem p) is a MatMul that t runs at its misaligned
+ * efficiency: its K or its N (its output's width) is not a multiple of
+ * compute.aligned_elements (GEMM libraries take a slower path then); 0
+ * for any other op and on the contest target. */
+int ft_target_misaligned(const ft_target *t, const ft_problem *p, const ft_op *op);
+
+/* Whether a MatMul tile of w x h output elements may run on a unit of t:
+ * its accumulators, w * h * compute.accumulator_bytes, are less than the
+ * unit's compute.register_file_bytes (always, when that is 0 or on the
+ * contest target).  The tile menu of ft_kernel_time takes only tiles
+ * that fit. */
+int ft_target_tile_fits_registers(const ft_target *t, int64_t w, int64_t h);
 
 /* The factor compute.kind_cost gives ops of kind `kind` (NULL: none): the
  * entry named exactly so, or 1. */

@@ -144,6 +144,8 @@ static int check_values(ft_problem *p, ft_status *st)
         return ft__fail(st, FT_EINPUT, 0, "%s: MatMul tile overhead is %g, must be 0 or more", n, tm->matmul_tile_overhead);
     if (!(tm->cache_capacity >= 0) || !isfinite(tm->cache_capacity))
         return ft__fail(st, FT_EINPUT, 0, "%s: cache capacity is %g, must be 0 or more", n, tm->cache_capacity);
+    if (!(tm->cache_resident >= 0) || !isfinite(tm->cache_resident))
+        return ft__fail(st, FT_EINPUT, 0, "%s: cache resident part is %g, must be 0 or more", n, tm->cache_resident);
     if (tm->cache_capacity > 0 && (!(tm->cache_bandwidth > 0) || !isfinite(tm->cache_bandwidth)))
         return ft__fail(st, FT_EINPUT, 0, "%s: cache bandwidth is %g, must be positive with a cache", n, tm->cache_bandwidth);
     if (tm->units < 0 || tm->units > FT_MAX_UNITS)

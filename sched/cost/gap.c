@@ -48,11 +48,11 @@ static double sg_bound(const ft_problem *p, const ft_schedule *s, int i, ft_comp
     ft__step_time_at(p, &r, 0, reads, writes, &m);
     /* (not with double buffering: a configuration of one step pays none,
      * ft__cache_floor) */
-    if (p->timing.cache_capacity > 0 && p->timing.overlap != FT_OVERLAP_PIPELINE &&
-        (double)(reads + writes) > p->timing.cache_capacity) {
+    double miss = p->timing.overlap != FT_OVERLAP_PIPELINE ? ft__cache_miss_share(p, (double)(reads + writes)) : 0;
+    if (miss > 0) {
         ft__rates own;
         ft__rates_init(p, &own);
-        floor_ = (double)reads / own.rb + (double)writes / own.wb;
+        floor_ = miss * ((double)reads / own.rb + (double)writes / own.wb);
     }
     return ft__bound_target(p, c, m, waves, floor_);
 }

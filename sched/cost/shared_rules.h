@@ -48,6 +48,27 @@ double ft__sg_extra(const ft_problem *p, const ft__rates *r, int64_t loaded0, in
  * written / r->wb (the latencies only for transfers that happen). */
 double ft__sg_single(const ft_problem *p, const ft__rates *r, int64_t loaded, int64_t written, double compute);
 
+/* The share of a subgraph's slow-memory footprint (`footprint` elements,
+ * each tensor it loads from or writes to slow memory whole and once) that
+ * the slow memory behind p's shared cache moves on every run (ft_timing):
+ * 0 without a cache or when the footprint fits cache_capacity (warm);
+ * else 1 - kept / footprint, kept = 2 cache_resident - footprint (the
+ * resident part less what overflows it, between 0 and the footprint:
+ * each element beyond the resident part evicts one that a later run
+ * would have found, as in an LRU-like cache; 1 when cache_resident is
+ * 0: all or nothing).  The one rule of partial residency: the walker's
+ * floor, the bounds and the simulator's cache all take it. */
+static inline double ft__cache_miss_share(const ft_problem *p, double footprint)
+{
+    const ft_timing *tm = &p->timing;
+    if (tm->cache_capacity <= 0 || footprint <= tm->cache_capacity)
+        return 0;
+    if (tm->cache_resident <= 0)
+        return 1;
+    double kept = 2 * tm->cache_resident - footprint;   /* the resident part less what overflows it */
+    return kept >= footprint ? 0 : kept <= 0 ? 1 : 1 - kept / footprint;
+}
+
 /* The message of a tensor retained on a machine of several units
  * (FT_R_RETAIN_ON_UNITS), for the validator and the simulator alike; its
  * arguments: the schedule's name, the subgraph, the index in its

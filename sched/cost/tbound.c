@@ -37,10 +37,13 @@
  *   MatMul when p has one: their compute overheads add to the compute that
  *   the units share.
  * - Shared cache floor.  A subgraph whose slow-memory footprint exceeds
- *   cache_capacity takes at least that footprint at p's own bandwidths
- *   (walk.c's floor).  A graph input or output larger than the cache is in
- *   the footprint of the subgraph that reads or writes it, so the floors
- *   add to at least the sum of those tensors' times, whatever the grouping.
+ *   cache_capacity takes at least the share of that footprint beyond
+ *   the cache's resident part at p's own bandwidths (walk.c's floor,
+ *   ft__cache_miss_share).  A graph input or output larger than the cache
+ *   is in the footprint of the subgraph that reads or writes it, and that
+ *   footprint's uncached part is at least the tensor's (F - R >= n - R),
+ *   so the floors add to at least the sum of those tensors' uncached
+ *   times, whatever the grouping.
  *   Not with double buffering: there a subgraph of one step takes
  *   ft__sg_single, which no floor raises (eval.c), and nothing proves that
  *   a subgraph has two steps (test_bound.c: one below it).
@@ -109,13 +112,15 @@ double ft__cache_floor(const ft_problem *p)
     ft__rates_init(p, &r);
     double f = 0;
     for (int t = 0; t < p->ntensors; t++) {
-        double n = (double)ft_tensor_size(p, t);
-        if (n <= tm->cache_capacity)
+        /* a subgraph's footprint holds the tensor, so its share of the
+         * tensor beyond the resident part is at least this one's */
+        double n = (double)ft_tensor_size(p, t), miss = ft__cache_miss_share(p, n);
+        if (miss <= 0)
             continue;
         if (p->tensors[t].producer < 0 && p->tensors[t].nconsumers > 0)
-            f += n / r.rb;
+            f += miss * n / r.rb;
         else if (p->tensors[t].producer >= 0 && p->tensors[t].nconsumers == 0)
-            f += n / r.wb;
+            f += miss * n / r.wb;
     }
     return f;
 }

@@ -95,7 +95,8 @@ static int sg_rates(ft_walk *w, ft_status *st)
             }
         }
         ft__free(seen);
-        w->floor = reads + writes <= tm->cache_capacity ? 0 : reads / w->rates.rb + writes / w->rates.wb;
+        double miss = ft__cache_miss_share(p, reads + writes);
+        w->floor = miss > 0 ? miss * (reads / w->rates.rb + writes / w->rates.wb) : 0;
     }
     ft__step_rates(p, &w->rates);
     w->wave = 0;

@@ -11,7 +11,7 @@
 const char *const ft_calib_default_free[] = {
     "execution.run_overhead",  "execution.launch_overhead", "execution.tile_overhead", "compute.matmul_efficiency",
     "slow_memory.efficiency",  "shared_cache.bandwidth",    "compute.kind_cost.gelu",    "execution.step_overhead",
-    "execution.matmul_tile_overhead", "execution.replay_interval",
+    "execution.matmul_tile_overhead", "execution.replay_interval", "shared_cache.resident_bytes", "execution.split_overhead",
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);
 
@@ -52,6 +52,8 @@ double ft_calib_reset_value(const ft_target *t, ft_measured *const *files, int n
         return 1000.0;
     if (strcmp(name, "shared_cache.bandwidth") == 0)
         return 2.0 * t->read_bandwidth;
+    if (strcmp(name, "shared_cache.resident_bytes") == 0)   /* one partition's capacity */
+        return ft_target_cache_elements(t) * (double)t->element_bytes;
     return 1.0;
 }
 
@@ -367,7 +369,7 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         if (strlen(names[i]) >= FT_CALIB_NAME || !(F.slot[i] = ft_target_setting(t, names[i], &F.fraction[i])))
             return ft__fail(st, FT_EINPUT, 0,
                             "calibrate: %s is not a number setting of a target (targets/example.cfg lists them)", names[i]);
-        if (strcmp(names[i], "shared_cache.bandwidth") == 0 && t->cache_capacity_bytes <= 0)
+        if (strncmp(names[i], "shared_cache.", 13) == 0 && t->cache_capacity_bytes <= 0)
             return ft__fail(st, FT_EINPUT, 0, "calibrate: %s: %s has no shared_cache group", names[i], t->path);
         snprintf(r->names[i], FT_CALIB_NAME, "%s", names[i]);
         r->before[i] = *F.slot[i];
@@ -378,6 +380,22 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
     }
     r->nfree = np;
     int rc = fit_rows(&F);
+    /* the misaligned efficiency has a slope only on misaligned MatMuls */
+    for (int i = 0; !rc && i < np; i++) {
+        if (strcmp(names[i], "compute.misaligned_efficiency") != 0)
+            continue;
+        int any = 0;
+        for (int j = 0; j < F.nres && !any; j++)
+            for (int q = 0; q < F.row[j]->nkernels && !any; q++) {
+                const ft_problem *kp = F.row[j]->kernels[q];
+                for (int o2 = 0; o2 < kp->nops && !any; o2++)
+                    any = ft_target_misaligned(t, kp, &kp->ops[o2]);
+            }
+        if (!any)
+            rc = ft__fail(st, FT_EINPUT, 0, "calibrate: %s: no row fitted has a MatMul whose K or N is not a multiple of "
+                          "%lld (compute.aligned_elements), so nothing sets it; leave it out of --free", names[i],
+                          (long long)t->aligned_elements);
+    }
     double *res = rc || F.nres < 1 ? NULL : ft__malloc(sizeof(double) * (size_t)F.nres);
     int maxk = 1;   /* the previous forms of one row, to tell a change */
     for (int i = 0; !rc && i < F.nres; i++)

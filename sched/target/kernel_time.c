@@ -253,10 +253,14 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
  * candidate granularity, or at fixed's when fixed is not NULL; *g gets the
  * granularity (its split is left alone).  `occupied` elements of the
  * shared cache hold other kernels' data (ft_kernel_time_shared).
+ * misaligned: -1, k's MatMul runs at the speed its own K and N give
+ * (ft_target_misaligned, in ft_target_apply); 0 or 1, at the speed of an
+ * aligned or a misaligned one (a slice of a split-K GEMM runs as the
+ * whole GEMM's operands are laid out).
  * Candidates whose bound reaches `budget` are not timed: *cycles is
  * INFINITY when that cuts them all. */
 static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
-                      double occupied, double *cycles, ft_kernel_choice *g, ft_status *st)
+                      double occupied, int misaligned, double *cycles, ft_kernel_choice *g, ft_status *st)
 {
     ft_problem *p = ft_problem_clone(k);
     int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
@@ -264,8 +268,15 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         ft_problem_free(p);
         return rc;
     }
-    if (occupied > 0 && p->timing.cache_capacity > 0)
+    for (int i = 0; misaligned >= 0 && i < p->nops; i++) {
+        int own = ft_target_misaligned(t, p, &p->ops[i]);
+        if (p->ops[i].type == FT_OP_MATMUL && own != misaligned)
+            p->ops[i].base_cost *= own ? t->misaligned_efficiency : 1 / t->misaligned_efficiency;
+    }
+    if (occupied > 0 && p->timing.cache_capacity > 0) {
         p->timing.cache_capacity = fmax(p->timing.cache_capacity - occupied, CACHE_LEFT_MIN);
+        p->timing.cache_resident = fmax(p->timing.cache_resident - occupied, 0);
+    }
     const ft_op *op = &p->ops[p->nops - 1];   /* the kernel's last op writes its output */
     const ft_tensor *out = &p->tensors[op->output];
     int64_t ow = out->width, oh = out->height;
@@ -282,11 +293,23 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         if (op->type == FT_OP_MATMUL)
             nk = extents(op->k, ft_native_k(p), -2, 3, p->allow_larger, ks);
         /* candidates in order of a lower bound on their time
-         * (cand_bound): the fast ones first, the rest cut */
+         * (cand_bound): the fast ones first, the rest cut; a kernel
+         * with a MatMul only at tiles whose accumulators fit a unit's
+         * registers */
+        int mm = 0;
+        for (int i = 0; i < p->nops; i++)
+            mm |= p->ops[i].type == FT_OP_MATMUL;
         for (int a = 0; a < nw; a++)
             for (int b = 0; b < nh; b++)
-                for (int c = 0; c < nk; c++)
+                for (int c = 0; c < nk && (!mm || ft_target_tile_fits_registers(t, ws[a], hs[b])); c++)
                     cs[ncand++] = (cand){ws[a], hs[b], ks[c], cand_bound(p, ws[a], hs[b], ks[c])};
+        if (ncand == 0) {   /* the message from k: op is p's, freed here */
+            const ft_op *kop = &k->ops[k->nops - 1];
+            ft_problem_free(p);
+            return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: no tile's accumulators fit %s's "
+                            "compute.register_file_bytes (%lld)", kop->kind ? kop->kind : "op", (long long)ow,
+                            (long long)oh, t->name, (long long)t->register_file_bytes);
+        }
         qsort(cs, (size_t)ncand, sizeof cs[0], cand_cmp);
     }
     /* each candidate scored exactly by the scorer (equal to ft_evaluate's
@@ -375,7 +398,7 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
     if (k->nops < 1 || k->nops > FT_KERNEL_MAX_OPS)
         return ft__fail(st, FT_EINPUT, 0, "kernel of %d ops (1 to %d, FT_KERNEL_MAX_OPS)", k->nops, FT_KERNEL_MAX_OPS);
     ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
-    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, cycles, &best, st);
+    int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, -1, cycles, &best, st);
     if (fixed && fixed->split == 1) {
         if (chosen && rc == FT_OK)
             *chosen = best;
@@ -387,6 +410,7 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
         *cycles = INFINITY;
     const ft_op *op = &k->ops[k->nops - 1];
     int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
+    int misaligned = ft_target_misaligned(t, k, op);
     /* split-K for a kernel that is one MatMul alone (a fused kernel's
      * operand is made inside it) */
     for (int s = 2; k->nops == 1 && op->type == FT_OP_MATMUL && s <= FT_KERNEL_MAX_SPLIT; s *= 2) {
@@ -405,10 +429,10 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
             fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
         }
         double tm, ta;
-        double budget = fixed ? INFINITY : *cycles + t->launch_overhead;
-        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, occupied, &ta, &cadd, st);
+        double budget = fixed ? INFINITY : *cycles + t->launch_overhead - t->split_overhead;
+        rc = tiled_time(add, t, fixed ? &fadd : NULL, budget, occupied, -1, &ta, &cadd, st);
         if (rc == FT_OK && ta < budget)
-            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, occupied, &tm, &c, st);
+            rc = tiled_time(mm, t, fixed ? &fmm : NULL, budget - ta, occupied, misaligned, &tm, &c, st);
         else
             tm = INFINITY;
         ft_problem_free(mm);
@@ -417,8 +441,9 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
             return rc;
         /* one kernel: the add of the partial sums is its last pass (the
          * last slice of each tile adds the others, as serial split-K
-         * does), so it pays no launch of its own */
-        double ts = tm + ta - t->launch_overhead;
+         * does), so it pays no launch of its own, but the target's
+         * split overhead (the reduction's own fixed cost) */
+        double ts = tm + ta - t->launch_overhead + t->split_overhead;
         if (rc == FT_OK && ts < *cycles) {
             *cycles = ts;
             best = c;

@@ -52,12 +52,18 @@ static const setting schema[] = {
     {"shared_cache", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(cache_capacity_bytes)},
     {"shared_cache", "bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(cache_bandwidth)},
     {"shared_cache", "partitions", K_INT, 0, 0, R_UNITS, OFF(cache_partitions)},
+    {"shared_cache", "resident_bytes", K_REAL, 0, 0, R_NONNEGATIVE, OFF(cache_resident_bytes)},
     {"slow_memory", "efficiency", K_REAL, 0, 0, R_FRACTION, OFF(memory_efficiency)},
     {"compute", "matmul_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(matmul_efficiency)},
     {"compute", "pointwise_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(pointwise_efficiency)},
+    {"compute", "register_file_bytes", K_INT, 0, 0, R_NONNEGATIVE, OFF(register_file_bytes)},
+    {"compute", "accumulator_bytes", K_INT, 0, 0, R_POSITIVE, OFF(accumulator_bytes)},
+    {"compute", "misaligned_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(misaligned_efficiency)},
+    {"compute", "aligned_elements", K_INT, 0, 0, R_POSITIVE, OFF(aligned_elements)},
     {"execution", "step_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(step_overhead)},
     {"execution", "tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(tile_overhead)},
     {"execution", "matmul_tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(matmul_tile_overhead)},
+    {"execution", "split_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(split_overhead)},
     {"fast_memory", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(capacity_bytes)},
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
@@ -462,6 +468,12 @@ static int finish(loader *L, const config_t *cfg)
         t->matmul_efficiency = 1;
     if (!L->seen[find("compute", "pointwise_efficiency")])
         t->pointwise_efficiency = 1;
+    if (!L->seen[find("compute", "accumulator_bytes")])
+        t->accumulator_bytes = 4;
+    if (!L->seen[find("compute", "misaligned_efficiency")])
+        t->misaligned_efficiency = 1;
+    if (!L->seen[find("compute", "aligned_elements")])
+        t->aligned_elements = 8;
     if (t->capacity_bytes < t->element_bytes) {
         const config_setting_t *s = config_lookup(cfg, "fast_memory.capacity_bytes");
         return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: fast_memory.capacity_bytes is %lld, less than one element (element_bytes = %lld)",
@@ -570,12 +582,14 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->timing.matmul_tile_overhead = t->matmul_tile_overhead;
     p->timing.cache_capacity = ft_target_cache_elements(t);
     p->timing.cache_bandwidth = t->cache_bandwidth / eb;
+    p->timing.cache_resident = t->cache_capacity_bytes > 0 ? t->cache_resident_bytes / eb : 0;
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
         for (int i = 0; i < p->nops; i++) {
             ft_op *o = &p->ops[i];
             if (o->type == FT_OP_MATMUL)
-                o->base_cost = tile * (double)t->native_k / (t->matmul_macs_per_cycle * t->matmul_efficiency);
+                o->base_cost = tile * (double)t->native_k / (t->matmul_macs_per_cycle * t->matmul_efficiency *
+                                                              (ft_target_misaligned(t, p, o) ? t->misaligned_efficiency : 1));
             else /* Pointwise, and Layout: a copy of its one input */
                 o->base_cost = tile * (double)o->ninputs / (t->pointwise_elements_per_cycle * t->pointwise_efficiency);
             o->base_cost *= ft_target_kind_cost(t, o->kind);
@@ -588,6 +602,21 @@ double ft_target_cache_elements(const ft_target *t)
 {
     /* a footprint stays in the cache when it fits one partition */
     return (double)(t->cache_capacity_bytes / t->element_bytes / t->cache_partitions);
+}
+
+int ft_target_misaligned(const ft_target *t, const ft_problem *p, const ft_op *op)
+{
+    if (t->contest || op->type != FT_OP_MATMUL || t->aligned_elements <= 0)
+        return 0;
+    return op->k % t->aligned_elements != 0 || p->tensors[op->output].width % t->aligned_elements != 0;
+}
+
+int ft_target_tile_fits_registers(const ft_target *t, int64_t w, int64_t h)
+{
+    if (t->contest || t->register_file_bytes <= 0)
+        return 1;
+    /* w, h <= FT_MAX_DIM each: the product of three fits a double exactly enough */
+    return (double)w * (double)h * (double)t->accumulator_bytes < (double)t->register_file_bytes;
 }
 
 double ft_target_kind_cost(const ft_target *t, const char *kind)
@@ -636,11 +665,17 @@ double *ft_target_setting(ft_target *t, const char *name, int *fraction)
  * snprintf). */
 static int describe_device(const ft_target *t, char *buf, size_t n)
 {
-    char more[320] = "";
+    char more[480] = "";
     int len = 0;
 #define ADD(...) len += snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)
     if (t->units > 1)
         ADD(", %lld units", (long long)t->units);
+    if (t->register_file_bytes > 0)
+        ADD(", MatMul tiles within %lld B of registers", (long long)t->register_file_bytes);
+    if (t->misaligned_efficiency < 1)
+        ADD(", misaligned MatMul efficiency %g", t->misaligned_efficiency);
+    if (t->split_overhead > 0)
+        ADD(", split-K overhead %g cycles", t->split_overhead);
     if (t->matmul_efficiency < 1)
         ADD(", MatMul efficiency %g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)
@@ -658,6 +693,8 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
     if (t->cache_capacity_bytes > 0)
         ADD(", shared cache %lld B%s at %g B/cycle", (long long)t->cache_capacity_bytes,
             t->cache_partitions > 1 ? " in partitions" : "", t->cache_bandwidth);
+    if (t->cache_capacity_bytes > 0 && t->cache_resident_bytes > 0)
+        ADD(", partial residency %g B", t->cache_resident_bytes);
     if (t->run_overhead > 0)
         ADD(", run overhead %g cycles", t->run_overhead);
     if (t->replay_interval > 0)

@@ -123,9 +123,9 @@ check import-mlp-stdout 0 out '"widths": \[256,512,512,512,128,128\]' -- "$bin" 
 build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
 h100=$(cd "$(dirname "$0")/../.." && pwd)/targets/gpu-h100.cfg
 if PYTHONPATH="$build/python" "$py" -c 'import fusetile._fusetile' >/dev/null 2>&1; then
-    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 822.443, native 64x64, base costs MatMul 152.50459003072.*, Pointwise 32 per input, gelu x73.5315$' \
+    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 805.778, native 64x64, base costs MatMul 144.01942461989.*, Pointwise 32 per input, gelu x73.9234$' \
         -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
-    check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[152.50459003072[0-9]*,2353.008,32,64,152.50459003072[0-9]*\]' "$tmp/gelu.json"
+    check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[144.01942461989[0-9]*,2365.5488,32,64,144.01942461989[0-9]*\]' "$tmp/gelu.json"
     check import-target-imported-for 0 - '' -- grep -q "^  \"imported_for\": {\"target\":\"gpu-h100\",\"file\":\"$h100\"}" "$tmp/gelu.json"
     check import-target-schedules 0 - '' -- "$bin" schedule "$tmp/gelu.json" --target "$h100" --time-limit 0.5 -q -o "$tmp/gelu.sched.json"
     "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --keep-costs --json >"$tmp/kept.json" 2>"$tmp/err"

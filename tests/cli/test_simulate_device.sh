@@ -94,6 +94,23 @@ expect floor-binds "turning the cache floor off does not lower the 4096 x 4096 P
 expect floor-warm "the cache floor binds on a footprint that fits the L2" \
     test "$(json "$tmp/small.json" '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "cache floor"][0] == d["total_analytic"]')" = True
 
+# Partial residency: with 35 MiB resident, 2 x 35 - 64 = 6 MiB (3145728
+# elements) of the 4096 x 4096 Pointwise's 64 MiB footprint stay in the L2,
+# so its floor (still above its steps at the L2's bandwidth) is the rest
+# at the HBM's bandwidth; the simulator agrees, names the effect, and
+# turning it off adds those 6 MiB at the HBM's bandwidth.
+sed -E '/^[[:space:]]*resident_bytes[[:space:]]*=/d; s/^([[:space:]]*capacity_bytes[[:space:]]*=[[:space:]]*52428800;)/\1 resident_bytes = 36700160;/' \
+    "$tmp/nodb.cfg" >"$tmp/resident.cfg"
+expect resident-config "no L2 capacity line in $h100" grep -q "resident_bytes = 36700160;" "$tmp/resident.cfg"
+check resident-report 0 out '^agreement +yes \(relative difference at most 1e-09 in every subgraph and in total\)$' \
+    -- "$bin" simulate "$tmp/pw4096.json" "$tmp/pw.schedule.json" --target "$tmp/resident.cfg"
+check resident-named 0 out '^  partial residency +[0-9]' -- "$bin" simulate "$tmp/pw4096.json" "$tmp/pw.schedule.json" --target "$tmp/resident.cfg"
+"$bin" simulate "$tmp/pw4096.json" "$tmp/pw.schedule.json" --target "$tmp/resident.cfg" --json >"$tmp/res.json" 2>/dev/null
+bw=$(sed -nE 's/^[[:space:]]*read_bandwidth[[:space:]]*=[[:space:]]*([0-9.e+-]+);.*/\1/p' "$tmp/resident.cfg")
+eff=$(sed -nE '/^slow_memory/,/^}/s/^[[:space:]]*efficiency[[:space:]]*=[[:space:]]*([0-9.e+-]+);.*/\1/p' "$tmp/resident.cfg")
+expect resident-kept "turning partial residency off does not add the 6 MiB kept at the HBM's bandwidth" \
+    test "$(json "$tmp/res.json" "abs([v['total_analytic'] for v in d['effects_off'] if v['turned_off'] == 'partial residency'][0] - d['total_analytic'] - 3145728 / ($bw * $eff / 2)) <= 1e-9 * d['total_analytic'] and all(v['ok'] and v['agree'] for v in d['effects_off'])")" = True
+
 # Traces: a busy signal and a thread per unit.
 check trace-units 0 - "" -- "$bin" simulate "$tmp/pw2048.json" "$tmp/pw.schedule.json" --target "$h100" \
     --trace "$tmp/t.json" --vcd "$tmp/t.vcd"

@@ -99,6 +99,24 @@ check cal-contest 2 err 'contest target' -- "$bin" calibrate --target "$root/tar
 check cal-bad-row 2 err 'bad.tsv:2: K' -- "$bin" calibrate --target "$T" --measured "$tmp/bad.tsv"
 check cal-bad-out 2 err 'cannot' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" --free execution.run_overhead --quiet -o "$tmp/no/dir/x.cfg"
 check cal-bad-opt 2 err "calibrate: unknown option '--nope'" -- "$bin" calibrate --nope
+# the kernel model's settings: a register file no tile fits (the message
+# names the kernel's op kind), values out of range
+printf 'M\tN\tK\tus_graph\n128\t128\t16384\t10\n' > "$tmp/one.tsv"
+sed 's/register_file_bytes = [0-9]*;/register_file_bytes = 4;/' "$T" > "$tmp/rf4.cfg"
+check rf-none-fits 2 err '^fusetile: .*one.tsv:2: matmul kernel 128x128: no tile.s accumulators fit gpu-h100.s compute.register_file_bytes \(4\)$' \
+    -- "$bin" validate --target "$tmp/rf4.cfg" --measured "$tmp/one.tsv"
+sed 's/misaligned_efficiency = [0-9.]*;/misaligned_efficiency = 1.5;/' "$T" > "$tmp/me.cfg"
+check misaligned-range 2 err 'compute.misaligned_efficiency is 1.5, must be above 0 and at most 1' \
+    -- "$bin" validate --target "$tmp/me.cfg" --measured "$tmp/one.tsv"
+sed 's/resident_bytes = [0-9.e+]*;/resident_bytes = -1;/' "$T" > "$tmp/rb.cfg"
+check resident-range 2 err 'shared_cache.resident_bytes is -1, must be zero or positive' \
+    -- "$bin" validate --target "$tmp/rb.cfg" --measured "$tmp/one.tsv"
+# the misaligned efficiency: nothing to fit it to on aligned rows; fitted on misaligned ones
+check cal-misaligned-none 2 err 'compute.misaligned_efficiency: no row fitted has a MatMul whose K or N is not a multiple of 8' -- \
+    "$bin" calibrate --target "$T" --measured "$M/gemm.tsv" --free compute.misaligned_efficiency --quiet
+printf 'M\tN\tK\tus_graph\n4096\t4096\t1001\t60\n4096\t4095\t2048\t110\n2048\t2048\t999\t20\n4096\t4096\t999\t60\n' > "$tmp/mis.tsv"
+check cal-misaligned 0 out 'compute.misaligned_efficiency' -- "$bin" calibrate --target "$T" --measured "$tmp/mis.tsv" \
+    --free compute.misaligned_efficiency --all-rows --quiet
 
 echo "validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

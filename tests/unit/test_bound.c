@@ -341,7 +341,10 @@ static void test_bound_target_waves(void **state)
  * and T2, 16384 each, do not fit) at 1000 per unit: the compulsory traffic
  * at the cache's bandwidth is 32.768, but the subgraphs that read T0 and
  * write T2 take at least 16384 / 10 each at the memory's own: 3276.8
- * (the split schedule pays 6553.6).  A cache of 20000 holds each: 1100. */
+ * (the split schedule pays 6553.6).  With 12000 elements resident
+ * (partial residency) 2 x 12000 - 16384 = 7616 of each stay cached, so
+ * each floor is (16384 - 7616) / 10 = 876.8.  A cache of 20000 holds
+ * each: 1100. */
 static void test_bound_target_cache_floor(void **state)
 {
     ftt_fixture *f = *state;
@@ -353,6 +356,11 @@ static void test_bound_target_cache_floor(void **state)
     assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, &m), 3276.8);
     assert_cost(m, 32.768);
     assert_true(total_of(f, SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]")) >= 3276.8);
+    f->p->timing.cache_resident = 12000;
+    assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
+    assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 2 * 876.8);
+    assert_true(total_of(f, SJ("[[0], [1]]", "[[128, 128, 1], [128, 128, 1]]", "[[], []]")) >= 2 * 876.8);
+    f->p->timing.cache_resident = 0;
     f->p->timing.cache_capacity = 20000;
     assert_int_equal(ft_problem_finish(f->p, &st), FT_OK);
     assert_cost(ft_lower_bound(f->p, FT_COMPUTE_NATIVE, NULL, NULL), 1100);

@@ -891,6 +891,7 @@ static void random_timing(struct fix *f, gen *g)
     p->timing.tile_overhead = gen_chance(g, 1, 2) ? 0 : 29;
     p->timing.matmul_tile_overhead = gen_chance(g, 1, 2) ? 0 : 41;
     p->timing.cache_capacity = gen_chance(g, 1, 2) ? 0 : (double)(16 << gen_below(g, 6));
+    p->timing.cache_resident = gen_chance(g, 1, 2) ? 0 : p->timing.cache_capacity * (double)(1 + gen_below(g, 3)) / 2;
     p->timing.cache_bandwidth = p->bandwidth * 4;
     p->pointwise_exact = gen_below(g, 2);
     /* a quarter with granularities above native (ft_search tries them; the

@@ -37,6 +37,7 @@ static void random_terms(ft_problem *p, uint64_t *r)
     t->tile_overhead = (double[]){0, 29, 2623}[below(r, 3)]; /* 2623: a GPU's, most of a small tile */
     t->matmul_tile_overhead = below(r, 2) ? 0 : 41;
     t->cache_capacity = below(r, 2) ? 0 : (double)(16 << below(r, 6));
+    t->cache_resident = below(r, 2) ? 0 : t->cache_capacity * (double)(1 + below(r, 3)) / 2;
     t->cache_bandwidth = p->bandwidth * 4;
     p->allow_larger = (int)below(r, 2);
     p->pointwise_exact = (int)below(r, 2);

@@ -232,6 +232,11 @@ static void random_timing(ft_problem *p)
     p->timing.tile_overhead = rnd() % 2 ? 0 : 29;
     p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 41;
     p->timing.cache_capacity = rnd() % 2 ? 0 : (double)(1 << (14 + rnd() % 6));
+    /* partial residency, 0 to 1.5 times the capacity, drawn from the
+     * problem's shape, not the generator: another draw would change every
+     * later problem (the budget check below is exact to the last digit,
+     * and some problems of other streams round otherwise there) */
+    p->timing.cache_resident = p->timing.cache_capacity * (double)(p->ntensors % 4) / 2;
     p->timing.cache_bandwidth = p->bandwidth * 4;
     p->pointwise_exact = (int)(rnd() % 2); /* Layout ops unpadded */
     assert_int_equal(ft_problem_finish(p, &st), FT_OK);

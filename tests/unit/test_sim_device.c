@@ -204,7 +204,10 @@ static void test_sim_device_shared_bandwidth(void **state)
 /* The shared cache: every step moves data at the cache's bandwidth (100);
  * a subgraph whose footprint (2 x 262144 elements) fits the capacity is
  * warm; with one element less it takes at least its footprint at the slow
- * memory's bandwidth (52428.8), its launch overhead on top.  On 4 units
+ * memory's bandwidth (52428.8); with 327680 elements resident (partial
+ * residency: 2 x 327680 - 524288 = 131072 of it stay cached) only the
+ * other three quarters (39321.6); its
+ * launch overhead on top.  On 4 units
  * the lanes share the cache's bandwidth the same way. */
 static void test_sim_device_cache(void **state)
 {
@@ -215,6 +218,11 @@ static void test_sim_device_cache(void **state)
     assert_rel(simulated(f), 16 * 32768 / 100.0, 1e-12);
     f->p->timing.cache_capacity = 524287;
     assert_rel(simulated(f), 16 * 3276.8, 1e-12);
+    f->p->timing.cache_resident = 327680;
+    assert_rel(simulated(f), 0.75 * 16 * 3276.8, 1e-12);
+    f->p->timing.cache_resident = 524288;   /* all of it: as warm */
+    assert_rel(simulated(f), 16 * 32768 / 100.0, 1e-12);
+    f->p->timing.cache_resident = 0;
     f->p->timing.launch_overhead = 7;
     assert_rel(simulated(f), 16 * 3276.8 + 7, 1e-12);
     f->p->timing.units = 4;

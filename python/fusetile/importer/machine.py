@@ -157,10 +157,13 @@ class Target:
                                 f"{e.message or e}", "report the model") from None
 
 
-def _probe():
-    """A problem of one MatMul and one one-input Pointwise op, neither of a kind: the plain base costs."""
-    return {"widths": [1, 1, 1, 1], "heights": [1, 1, 1, 1], "inputs": [[0, 1], [2]], "outputs": [[2], [3]],
-            "base_costs": [1, 1], "op_types": ["MatMul", "Pointwise"], "fast_memory_capacity": 4,
+def _probe(n=1):
+    """A problem of one MatMul and one one-input Pointwise op, neither of a kind: the plain base costs.
+
+    Its tensors are n x n: n the target's compute.aligned_elements, so that
+    the MatMul is an aligned one (ft_target_misaligned)."""
+    return {"widths": [n, n, n, n], "heights": [n, n, n, n], "inputs": [[0, 1], [2]], "outputs": [[2], [3]],
+            "base_costs": [1, 1], "op_types": ["MatMul", "Pointwise"], "fast_memory_capacity": 4 * n * n,
             "slow_memory_bandwidth": 1, "native_granularity": [1, 1]}
 
 
@@ -183,7 +186,7 @@ class TargetScaled:
         self.dtype = dtype
         self.element_bytes = DTYPE_BYTES[dtype]
         self.scale = self.element_bytes / target.element_bytes
-        probe = target.apply(_probe())
+        probe = target.apply(_probe(int(target.info.get("aligned_elements", 1))))
         if self.element_bytes == target.element_bytes:
             self.capacity = int(probe["capacity"])
             self.bandwidth = probe["bandwidth"]
