@@ -378,18 +378,26 @@ void cli_gap_line(FILE *f, const ft_gap *g)
     else if (g->gap_in == FT_GAP_IN_BOUND)
         fputs(": what no configuration of them reaches, not counted by the bound", f);
     /* the grouping's evidence: merges of neighbouring subgraphs */
-    if (g->merge_at >= 0)
+    double pct = g->total > 0 ? 100 / g->total : 0;
+    if (g->merge_at >= 0 && g->grouping_in_bound)
+        fprintf(f,
+                "; merging subgraphs %d and %d saves %.4g (%.2f%% of the total), and every merge of two neighbouring "
+                "subgraphs that saves anything saves %.2f%% summed (%d pairs), against the grouping's %.2f%% of the "
+                "total: most of the grouping's part lies in the bound (which counts the whole problem as one "
+                "subgraph)",
+                g->merge_at, g->merge_at + 1, g->merge_gain, pct * g->merge_gain, pct * g->merge_sum, g->pairs_tried,
+                g->between > 0 ? 100 * (1 - 1 / g->between) : 0.0);
+    else if (g->merge_at >= 0)
         fprintf(f, "; merging subgraphs %d and %d saves %.4g (%.2f%% of the total): the grouping can improve", g->merge_at,
-                g->merge_at + 1, g->merge_gain, g->total > 0 ? 100 * g->merge_gain / g->total : 0.0);
+                g->merge_at + 1, g->merge_gain, pct * g->merge_gain);
     else if (g->pairs_tried > 0)
         fprintf(f,
                 "; no merge of two neighbouring subgraphs costs less than the two (%d pair%s, %lld configurations%s)%s",
                 g->pairs_tried, g->pairs_tried == 1 ? "" : "s", g->pairs_configs,
                 g->pairs_done < g->pairs_tried ? ", cut by the time" : "",
-                g->gap_in == FT_GAP_IN_GROUPING ? ": no merge of neighbours removes the grouping's part, so it most "
-                                                  "likely lies in the bound (which counts the whole problem as one "
-                                                  "subgraph)"
-                                                : "");
+                g->grouping_in_bound ? ": no merge of neighbours removes the grouping's part, so it most likely lies "
+                                       "in the bound (which counts the whole problem as one subgraph)"
+                                     : "");
     fputs(")\n", f);
 }
 
@@ -406,7 +414,8 @@ void cli_gap_json(FILE *f, const ft_gap *g)
                {"bound_part", g->bound_part}, {"alone_tried", (double)g->alone_tried},
                {"alone_done", g->alone_done}, {"pairs_tried", g->pairs_tried},
                {"pairs_done", g->pairs_done}, {"pairs_configs", (double)g->pairs_configs},
-               {"merge_at", g->merge_at}, {"merge_gain", g->merge_gain}};
+               {"merge_at", g->merge_at}, {"merge_gain", g->merge_gain},
+               {"merge_sum", g->merge_sum}, {"grouping_in_bound", g->grouping_in_bound}};
     fputs(", \"gap\": {", f);
     for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "", num[i].key);

@@ -766,6 +766,17 @@ typedef struct ft_gap {
                                two whose merge saves the most (the schedule
                                it makes validated) */
     double merge_gain;      /* what that merge saves (0: none) */
+    double merge_sum;       /* what every merge that saves something saves,
+                               pair by pair, summed (the pairs overlap: an
+                               estimate of what merging neighbours can save;
+                               0: none) */
+    int grouping_in_bound;  /* 1 when gap_in is FT_GAP_IN_GROUPING, every
+                               neighbouring pair was costed whole, and
+                               merge_sum is under FT_GAP_GROUPING_SHARE of what
+                               the grouping pays (total - total / between):
+                               merging neighbours cannot remove most of it, so
+                               most of it lies in the bound, which counts the
+                               whole problem as one subgraph */
     int gap_in;             /* the largest of the three parts: FT_GAP_IN_SEARCH,
                                FT_GAP_IN_BOUND or FT_GAP_IN_GROUPING */
 } ft_gap;

@@ -214,6 +214,12 @@ FT_API_BEGIN
  * "The evidence"). */
 #define FT_GAP_EVIDENCE_SHARE 0.02
 
+/* Share of what a schedule's grouping pays (its total less total /
+ * between, ft_gap) under which the savings of every merge of two
+ * neighbouring subgraphs, summed, leave most of it to the bound
+ * (ft_gap.grouping_in_bound): no merge of neighbours comes near it. */
+#define FT_GAP_GROUPING_SHARE 0.5
+
 /* Seconds the evidence of `fusetile evaluate`'s gap line and of the Python
  * binding's evaluate may take by default (evaluate --gap-time sets
  * another): a whole model's evidence takes 0.2 to 5 s on the development

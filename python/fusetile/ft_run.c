@@ -279,6 +279,8 @@ static PyObject *gap_dict(const ft_problem *p, const ft_schedule *s, const ft_ev
         ftpy_put(d, "pairs_configs", PyLong_FromLongLong(g.pairs_configs)) < 0 ||
         ftpy_put(d, "merge_at", PyLong_FromLong(g.merge_at)) < 0 ||
         ftpy_put(d, "merge_gain", PyFloat_FromDouble(g.merge_gain)) < 0 ||
+        ftpy_put(d, "merge_sum", PyFloat_FromDouble(g.merge_sum)) < 0 ||
+        ftpy_put(d, "grouping_in_bound", PyBool_FromLong(g.grouping_in_bound)) < 0 ||
         ftpy_put(d, "gap_in", PyUnicode_FromString(ft_gap_in_name(g.gap_in))) < 0) {
         Py_XDECREF(d);
         return NULL;

@@ -229,7 +229,8 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
  * configuration of the same set, in its context, against best[i] +
  * best[i + 1] (the budget: a merge costing more is cut early).  A merge
  * that costs less is kept only when the schedule it makes is valid.  Fills
- * pairs_tried, pairs_done, merge_at and merge_gain; 0, or -1 on OOM. */
+ * pairs_tried, pairs_done, merge_at, merge_gain and merge_sum (each
+ * saving merge's saving, summed); 0, or -1 on OOM. */
 static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best, sctx *x, unsigned char *produced,
                        ft_gap *g)
 {
@@ -248,6 +249,7 @@ static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best
         ft__free(ops);
         return -1;
     }
+    ksum sum = {0, 0};
     for (int i = 0; i + 1 < n && !a->cut; i++) {
         const ft_subgraph *A = &s->sg[i], *B = &s->sg[i + 1];
         /* an edge from A to B, and no op in both (a recomputed op: a merge
@@ -284,17 +286,21 @@ static int pairs_alone(alone_scorer *a, const ft_schedule *s, const double *best
         double merged = sg_alone(a, &t, i, x, produced, pair, &done, &at);
         g->pairs_tried++;
         g->pairs_done += done;
-        if (merged < pair * (1 - 1e-12) && pair - merged > g->merge_gain) {
+        if (merged < pair * (1 - 1e-12)) {
             /* at the configuration found (its granularity; the traversal
              * order does not change what is valid): a valid schedule? */
             M->w = at.w, M->h = at.h, M->k = at.k;
             ft_status vs;
             if (ft_schedule_validate(p, &t, &vs) == FT_OK) {
-                g->merge_gain = pair - merged;
-                g->merge_at = i;
+                ksum_add(&sum, pair - merged);
+                if (pair - merged > g->merge_gain) {
+                    g->merge_gain = pair - merged;
+                    g->merge_at = i;
+                }
             }
         }
     }
+    g->merge_sum = ksum_value(&sum);
     ft__free(sg);
     ft__free(made);
     ft__free(in_a);
@@ -338,8 +344,9 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
     /* then the grouping's, in what is left of the time, once every
      * subgraph's own is whole (without memory for it: none) */
     g->pairs_tried = g->pairs_done = 0;
-    g->merge_gain = 0;
+    g->merge_gain = g->merge_sum = 0;
     g->merge_at = -1;
+    g->grouping_in_bound = 0;
     if (done == s->nsubgraphs && pairs_alone(&a, s, best, &x, produced, g) != 0)
         g->pairs_tried = g->pairs_done = 0, g->merge_at = -1;
     g->pairs_configs = a.sc.evals - g->alone_tried;
@@ -362,6 +369,13 @@ int ft_gap_alone(const ft_problem *p, const ft_schedule *s, const ft_eval *e, do
                 : g->bound_part >= g->between                                 ? FT_GAP_IN_BOUND
                                                                               : FT_GAP_IN_GROUPING;
     g->in_bound = g->gap_in == FT_GAP_IN_BOUND;
+    /* the grouping's part, largest, in the bound: every neighbouring pair
+     * was costed whole, and what their merges save, pair by pair and
+     * summed, is under half of what the grouping pays (the total less
+     * total / between) */
+    double pays = g->between > 0 ? g->total - g->total / g->between : 0;
+    g->grouping_in_bound = g->gap_in == FT_GAP_IN_GROUPING && !a.cut && done == s->nsubgraphs && g->pairs_tried > 0 &&
+                           g->pairs_done == g->pairs_tried && g->merge_sum < FT_GAP_GROUPING_SHARE * pays;
     g->alone_seconds = ft__now_s() - t0;
     return FT_OK;
 }

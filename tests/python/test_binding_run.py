@@ -78,6 +78,8 @@ class TestEvaluate(unittest.TestCase):
         self.assertGreater(gap["pairs_configs"], 0)
         self.assertEqual(gap["merge_at"], 0)
         self.assertAlmostEqual(gap["merge_gain"], r["total"] - 3276.8)
+        self.assertEqual(gap["merge_sum"], gap["merge_gain"])
+        self.assertIs(gap["grouping_in_bound"], False)
 
     def test_result_keys(self):
         r = fusetile.evaluate(vec("N-named-mlp.problem.json"), vec("E2-mlp-split.solution.json"))

@@ -91,6 +91,15 @@ static void check_gap(const ft_problem *p, const ft_gap *g, double total, const 
         assert_true(g->merge_gain > 0 && g->merge_gain < g->best_alone);
     else
         assert_true(g->merge_gain == 0);
+    /* the savings summed: at least the largest, none without it */
+    assert_true(g->merge_sum >= g->merge_gain * (1 - 1e-12) && (g->merge_sum == 0) == (g->merge_at < 0));
+    /* the grouping's part left to the bound only when it is the largest,
+     * every pair was costed whole, and the merges save (summed) under
+     * FT_GAP_GROUPING_SHARE of what the grouping pays */
+    double pays = g->between > 0 ? g->total - g->total / g->between : 0;
+    assert_int_equal(g->grouping_in_bound, g->gap_in == FT_GAP_IN_GROUPING && g->pairs_tried > 0 &&
+                                               g->pairs_done == g->pairs_tried &&
+                                               g->merge_sum < FT_GAP_GROUPING_SHARE * pays);
 }
 
 /* gap_of for the schedule text `json` (valid) of p. */
@@ -197,6 +206,10 @@ static void test_gap_merge(void **state)
     assert_int_equal(g.merge_at, 0);
     assert_rel(g.merge_gain, g.best_alone - 3276.8, 1e-12);
     assert_true(g.merge_gain > 0);
+    /* one pair: its saving is the sum, all the grouping pays, so none of
+     * it is left to the bound */
+    assert_true(g.merge_sum == g.merge_gain);
+    assert_int_equal(g.grouping_in_bound, 0);
     gap_of_text(f->p, SJ("[[0, 1]]", "[[128, 128, 1]]", "[[]]"), &g, &total);
     assert_int_equal(g.pairs_tried, 0);
     assert_int_equal(g.merge_at, -1);
