@@ -1,7 +1,7 @@
 /* test_partition.c - cmocka tests of the partition moves' neighbour merge (sched/search/partition.c, ft__neighbour_merge): merges that pay are made, merges that do not pay, do not fit or would make a cycle are not, and the deadline stops it. */
 #include "ft_testutil.h"
 
-#include "search/search.h"
+#include "ft_searchstate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,40 +19,6 @@
     PJ("[256, 256, 256, 256, 256]", "[256, 256, 256, 256, 256]", "[[0], [1], [1], [2, 3]]",                   \
        "[[1], [2], [3], [4]]", "[100, 100, 100, 100]", "[" PW ", " PW ", " PW ", " PW "]", "100000", "10", \
        "[64, 64]")
-
-/* A search state over p with the deadline far off (as search.c sets one
- * up for a thread, without the shared part: ft__offer is not called). */
-static void search_setup(ft_problem *p, ft_search_opts *o, search *S, sctx *X)
-{
-    ft_search_opts_init(o);
-    memset(S, 0, sizeof *S);
-    S->p = p;
-    S->o = o;
-    S->deadline = 1e18;
-    assert_int_equal(ft__search_scorer_init(S, FT_COMPUTE_NATIVE), 0);
-    S->produced = calloc((size_t)p->ntensors + 1, 1);
-    S->uses = calloc((size_t)p->ntensors + 1, 1);
-    S->topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
-    assert_non_null(S->produced);
-    assert_non_null(S->uses);
-    assert_non_null(S->topo_pos);
-    S->best = INF;
-    S->rng = 1;
-    for (int i = 0; i < p->nops; i++)
-        S->topo_pos[p->topo[i]] = i;
-    assert_int_equal(ft__sctx_alloc(X, p->ntensors), 0);
-}
-
-static void search_teardown(search *S, sctx *X)
-{
-    ft__scorer_free(&S->sc);
-    ft__memo_free(S);
-    free(S->keybuf);
-    free(S->produced);
-    free(S->uses);
-    free(S->topo_pos);
-    ft__sctx_free(X);
-}
 
 /* A whole device whose tiles pay a large overhead (a GPU's): one subgraph
  * instead of two saves a wave of it. */
@@ -84,13 +50,28 @@ static double partition_total(search *S, sctx *X, int *gid)
     return total;
 }
 
-static ft_problem *parse(const char *json)
+/* A test's state: problem json on a GPU-like device and a search over it. */
+typedef struct fix {
+    ft_problem *p;
+    ft_search_opts o;
+    search S;
+    sctx X;
+} fix;
+
+static void fix_init(fix *f, const char *json)
 {
-    ft_problem *p = NULL;
     ft_status st;
-    if (ft_problem_parse(json, "partition.json", &p, &st) != FT_OK)
+    f->p = NULL;
+    if (ft_problem_parse(json, "partition.json", &f->p, &st) != FT_OK)
         fail_msg("parse: %s", st.msg);
-    return p;
+    gpu_like(f->p);
+    ftt_search_init(&f->S, &f->X, f->p, &f->o, FT_COMPUTE_NATIVE);
+}
+
+static void fix_free(fix *f)
+{
+    ftt_search_free(&f->S, &f->X);
+    ft_problem_free(f->p);
 }
 
 /* Tile overheads make every merge pay: the chain ends as one group, its
@@ -98,22 +79,17 @@ static ft_problem *parse(const char *json)
 static void test_partition_merge_pays(void **state)
 {
     (void)state;
-    ft_problem *p = parse(CHAIN4("100000"));
-    gpu_like(p);
-    ft_search_opts o;
-    search S;
-    sctx X;
-    search_setup(p, &o, &S, &X);
+    fix f;
+    fix_init(&f, CHAIN4("100000"));
     int gid[4] = {0, 1, 2, 3};
-    double before = partition_total(&S, &X, gid);
-    assert_int_equal(ft__neighbour_merge(&S, &X, gid), 3);
+    double before = partition_total(&f.S, &f.X, gid);
+    assert_int_equal(ft__neighbour_merge(&f.S, &f.X, gid), 3);
     for (int i = 1; i < 4; i++)
         assert_int_equal(gid[i], gid[0]);
-    double after = partition_total(&S, &X, gid);
+    double after = partition_total(&f.S, &f.X, gid);
     if (!(after < before))
         fail_msg("merged %.17g, apart %.17g", after, before);
-    search_teardown(&S, &X);
-    ft_problem_free(p);
+    fix_free(&f);
 }
 
 /* Two MatMuls in a chain with a capacity that holds either alone at a
@@ -123,24 +99,19 @@ static void test_partition_merge_pays(void **state)
 static void test_partition_merge_does_not_fit(void **state)
 {
     (void)state;
-    ft_problem *p = parse(PJ("[256, 256, 256, 256, 256]", "[256, 256, 256, 256, 256]", "[[0, 1], [2, 3]]",
+    fix f;
+    fix_init(&f, PJ("[256, 256, 256, 256, 256]", "[256, 256, 256, 256, 256]", "[[0, 1], [2, 3]]",
                              "[[2], [4]]", "[100, 100]", "[" MM ", " MM "]", "100", "10", "[64, 64]"));
-    gpu_like(p);
-    ft_search_opts o;
-    search S;
-    sctx X;
-    search_setup(p, &o, &S, &X);
     int gid[2] = {0, 1};
     cfg c;
     int ops[2] = {0, 1};
     for (int k = 0; k < 2; k++)
-        assert_true(ft__partition_group_cost(&S, &X, gid, k, &ops[k], 1, &c) < INF); /* each alone fits */
-    assert_true(ft__partition_group_cost(&S, &X, (int[]){0, 0}, 0, ops, 2, &c) >= INF);
-    assert_int_equal(ft__neighbour_merge(&S, &X, gid), 0);
+        assert_true(ft__partition_group_cost(&f.S, &f.X, gid, k, &ops[k], 1, &c) < INF); /* each alone fits */
+    assert_true(ft__partition_group_cost(&f.S, &f.X, (int[]){0, 0}, 0, ops, 2, &c) >= INF);
+    assert_int_equal(ft__neighbour_merge(&f.S, &f.X, gid), 0);
     assert_int_equal(gid[0], 0);
     assert_int_equal(gid[1], 1);
-    search_teardown(&S, &X);
-    ft_problem_free(p);
+    fix_free(&f);
 }
 
 /* A diamond: whatever is merged, the quotient graph stays acyclic (the
@@ -148,12 +119,8 @@ static void test_partition_merge_does_not_fit(void **state)
 static void test_partition_merge_keeps_acyclic(void **state)
 {
     (void)state;
-    ft_problem *p = parse(DIAMOND);
-    gpu_like(p);
-    ft_search_opts o;
-    search S;
-    sctx X;
-    search_setup(p, &o, &S, &X);
+    fix f;
+    fix_init(&f, DIAMOND);
     /* ops 0 and 3 together would cycle through 1 and 2 */
     int starts[][4] = {{0, 1, 2, 3}, {0, 1, 2, 0}, {0, 0, 1, 2}};
     for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
@@ -161,39 +128,33 @@ static void test_partition_merge_keeps_acyclic(void **state)
         memcpy(gid, starts[k], sizeof gid);
         int ng = ft__compact_gids(gid, 4);
         plan P;
-        if (ft__plan_from_partition(&S, gid, ng, &P) != 0)
+        if (ft__plan_from_partition(&f.S, gid, ng, &P) != 0)
             continue; /* a cyclic start: not a partition the search holds */
         ft__plan_free(&P);
-        double before = partition_total(&S, &X, gid);
-        int merges = ft__neighbour_merge(&S, &X, gid);
+        double before = partition_total(&f.S, &f.X, gid);
+        int merges = ft__neighbour_merge(&f.S, &f.X, gid);
         ng = ft__compact_gids(gid, 4);
-        assert_int_equal(ft__plan_from_partition(&S, gid, ng, &P), 0);
+        assert_int_equal(ft__plan_from_partition(&f.S, gid, ng, &P), 0);
         ft__plan_free(&P);
-        double after = partition_total(&S, &X, gid);
+        double after = partition_total(&f.S, &f.X, gid);
         if (after > before || (merges > 0 && !(after < before)))
             fail_msg("start %zu: %d merges, total %.17g from %.17g", k, merges, after, before);
     }
-    search_teardown(&S, &X);
-    ft_problem_free(p);
+    fix_free(&f);
 }
 
 /* Past the deadline nothing is tried. */
 static void test_partition_merge_deadline(void **state)
 {
     (void)state;
-    ft_problem *p = parse(CHAIN4("100000"));
-    gpu_like(p);
-    ft_search_opts o;
-    search S;
-    sctx X;
-    search_setup(p, &o, &S, &X);
-    S.deadline = 0; /* long past */
+    fix f;
+    fix_init(&f, CHAIN4("100000"));
+    f.S.deadline = 0; /* long past */
     int gid[4] = {0, 1, 2, 3};
-    assert_int_equal(ft__neighbour_merge(&S, &X, gid), 0);
+    assert_int_equal(ft__neighbour_merge(&f.S, &f.X, gid), 0);
     for (int i = 0; i < 4; i++)
         assert_int_equal(gid[i], i);
-    search_teardown(&S, &X);
-    ft_problem_free(p);
+    fix_free(&f);
 }
 
 int main(void)

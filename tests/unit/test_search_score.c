@@ -14,7 +14,9 @@
 /* The scorer (cost/score.h) and the scheduler's internal interface (its
  * search state and plans); the functions come from libfusetile.a. */
 #include "../../sched/search/search.h"
+#include "ft_searchstate.h"
 #include "ft_testutil.h"
+#include "ft_searchstate.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
 /* Under valgrind (the leak layer of make check-all) the random loops run a
@@ -583,36 +585,11 @@ static ft_problem *tiling_search(const char *json, ft_compute_model model, ft_se
     ft_problem *p;
     ft_status st;
     assert_int_equal(ft_problem_parse(json, "random", &p, &st), FT_OK);
-    ft_search_opts_init(o);
-    memset(S, 0, sizeof *S);
-    S->p = p;
-    S->o = o;
-    S->deadline = 1e18;
-    assert_int_equal(ft__search_scorer_init(S, model), 0);
-    S->produced = calloc((size_t)p->ntensors + 1, 1);
-    S->uses = calloc((size_t)p->ntensors + 1, 1);
-    S->topo_pos = malloc(sizeof(int) * ((size_t)p->nops + 1));
-    S->best = INF;
-    S->rng = 1;
-    assert_non_null(S->topo_pos);
-    for (int i = 0; i < p->nops; i++)
-        S->topo_pos[p->topo[i]] = i;
-    assert_non_null(S->produced);
-    assert_non_null(S->uses);
-    assert_int_equal(ft__sctx_alloc(X, p->ntensors), 0);
+    ftt_search_init(S, X, p, o, model);
     return p;
 }
 
-static void tiling_search_free(search *S, sctx *X)
-{
-    ft__scorer_free(&S->sc);
-    ft__memo_free(S);
-    free(S->keybuf);
-    free(S->produced);
-    free(S->uses);
-    free(S->topo_pos);
-    ft__sctx_free(X);
-}
+static void tiling_search_free(search *S, sctx *X) { ftt_search_free(S, X); }
 
 /* Context for group ops[0..n): outputs consumed by nothing are written,
  * the others at random; nothing retained or resident. */
