@@ -9,6 +9,13 @@
 # skipped block of cases counts as its number of cases where that is known,
 # else as one.
 
+# slow: 1 under FT_SLOW=1 (valgrind through FT_RUNNER, the sanitizer
+# build), where every program runs many times slower.  A script that runs
+# the same command over many inputs may then run a representative part of
+# them (the plain 'make check' runs them all); it says what it left out with
+# skip, so that the tally counts it.
+slow=${FT_SLOW:-0}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
