@@ -83,6 +83,20 @@ skip() {
     fi
 }
 
+# bad_files WHAT CASES: set bad_list to the files of $vec/bad/*.json to
+# run WHAT on: all of them, or under FT_SLOW the first 3 (every bad file
+# fails in the problem loader, which each command shares, and
+# tools/check-vectors runs every one through it under the slow runners too);
+# the others are skipped with a line, CASES cases each.
+bad_files() {
+    bad_list=("$vec"/bad/*.json)
+    local n=${#bad_list[@]}
+    if [ "$slow" = 1 ] && [ "$n" -gt 3 ]; then
+        skip $(((n - 3) * $2)) "FT_SLOW: $1 on $((n - 3)) of the $n files of bad/ left out (tools/check-vectors runs each one through the same loader)"
+        bad_list=("${bad_list[@]:0:3}")
+    fi
+}
+
 # finish LABEL: print "LABEL: N passed, M failed" (", K skipped" after it
 # when K > 0) and exit 0 only if none failed.
 finish() {

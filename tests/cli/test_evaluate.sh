@@ -123,7 +123,8 @@ check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of 
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
 
-for f in "$vec"/bad/*.json; do
+bad_files evaluate 1
+for f in "${bad_list[@]}"; do
     b=$(basename "$f")
     check "bad-$b" 2 err "^fusetile: .*$b" -- "$bin" evaluate "$f" "$S"
     if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then

@@ -30,7 +30,8 @@ check missing-problem 2 err "$tmp/nope.json: cannot open" -- "$bin" simulate "$t
 check missing-schedule 2 err "$tmp/nope.json: cannot open" -- "$bin" simulate "$P" "$tmp/nope.json"
 printf '{"subgraphs": [[0], [1]],' >"$tmp/trunc.json"
 check schedule-truncated 2 err "trunc.json:1:[0-9]+: not valid JSON" -- "$bin" simulate "$P" "$tmp/trunc.json"
-for f in "$vec"/bad/*.json; do
+bad_files simulate 1
+for f in "${bad_list[@]}"; do
     b=$(basename "$f")
     check "bad-$b" 2 err "^fusetile: .*$b" -- "$bin" simulate "$f" "$S"
 done
