@@ -23,11 +23,13 @@ for c in $cmds; do
     done <"$tmp/opts-$c")
     expect "top-help-$c" "fusetile --help's $c line lacks: $missing" test -z "$missing"
 done
-# and sweep's help lists every option of each sweep command's
+# and sweep's help lists every option of each sweep command's (its help read
+# once: it was run once per option, each run a valgrind start in that layer)
+"$bin" sweep --help | sed -n '1,/^$/p' >"$tmp/sweep-help"
 for c in run list plot submit status gather; do
     missing=$("$bin" sweep "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u |
         while read -r opt; do
-            "$bin" sweep --help | sed -n '1,/^$/p' | grep -E "fusetile sweep $c " | grep -qF -- "$opt" || printf '%s ' "$opt"
+            grep -E "fusetile sweep $c " "$tmp/sweep-help" | grep -qF -- "$opt" || printf '%s ' "$opt"
         done)
     expect "sweep-help-$c" "fusetile sweep --help's $c line lacks: $missing" test -z "$missing"
 done
