@@ -9,6 +9,13 @@
 # skipped block of cases counts as its number of cases where that is known,
 # else as one.
 
+# slow: 1 under FT_SLOW=1 (valgrind through FT_RUNNER, the sanitizer
+# build), where every program runs many times slower.  A script that runs
+# the same command over many inputs may then run a representative part of
+# them (the plain 'make check' runs them all); it says what it left out with
+# skip, so that the tally counts it.
+slow=${FT_SLOW:-0}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -73,6 +80,20 @@ skip() {
         echo "skip: $* ($n cases)"
     else
         echo "skip: $*"
+    fi
+}
+
+# bad_files WHAT CASES: set bad_list to the files of $vec/bad/*.json to
+# run WHAT on: all of them, or under FT_SLOW the first 3 (every bad file
+# fails in the problem loader, which each command shares, and
+# tools/check-vectors runs every one through it under the slow runners too);
+# the others are skipped with a line, CASES cases each.
+bad_files() {
+    bad_list=("$vec"/bad/*.json)
+    local n=${#bad_list[@]}
+    if [ "$slow" = 1 ] && [ "$n" -gt 3 ]; then
+        skip $(((n - 3) * $2)) "FT_SLOW: $1 on $((n - 3)) of the $n files of bad/ left out (tools/check-vectors runs each one through the same loader)"
+        bad_list=("${bad_list[@]:0:3}")
     fi
 }
 

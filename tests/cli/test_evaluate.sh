@@ -23,11 +23,13 @@ for c in $cmds; do
     done <"$tmp/opts-$c")
     expect "top-help-$c" "fusetile --help's $c line lacks: $missing" test -z "$missing"
 done
-# and sweep's help lists every option of each sweep command's
+# and sweep's help lists every option of each sweep command's (its help read
+# once: it was run once per option, each run a valgrind start in that layer)
+"$bin" sweep --help | sed -n '1,/^$/p' >"$tmp/sweep-help"
 for c in run list plot submit status gather; do
     missing=$("$bin" sweep "$c" --help 2>&1 | sed -n '1,/^$/p' | grep -oE -- '(^|[][ |])--?[a-z][a-z-]*' | sed -E 's/^[][ |]//' | sort -u |
         while read -r opt; do
-            "$bin" sweep --help | sed -n '1,/^$/p' | grep -E "fusetile sweep $c " | grep -qF -- "$opt" || printf '%s ' "$opt"
+            grep -E "fusetile sweep $c " "$tmp/sweep-help" | grep -qF -- "$opt" || printf '%s ' "$opt"
         done)
     expect "sweep-help-$c" "fusetile sweep --help's $c line lacks: $missing" test -z "$missing"
 done
@@ -123,7 +125,8 @@ check schedule-gap 0 err '^fusetile: schedule: gap: 1\.00 x the bound .*most of 
 check eval-no-warning 0 - '' -- "$bin" evaluate "$P" "$S"
 if [ -s "$tmp/err" ]; then fail=$((fail + 1)); echo "FAIL eval-no-warning: stderr not empty"; else pass=$((pass + 1)); fi
 
-for f in "$vec"/bad/*.json; do
+bad_files evaluate 1
+for f in "${bad_list[@]}"; do
     b=$(basename "$f")
     check "bad-$b" 2 err "^fusetile: .*$b" -- "$bin" evaluate "$f" "$S"
     if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then

@@ -60,7 +60,8 @@ expect sched-missing-problem-one-line "one line on stderr" one_line_err
 check sched-output-dir-missing 2 err "$tmp/no/s.json: cannot write" -- "$bin" schedule "$P" -o "$tmp/no/s.json" --time-limit 1
 check sched-output-is-dir 2 err "$tmp: cannot write: Is a directory" -- "$bin" schedule "$P" -o "$tmp" --time-limit 1
 
-for f in "$vec"/bad/*.json; do
+bad_files schedule 2
+for f in "${bad_list[@]}"; do
     b=$(basename "$f")
     check "sched-bad-$b" 2 err "^fusetile: .*$b" -- "$bin" schedule "$f" --time-limit 1
     expect "sched-bad-$b-one-line" "one line on stderr, got $(wc -l <"$tmp/err")" one_line_err

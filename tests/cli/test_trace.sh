@@ -460,8 +460,12 @@ cp "$tmp/out" "$tmp/m13.out"
 check_trace m13-consistent "$tmp/m13.json" "$tmp/m13.vcd" "$B" "$tmp/m13.out"
 # the same replay with every step: consistent too, and the default is its
 # summary (compare_detail.py)
+# (its step trace is about 28 MB: past --trace-warn 5M, it warns once, on
+# the JSON trace alone, the VCD being about 2 MB)
 check m13-steps-simulate 0 out '"agree": true' -- \
-    "$bin" simulate "$B" "$tmp/m13.schedule.json" --trace "$tmp/m13s.json" --vcd "$tmp/m13s.vcd" --detail steps --json
+    "$bin" simulate "$B" "$tmp/m13.schedule.json" --trace "$tmp/m13s.json" --vcd "$tmp/m13s.vcd" --detail steps --json --trace-warn 5M
+expect m13-steps-warns "not one warning naming $tmp/m13s.json past 5 MB: $(head -c 300 "$tmp/err")" \
+    test "$(grep -c "^fusetile: warning: trace $tmp/m13s.json is on course for about [0-9.]* MB, past the warning size of 5 MB (--trace-warn).*--window FIRST:COUNT" "$tmp/err")" -eq 1 -a "$(wc -l <"$tmp/err")" -eq 1
 check_trace m13-steps-consistent "$tmp/m13s.json" "$tmp/m13s.vcd" "$B" "$tmp/out"
 cat >"$tmp/compare_detail.py" <<'PY'
 # compare_detail.py DEFAULT.json STEPS.json SCHEDULE.json MAX_BYTES: the
@@ -577,12 +581,19 @@ check r18-default 0 - '' -- "$bin" simulate "$R" "$tmp/r18.schedule.json" --targ
     --trace "$tmp/r18.json" --vcd "$tmp/r18.vcd" --trace-warn 20M --json
 cp "$tmp/out" "$tmp/r18.out"
 expect r18-default-quiet "no warning under 20 MB" test ! -s "$tmp/err"
-check r18-steps-warns 0 err "^fusetile: warning: trace $tmp/r18s.json is on course for about [0-9.]+ MB, past the warning size of 20 MB \(--trace-warn\).*--window FIRST:COUNT.*leave out --detail steps" -- \
-    "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --trace "$tmp/r18s.json" --detail steps --trace-warn 20M
-expect r18-steps-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
-expect r18-summary "one span per subgraph, spans of whole tiles, under 20 MB (compare_detail.py)" \
-    python3 "$tmp/compare_detail.py" "$tmp/r18.json" "$tmp/r18s.json" "$tmp/r18.schedule.json" 20000000
-rm -f "$tmp/r18s.json"
+# Under FT_SLOW (valgrind, sanitizers) the ResNet-18 step trace (its
+# largest run there) is left out: mlsys-2026-13's step trace above runs the
+# same code, warning included; plain make check runs both.
+if [ "$slow" = 1 ]; then
+    skip 3 "FT_SLOW: the ResNet-18 step trace and its size warning left out (mlsys-2026-13's step trace runs the same code, warning included)"
+else
+    check r18-steps-warns 0 err "^fusetile: warning: trace $tmp/r18s.json is on course for about [0-9.]+ MB, past the warning size of 20 MB \(--trace-warn\).*--window FIRST:COUNT.*leave out --detail steps" -- \
+        "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --trace "$tmp/r18s.json" --detail steps --trace-warn 20M
+    expect r18-steps-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
+    expect r18-summary "one span per subgraph, spans of whole tiles, under 20 MB (compare_detail.py)" \
+        python3 "$tmp/compare_detail.py" "$tmp/r18.json" "$tmp/r18s.json" "$tmp/r18.schedule.json" 20000000
+    rm -f "$tmp/r18s.json"
+fi
 cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/r18.json")
 check_trace r18-consistent "$tmp/r18.json" "$tmp/r18.vcd" "$R" "$tmp/r18.out" "$cap" 1.0e9
 check r18-vcd-warns 0 err "^fusetile: warning: trace $tmp/r18w.vcd (is on course for about|has) [0-9.]+ MB, past the warning size of 0.1 MB" -- \

@@ -12,13 +12,25 @@
  * FT_EXHAUSTIVE_OP_ORDERS=1 widens the reference to every topological op
  * order inside each subgraph (beyond the contract; informative). */
 #define DEFAULT_COUNT 200
-#define SLOW_COUNT 12
+/* Under the slow runners (valgrind, sanitizers: make check-valgrind and
+ * check-sanitize, where this test was the longest item at 450 s and 293 s)
+ * the random problems are fewer, not different: the plain 'make check' runs
+ * the full counts, and the slow runners' job is the memory checks of the
+ * same code paths.  The bound checks' counts stay multiples of 6, so that
+ * every problem size (3 + i % 6 ops) meets both compute models (i % 2). */
+#define SLOW_COUNT 8
+#define BOUND_COUNT 500        /* problems of each bounds check (FT_BOUND_COUNT overrides) */
+#define SLOW_BOUND_COUNT 24
+#define LAYOUT_BOUND_COUNT 300
+#define SLOW_LAYOUT_BOUND_COUNT 12
+#define TIMED_BOUND_COUNT 200  /* each of the two timed checks */
+#define SLOW_TIMED_BOUND_COUNT 6
 #define DEFAULT_TIME_LIMIT 2.0
 #define DEFAULT_SHOW 3
 #define PRUNE_CHECKS 12        /* problems of the pruning self-check */
 #define SLOW_PRUNE_CHECKS 2
 #define SAMPLE_PROBLEMS 40     /* problems of the random-schedule self-check */
-#define SLOW_SAMPLE_PROBLEMS 4
+#define SLOW_SAMPLE_PROBLEMS 2    /* (68 s under valgrind at 4: the reference on 5 ops) */
 #define SAMPLES 300            /* random schedules per problem */
 #define SEED_BASE 0x5eed0000ULL
 #define LAYOUT_SEED_BASE 0x1a900000ULL
@@ -967,33 +979,34 @@ static void bounds_below_reference(struct fix *f, uint64_t seed_base, long count
         wild);
 }
 
-/* FT_BOUND_COUNT problems (500 by default, 100 under the slow runners). */
+/* FT_BOUND_COUNT problems (BOUND_COUNT by default, SLOW_BOUND_COUNT under
+ * the slow runners). */
 static void test_exhaustive_bounds_below_reference(void **state)
 {
-    bounds_below_reference(*state, SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? 100 : 500));
+    bounds_below_reference(*state, SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? SLOW_BOUND_COUNT : BOUND_COUNT));
 }
 
 /* The same with every target term drawn at random (random_timing; the
  * target-aware terms of tbound.c), with and without Layout ops:
- * FT_BOUND_COUNT problems each (200 by default, 20 under the slow
- * runners). */
+ * FT_BOUND_COUNT problems each (TIMED_BOUND_COUNT by default,
+ * SLOW_TIMED_BOUND_COUNT under the slow runners). */
 static void test_exhaustive_timed_bounds_below_reference(void **state)
 {
     bounds_timed = 1;
-    bounds_below_reference(*state, SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
+    bounds_below_reference(*state, SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? SLOW_TIMED_BOUND_COUNT : TIMED_BOUND_COUNT));
     gen_mode.layout = 1;
-    bounds_below_reference(*state, LAYOUT_SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? 20 : 200));
+    bounds_below_reference(*state, LAYOUT_SEED_BASE ^ 0x7100000ULL, env_long("FT_BOUND_COUNT", slow_run() ? SLOW_TIMED_BOUND_COUNT : TIMED_BOUND_COUNT));
     gen_mode.layout = 0;
     bounds_timed = 0;
 }
 
-/* The same with Layout ops (FT_BOUND_COUNT problems, 300 by default, 60
- * under the slow runners): a Layout op ends the capacity bound's streams
+/* The same with Layout ops (FT_BOUND_COUNT problems, LAYOUT_BOUND_COUNT by
+ * default, SLOW_LAYOUT_BOUND_COUNT under the slow runners): a Layout op ends the capacity bound's streams
  * (SPEC 7), and both bounds count its compute as a Pointwise op's. */
 static void test_exhaustive_layout_bounds_below_reference(void **state)
 {
     gen_mode.layout = 1;
-    bounds_below_reference(*state, LAYOUT_SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? 60 : 300));
+    bounds_below_reference(*state, LAYOUT_SEED_BASE, env_long("FT_BOUND_COUNT", slow_run() ? SLOW_LAYOUT_BOUND_COUNT : LAYOUT_BOUND_COUNT));
     gen_mode.layout = 0;
 }
 
