@@ -349,8 +349,13 @@ uint64_t ft__memo_gen(ft__scorer *sc, const ft_walk *w, const mixinfo *mx, const
     memcpy(t, &p->timing, sizeof p->timing);
     for (size_t i = 0; i < sizeof t / 8; i++)
         MIX(t[i]);
-    MIX(p->capacity * 1e3);
-    MIX(p->bandwidth * 1e3);
+    /* the doubles' bits (a capacity near DBL_MAX scaled to an integer
+     * was out of range: fuzz/corpus/schedule/capacity-1e308) */
+    uint64_t bits;
+    memcpy(&bits, &p->capacity, sizeof bits);
+    MIX(bits);
+    memcpy(&bits, &p->bandwidth, sizeof bits);
+    MIX(bits);
 #undef MIX
     if (h == sc->tmsig && sc->tmgen && sc->tmused <= FT_SCORE_TILE_MEMO / 4) {
         /* what the walks of this generation saw, though this one may
