@@ -250,11 +250,9 @@ int ft__neighbour_merge(search *S, sctx *x, int *gid)
         plan P;
         if (ft__plan_from_partition(S, gid, ng, &P))
             break;
-        /* the plan's order: group i of P is partition group order[i] */
-        int *order = ops; /* ops is free until the first cost below */
+        /* the plan's order: group i of P is partition group bops[i] */
         for (int i = 0; i < P.ngroups; i++)
-            order[i] = gid[P.g[i].ops[0]];
-        memcpy(bops, order, sizeof(int) * (size_t)P.ngroups);
+            bops[i] = gid[P.g[i].ops[0]];
         int ngroups = P.ngroups;
         ft__plan_free(&P);
         for (int g = 0; g < ng; g++)
