@@ -213,6 +213,18 @@ void ft__compulsory(const ft_problem *p, int64_t *reads, int64_t *writes);
 
 /* ---- what every schedule pays on a target (tbound.c, its proofs) ---- */
 
+/* The least time the overheads of a subgraph's steps add, over ntiles
+ * tiles of nk k-steps each (matmul: the subgraph has a MatMul): every tile
+ * pays step_overhead on each k-step and ft__tile_extra on its last, on
+ * its compute, and a wave of ft__units tiles takes at least its slowest
+ * tile, so ceil(ntiles / units) waves of them, above the waves' average
+ * compute (the tiling's bound and the gap's evidence prune by it). */
+static inline double ft__waves_overheads(const ft_problem *p, int64_t ntiles, int64_t nk, int matmul)
+{
+    return (double)ft__ceil_div(ntiles, ft__units(p)) *
+           ((double)nk * p->timing.step_overhead + ft__tile_extra(p, matmul, nk - 1, nk));
+}
+
 /* Compute overheads of the fewest steps a tile has (one) and of a tile:
  * step_overhead + tile_overhead, + matmul_tile_overhead when matmul. */
 double ft__tile_overheads(const ft_problem *p, int matmul);

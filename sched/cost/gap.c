@@ -194,14 +194,10 @@ static double sg_alone(alone_scorer *a, const ft_schedule *s, int i, sctx *x, un
             for (int d = 0; d < nk; d++) {
                 /* a single row or column: every order is the raster one */
                 int no = ft__ceil_div(W, ws[b]) > 1 && ft__ceil_div(H, hs[c]) > 1 ? ORD_COUNT : 1;
-                /* every tile pays its steps' overheads on its compute
-                 * (step_overhead on each k-step, ft__tile_extra on the
-                 * last), and a wave takes at least its slowest tile: a
-                 * configuration whose waves of overheads alone reach the
-                 * best is not scored (on a GPU, most small tiles) */
+                /* a configuration whose waves of overheads alone reach
+                 * the best is not scored (on a GPU, most small tiles) */
                 int64_t nt = ft__ceil_div(W, ws[b]) * ft__ceil_div(H, hs[c]), nks = mm ? ft__ceil_div(K, ks[d]) : 1;
-                double least = (double)ft__ceil_div(nt, ft__units(p)) *
-                               ((double)nks * p->timing.step_overhead + ft__tile_extra(p, mm, nks - 1, nks));
+                double least = ft__waves_overheads(p, nt, nks, mm);
                 if (least >= best)
                     continue;
                 for (int o = 0; o < no; o++) {

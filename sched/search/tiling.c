@@ -236,21 +236,15 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     if (tiles > (double)FT_SCORE_STEP_CAP)
         return INF;
     /* several units share the compute; a wave's slowest tile moves at
-     * least its tiles' traffic at the whole bandwidth (ft_timing).  Every
-     * tile's steps also pay their overheads on their compute (the walk's
-     * step_overhead on each of its nk k-steps and ft__tile_extra on the
-     * last): a wave's slowest tile takes at least those overheads more
-     * than the wave's average compute, so the waves add
-     * ceil(tiles / units) of them (a target with tile overheads: most of
-     * a small subgraph's time, which the compute alone bounds far below) */
-    int64_t u = ft__units(p);
-    double waves = (double)ft__ceil_div((int64_t)tiles, u);
-    double ov = (double)nk * p->timing.step_overhead + ft__tile_extra(p, sh->matmul, nk - 1, nk);
+     * least its tiles' traffic at the whole bandwidth (ft_timing); the
+     * waves' overheads add to the compute (ft__waves_overheads: on a
+     * target with tile overheads most of a small subgraph's time, which
+     * the compute alone bounds far below) */
     double mem;
     ft__rates r;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
-    return ft__bound_combine(p, comp / (double)u + waves * ov, mem);
+    return ft__bound_combine(p, comp / (double)ft__units(p) + ft__waves_overheads(p, (int64_t)tiles, nk, sh->matmul), mem);
 }
 
 double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
