@@ -70,8 +70,8 @@ static int print_errors(const char *when, ft_target *t, ft_measured *const *file
         double *hp = pred + m->nrows, *hm = meas + m->nrows;
         for (int i = 0; i < m->nrows; i++) {
             ft_status st;
-            double us;
-            if (ft_meas_predict(&m->rows[i], t, NULL, NULL, &us, &st) != FT_OK) {
+            double us, mu;   /* joules for an energy file's rows */
+            if (ft_meas_predict_figure(&m->rows[i], t, &us, &mu, &st) != FT_OK) {
                 cli_error("%s:%d: %s", m->path, m->rows[i].line, st.msg);
                 free(pred);
                 free(meas);
@@ -79,10 +79,10 @@ static int print_errors(const char *when, ft_target *t, ft_measured *const *file
             }
             if (ft_meas_held_out(m, i)) {
                 hp[nheld] = us;
-                hm[nheld++] = m->rows[i].measured_us;
+                hm[nheld++] = mu;
             } else {
                 pred[nfit] = us;
-                meas[nfit++] = m->rows[i].measured_us;
+                meas[nfit++] = mu;
             }
         }
         ft_meas_stats sf, sh, sa;
@@ -212,6 +212,14 @@ int cmd_calibrate(int argc, char **argv)
             goto done;
         }
         nfiles++;
+    }
+    int all_energy = nfiles > 0;
+    for (int i = 0; i < nfiles; i++)
+        all_energy &= files[i]->format == FT_MEAS_ENERGY;
+    if (!free_list && all_energy) {   /* energy files: the energy settings (ft_calib_energy_free) */
+        nfree = 0;
+        for (int i = 0; i < ft_calib_nenergy_free; i++)
+            names[nfree++] = ft_calib_energy_free[i];
     }
     if (reset) {
         for (int i = 0; i < nfree; i++) {
