@@ -360,6 +360,14 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
     fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
 }
 
+void cli_json_energy(FILE *f, const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on)
+        return;
+    member_num(f, "energy_j", joules);
+    member_num(f, "power_w", ft_energy_watts(p, joules, latency));
+}
+
 void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t)
 {
     if (!t || t->contest || !(t->clock_hz > 0))

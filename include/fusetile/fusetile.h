@@ -342,6 +342,11 @@ typedef struct ft_problem {
     int *graph_outputs;  /* tensors with no consumer, ascending */
 } ft_problem;
 
+/* Average power in watts of `joules` spent over `latency` cost units of
+ * p (latency x p->energy.seconds_per_unit seconds); 0 when p's energy
+ * model is off or the latency is not positive. */
+double ft_energy_watts(const ft_problem *p, double joules, double latency);
+
 /* Native k-slice of p: p->native_k, or native_w when that is 0. */
 int64_t ft_native_k(const ft_problem *p);
 

@@ -51,3 +51,11 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
     ft__free(tb);
     return FT_OK;
 }
+
+/* Contract: fusetile.h. */
+double ft_energy_watts(const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on || !(latency > 0))
+        return 0;
+    return joules / (latency * p->energy.seconds_per_unit);
+}
