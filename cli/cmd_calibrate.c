@@ -214,8 +214,15 @@ int cmd_calibrate(int argc, char **argv)
         nfiles++;
     }
     int all_energy = nfiles > 0;
-    for (int i = 0; i < nfiles; i++)
+    for (int i = 0; i < nfiles; i++) {
         all_energy &= files[i]->format == FT_MEAS_ENERGY;
+        if (files[i]->format == FT_MEAS_ENERGY && (t->contest || !t->energy_on)) {
+            cli_error("calibrate: %s is an energy file, but %s has no energy group (docs/DEVICE.md, \"Energy\")", meas_paths[i],
+                      target_path);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    }
     if (!free_list && all_energy) {   /* energy files: the energy settings (ft_calib_energy_free) */
         nfree = 0;
         for (int i = 0; i < ft_calib_nenergy_free; i++)
