@@ -222,6 +222,19 @@ static int put_sg_head(PyObject *d, const ft_problem *p, const ft_subgraph *g, i
     return 0;
 }
 
+/* d["energy_j"] and d["power_w"] (ft_energy_watts over `latency`) when
+ * p's energy model is on (a target's energy group); 0, or -1 with the
+ * Python error set. */
+static int put_energy(PyObject *d, const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on)
+        return 0;
+    if (ftpy_put(d, "energy_j", PyFloat_FromDouble(joules)) < 0 ||
+        ftpy_put(d, "power_w", PyFloat_FromDouble(ft_energy_watts(p, joules, latency))) < 0)
+        return -1;
+    return 0;
+}
+
 static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const ft_sg_result *r, int i)
 {
     const ft_subgraph *g = &s->sg[i];
@@ -239,7 +252,7 @@ static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const f
         ftpy_put(d, "loaded", PyLong_FromLongLong((long long)r->loaded)) < 0 ||
         ftpy_put(d, "written", PyLong_FromLongLong((long long)r->written)) < 0 ||
         ftpy_put(d, "compute_time", PyFloat_FromDouble(r->compute_time)) < 0 ||
-        ftpy_put(d, "memory_time", PyFloat_FromDouble(r->memory_time)) < 0)
+        ftpy_put(d, "memory_time", PyFloat_FromDouble(r->memory_time)) < 0 || put_energy(d, p, r->energy, r->latency) < 0)
         Py_CLEAR(d);
     return d;
 }
@@ -313,7 +326,8 @@ static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_e
         ftpy_put(d, "capacity_bound", PyFloat_FromDouble(e->capacity_bound)) < 0 ||
         ftpy_put(d, "capacity_bound_memory", PyFloat_FromDouble(cbm)) < 0 ||
         ftpy_put(d, "capacity_ratio", PyFloat_FromDouble(e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0)) < 0 ||
-        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e, gap_seconds)) < 0)
+        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e, gap_seconds)) < 0 ||
+        put_energy(d, p, e->energy, e->total) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:
