@@ -29,9 +29,9 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
         return FT_ENOMEM;
     unsigned char *produced = tb, *written = tb + nt, *seen = tb + 2 * nt, *resident = tb + 3 * nt;
     ft__sg_tensors(p, s, sg, produced, written, seen, resident);
-    memset(seen, 0, (size_t)nt); /* the retained flags, reused: each tensor counted once */
+    memset(seen, 0, (size_t)nt); /* the retained flags, reused */
     const ft_subgraph *g = &s->sg[sg];
-    c->macs = c->pointwise = c->fp_read = c->fp_write = 0;
+    c->macs = c->pointwise = 0;
     for (int j = 0; j < g->nops; j++) {
         const ft_op *op = &p->ops[g->ops[j]];
         double out = (double)ft_tensor_size(p, op->output);
@@ -39,17 +39,31 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
             c->macs += out * (double)op->k;
         else
             c->pointwise += out * (double)op->ninputs;
+    }
+    int64_t reads, writes;
+    ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, seen, &reads, &writes);
+    c->fp_read = (double)reads;
+    c->fp_write = (double)writes;
+    ft__free(tb);
+    return FT_OK;
+}
+
+/* Contract: cost.h. */
+void ft__sg_footprint(const ft_problem *p, const int *ops, int nops, const unsigned char *produced, const unsigned char *written,
+                      const unsigned char *resident, unsigned char *seen, int64_t *reads, int64_t *writes)
+{
+    *reads = *writes = 0;
+    for (int j = 0; j < nops; j++) {
+        const ft_op *op = &p->ops[ops[j]];
         for (int k = 0; k <= op->ninputs; k++) {
             int t = k < op->ninputs ? op->inputs[k] : op->output;
             int moved = k < op->ninputs ? !produced[t] && !resident[t] : written[t];
             if (moved && !seen[t]) {
                 seen[t] = 1;
-                *(k < op->ninputs ? &c->fp_read : &c->fp_write) += (double)ft_tensor_size(p, t);
+                *(k < op->ninputs ? reads : writes) += ft_tensor_size(p, t);
             }
         }
     }
-    ft__free(tb);
-    return FT_OK;
 }
 
 /* Contract: fusetile.h. */
