@@ -37,6 +37,8 @@ energy = {
   launch_pj = 1e5;
 };
 CFG
+# a target without the group (named for the device the file was measured on)
+sed -e '/^energy = {/,/^};/d' -e 's/^name = "one";/name = "H100 without energy";/' "$tmp/one.cfg" > "$tmp/plain.cfg"
 
 check sched 0 - - -- "$bin" schedule "$P" --target "$tmp/one.cfg" --time-limit 1 -o "$tmp/s.json" --quiet
 
@@ -54,6 +56,7 @@ check contest 2 err 'contest.cfg:[0-9]+: energy is not used by a contest target'
 check eval-table 0 out '^energy +[0-9.e+-]+ J \(average [0-9.]+ W\)' -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/one.cfg"
 check eval-json 0 out '"energy_j"' -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/one.cfg" --json
 json_check eval-sum 'd["energy_j"] > 0 and abs(sum(s["energy_j"] for s in d["subgraphs"]) - d["energy_j"]) <= 1e-12 * d["energy_j"]'
+json_check eval-settings 'd["target_settings"]["energy"]["mac_pj"] == 1.5 and d["target_settings"]["energy"]["slow_write_pj"] == 50'
 json_check eval-watts 'abs(d["power_w"] - d["energy_j"] / d["total_seconds"]) <= 1e-9 * d["power_w"]'
 # the rule by hand (ft_energy) for every subgraph: no cache, so slow
 # memory at its own pJ per byte; the work from the problem's ops
@@ -77,6 +80,8 @@ PY
 # no energy group, the contest target: no energy
 check eval-none 0 - - -- "$bin" evaluate "$P" "$tmp/s.json" --json
 json_check eval-none-json '"energy_j" not in d and all("energy_j" not in s for s in d["subgraphs"])'
+check eval-plain 0 - - -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/plain.cfg" --json
+json_check eval-plain-json '"energy_j" not in d and d["target_settings"]["energy"] is None'
 check eval-contest 0 - - -- "$bin" evaluate "$P" "$tmp/s.json" --target "$root/targets/contest.cfg"
 expect eval-contest-no-energy "energy line on the contest target" sh -c "! grep -q '^energy ' '$tmp/out'"
 
@@ -95,8 +100,6 @@ check validate 0 out '^MAPE +[0-9.]+ % over 17 rows' -- "$bin" validate --target
 expect validate-energy "not read as an energy file" grep -q '(energy, 17 rows' "$tmp/out"
 check validate-json 0 out '"mape"' -- "$bin" validate --target "$H" --measured "$E" --json --max-error 15
 json_check validate-rows 'len(d["rows"]) == 17 and d["format"] == "energy" and all(r["measured_j"] > 0 and r["predicted_j"] > 0 and r["measured_us"] > 0 for r in d["rows"]) and d["mape"] <= 15'
-# a target without the group (named for the device the file was measured on)
-sed -e '/^energy = {/,/^};/d' -e 's/^name = "one";/name = "H100 without energy";/' "$tmp/one.cfg" > "$tmp/plain.cfg"
 check validate-plain 2 err 'is an energy file, but .*plain.cfg has no energy group' -- "$bin" validate --target "$tmp/plain.cfg" --measured "$E"
 { head -1 "$E"; sed -n 2p "$E" | awk -F'\t' 'BEGIN{OFS="\t"} {$6="-1"; print}'; } > "$tmp/bad.tsv"
 check validate-bad-j 2 err 'bad.tsv:2: J_per_op: "-1" is not a positive energy' -- "$bin" validate --target "$H" --measured "$tmp/bad.tsv"
