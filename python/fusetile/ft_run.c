@@ -344,6 +344,18 @@ static PyObject *num_or_none(double x)
     return PyFloat_FromDouble(x);
 }
 
+/* The replay's energy account in d with an energy model: put_energy's
+ * members for the replay's joules over its latency, and energy_analytic_j
+ * (None when not run); 0, or -1 with the Python error set. */
+static int put_sim_energy(PyObject *d, const ft_problem *p, double joules, double simulated, double analytic)
+{
+    if (!p->energy.on)
+        return 0;
+    if (put_energy(d, p, joules, simulated) < 0 || ftpy_put(d, "energy_analytic_j", num_or_none(analytic)) < 0)
+        return -1;
+    return 0;
+}
+
 /* A list of the n figures at a (stride bytes apart), None for NaN. */
 static PyObject *num_list(const double *a, int n, size_t stride)
 {
@@ -412,7 +424,8 @@ static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_si
             ftpy_put(g, "peak_occupancy", PyLong_FromLongLong((long long)q->peak_occupancy)) < 0 ||
             ftpy_put(g, "channel_busy", PyFloat_FromDouble(q->channel_busy)) < 0 ||
             ftpy_put(g, "compute_busy", PyFloat_FromDouble(q->compute_busy)) < 0 ||
-            ftpy_put(g, "accounted_for_by", PyUnicode_FromString(why)) < 0) {
+            ftpy_put(g, "accounted_for_by", PyUnicode_FromString(why)) < 0 ||
+            put_sim_energy(g, p, q->energy, q->simulated, q->energy_analytic) < 0) {
             Py_XDECREF(g);
             goto fail;
         }
@@ -431,7 +444,8 @@ static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_si
         ftpy_put(d, "accounted_for_by", PyUnicode_FromString(why)) < 0 ||
         ftpy_put(d, "steps", PyLong_FromLongLong((long long)r->steps)) < 0 ||
         ftpy_put(d, "analytic_reason", ftpy_str_or_none(r->analytic_reason ? ft_reason_name(r->analytic_reason) : NULL)) < 0 ||
-        ftpy_put(d, "effects_off", effects_list(rep)) < 0)
+        ftpy_put(d, "effects_off", effects_list(rep)) < 0 ||
+        put_sim_energy(d, p, r->energy_simulated, r->total_simulated, r->energy_analytic) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:
