@@ -285,6 +285,12 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs);
  * contest target, whose cost units are not cycles. */
 void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t);
 
+/* Write ", \"energy_j\": J, \"power_w\": W" (JSON members with their
+ * leading comma): `joules` and the average power over `latency` cost
+ * units (ft_energy_watts).  Writes nothing when p's energy model is off
+ * (no target, the contest target, a target without an energy group). */
+void cli_json_energy(FILE *f, const ft_problem *p, double joules, double latency);
+
 /* Safety margin, in seconds, that the contest entry keeps before a time
  * limit of `limit` seconds: 5% of it, at least 0.15 s. */
 double cli_contest_margin(double limit);

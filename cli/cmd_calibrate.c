@@ -39,7 +39,12 @@ static const char calibrate_help[] =
     "                    shared_cache.resident_bytes,\n"
     "                    execution.split_overhead); name\n"
     "                    compute.misaligned_efficiency only when the rows\n"
-    "                    have a MatMul whose K or N is not a multiple of 8\n"
+    "                    have a MatMul whose K or N is not a multiple of 8;\n"
+    "                    with energy files alone (validate --help): the\n"
+    "                    energy group's energy.mac_pj, energy.pointwise_pj,\n"
+    "                    energy.slow_read_pj, energy.cache_pj,\n"
+    "                    energy.launch_pj, energy.active_watts, fitted on\n"
+    "                    log joules\n"
     "  --reset           start the fit from neutral values (efficiencies 0.5,\n"
     "                    overheads 1000 cycles, cache bandwidth twice the\n"
     "                    slow memory's, a resident part of one cache\n"
@@ -70,8 +75,8 @@ static int print_errors(const char *when, ft_target *t, ft_measured *const *file
         double *hp = pred + m->nrows, *hm = meas + m->nrows;
         for (int i = 0; i < m->nrows; i++) {
             ft_status st;
-            double us;
-            if (ft_meas_predict(&m->rows[i], t, NULL, NULL, &us, &st) != FT_OK) {
+            double us, mu;   /* joules for an energy file's rows */
+            if (ft_meas_predict_figure(&m->rows[i], t, &us, &mu, &st) != FT_OK) {
                 cli_error("%s:%d: %s", m->path, m->rows[i].line, st.msg);
                 free(pred);
                 free(meas);
@@ -79,10 +84,10 @@ static int print_errors(const char *when, ft_target *t, ft_measured *const *file
             }
             if (ft_meas_held_out(m, i)) {
                 hp[nheld] = us;
-                hm[nheld++] = m->rows[i].measured_us;
+                hm[nheld++] = mu;
             } else {
                 pred[nfit] = us;
-                meas[nfit++] = m->rows[i].measured_us;
+                meas[nfit++] = mu;
             }
         }
         ft_meas_stats sf, sh, sa;
@@ -212,6 +217,21 @@ int cmd_calibrate(int argc, char **argv)
             goto done;
         }
         nfiles++;
+    }
+    int all_energy = nfiles > 0;
+    for (int i = 0; i < nfiles; i++) {
+        all_energy &= files[i]->format == FT_MEAS_ENERGY;
+        if (files[i]->format == FT_MEAS_ENERGY && (t->contest || !t->energy_on)) {
+            cli_error("calibrate: %s is an energy file, but %s has no energy group (docs/DEVICE.md, \"Energy\")", meas_paths[i],
+                      target_path);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    }
+    if (!free_list && all_energy) {   /* energy files: the energy settings (ft_calib_energy_free) */
+        nfree = 0;
+        for (int i = 0; i < ft_calib_nenergy_free; i++)
+            names[nfree++] = ft_calib_energy_free[i];
     }
     if (reset) {
         for (int i = 0; i < nfree; i++) {

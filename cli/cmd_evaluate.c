@@ -23,7 +23,9 @@ static const char evaluate_help[] =
     "                     op (a full reduction costs the op's base cost)\n"
     "  --json             print one JSON object instead of the table; with a\n"
     "                     real target (not the contest's) it has total_seconds,\n"
-    "                     the total in cycles divided by the target's clock_hz\n"
+    "                     the total in cycles divided by the target's clock_hz;\n"
+    "                     with the target's energy group, energy_j and power_w\n"
+    "                     (also per subgraph; the table gives them after it)\n"
     "  --csv FILE         also write the per-subgraph table as CSV to FILE ('-':\n"
     "                     standard output, instead of the table): the columns of\n"
     "                     Python's to_rows(), units in the header (latency [cost\n"
@@ -87,7 +89,13 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_eval
                cli_fmt15(a, r->latency), (long long)r->compute_bound_steps, (long long)r->memory_bound_steps,
                (long long)r->peak_working_set, (long long)r->loaded, (long long)r->written);
     }
+    /* a target's energy group: joules and average watts per subgraph */
+    for (int i = 0; p->energy.on && i < e->nsubgraphs; i++)
+        printf("%s%4d  %12.6g J  %9.2f W\n", i ? "" : "\nenergy [J], average power [W]:\n", i, e->sg[i].energy,
+               ft_energy_watts(p, e->sg[i].energy, e->sg[i].latency));
     printf("\ntotal        %s\n", cli_fmt15(a, e->total));
+    if (p->energy.on)
+        printf("energy       %.6g J (average %.2f W)\n", e->energy, ft_energy_watts(p, e->energy, e->total));
     printf("lower bound  %s (compute %s, memory %s)\n", cli_fmt15(a, e->lower_bound), cli_fmt15(b, lbc),
            cli_fmt15(c, lbm));
     printf("ratio        %.4f\n", e->lower_bound > 0 ? e->total / e->lower_bound : 0.0);
@@ -116,6 +124,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
     fputs(", \"total\": ", f);
     cli_json_number(f, e->total);
     cli_json_seconds(f, "total_seconds", e->total, t);
+    cli_json_energy(f, p, e->energy, e->total);
     fputs(", \"lower_bound\": ", f);
     cli_json_number(f, e->lower_bound);
     fputs(", \"lower_bound_compute\": ", f);
@@ -158,6 +167,7 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_eval 
         cli_json_number(f, r->compute_time);
         fputs(", \"memory_time\": ", f);
         cli_json_number(f, r->memory_time);
+        cli_json_energy(f, p, r->energy, r->latency);
         fputc('}', f);
     }
     fputs("\n]}\n", f);

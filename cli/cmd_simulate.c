@@ -85,7 +85,10 @@ static const char simulate_help[] =
     "  --json             print one JSON object instead of the table; with a\n"
     "                     real target (not the contest's) it has total_seconds,\n"
     "                     the simulated total in cycles divided by the target's\n"
-    "                     clock_hz\n"
+    "                     clock_hz; with the target's energy group, the replay's\n"
+    "                     own energy_j and power_w beside energy_analytic_j,\n"
+    "                     and energy_agree (also per subgraph; the table gives\n"
+    "                     them after it)\n"
     "  --csv FILE         also write the per-subgraph table as CSV to FILE ('-':\n"
     "                     standard output, instead of the table): the columns of\n"
     "                     Python's to_rows(), units in the header (simulated\n"
@@ -170,7 +173,24 @@ static void print_table(const ft_problem *p, const ft_schedule *s, const ft_sim_
         }
         putchar('\n');
     }
+    /* a target's energy group: the replay's own account beside the analytic one */
+    for (int i = 0; p->energy.on && i < r->nsubgraphs; i++) {
+        const ft_sim_sg *q = &r->sg[i];
+        if (i == 0)
+            printf("\n%4s  %16s %16s %10s %10s\n%4s  %16s %16s %10s %10s\n", "sg", "energy sim", "energy analytic", "relative",
+                   "power", "", "[J]", "[J]", "", "[W]");
+        printf("%4d  %16.9g %16.9g %10.3g %10.2f\n", i, q->energy, q->energy_analytic, ft_sim_rel_diff(q->energy, q->energy_analytic),
+               ft_energy_watts(p, q->energy, q->simulated));
+    }
     double rd = ft_sim_rel_diff(r->total_simulated, r->total_analytic);
+    if (p->energy.on) {
+        int agree = ft_sim_energy_agrees(r, -1);
+        for (int i = 0; i < r->nsubgraphs; i++)
+            agree = agree && ft_sim_energy_agrees(r, i);
+        printf("\nenergy       %.9g J simulated (average %.2f W), %.9g J analytic (relative %.3g): %s\n", r->energy_simulated,
+               ft_energy_watts(p, r->energy_simulated, r->total_simulated), r->energy_analytic,
+               ft_sim_rel_diff(r->energy_simulated, r->energy_analytic), agree ? "agree" : "differ");
+    }
     printf("\nsimulated    %s (%lld steps)\n", cli_fmt15(a, r->total_simulated), (long long)r->steps);
     printf("analytic     %s\n", cli_fmt15(b, r->total_analytic));
     printf("difference   %s (relative %.3g)\n", cli_fmt15(c, r->total_simulated - r->total_analytic), rd);
@@ -214,6 +234,14 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
     cli_json_number(f, r->total_simulated - r->total_analytic);
     fputs(", \"relative_difference\": ", f);
     cli_json_number(f, ft_sim_rel_diff(r->total_simulated, r->total_analytic));
+    if (p->energy.on) {
+        cli_json_energy(f, p, r->energy_simulated, r->total_simulated);
+        fputs(", \"energy_analytic_j\": ", f);
+        cli_json_number(f, r->energy_analytic);
+        fputs(", \"energy_relative_difference\": ", f);
+        cli_json_number(f, ft_sim_rel_diff(r->energy_simulated, r->energy_analytic));
+        fprintf(f, ", \"energy_agree\": %s", ft_sim_energy_agrees(r, -1) ? "true" : "false");
+    }
     fprintf(f, ", \"agree\": %s, \"accounted\": %s, \"accounted_for_by\": ", ft_sim_agrees(r, -1) ? "true" : "false", ok ? "true" : "false");
     ft_sim_accounted(r, rep, -1, why, sizeof why);
     cli_json_string(f, why);
@@ -242,6 +270,12 @@ static void print_json(const ft_problem *p, const ft_schedule *s, const ft_sim_r
         cli_json_number(f, q->channel_busy);
         fputs(", \"compute_busy\": ", f);
         cli_json_number(f, q->compute_busy);
+        if (p->energy.on) {
+            cli_json_energy(f, p, q->energy, q->simulated);
+            fputs(", \"energy_analytic_j\": ", f);
+            cli_json_number(f, q->energy_analytic);
+            fprintf(f, ", \"loaded\": %lld, \"written\": %lld", (long long)q->loaded, (long long)q->written);
+        }
         fputs(", \"accounted_for_by\": ", f);
         ft_sim_accounted(r, rep, i, why, sizeof why);
         cli_json_string(f, why);

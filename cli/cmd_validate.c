@@ -33,6 +33,13 @@ static const char validate_help[] =
     "granularity the model finds fastest for it, and at least the target's\n"
     "execution.replay_interval (docs/DEVICE.md).\n"
     "\n"
+    "An energy file (kind M_or_op N_or_elements K us_per_op J_per_op: a gemm\n"
+    "or pointwise op per row, targets/measured/h100/energy.tsv) is compared\n"
+    "in joules per op: each row's kernels timed as above (no run overhead),\n"
+    "their energy by the target's energy group (docs/DEVICE.md, \"Energy\");\n"
+    "--json then has measured_j and predicted_j per row, and mape is the\n"
+    "energy error.  A target without an energy group is refused.\n"
+    "\n"
     "  --target FILE     the machine (a real target with a clock: a file, or a\n"
     "                    shipped target's name, gpu-h100; docs/TARGETS.md)\n"
     "  --measured FILE   the measured TSV file\n"
@@ -401,7 +408,16 @@ int cmd_validate(int argc, char **argv)
         ft_target_free(t);
         return EXIT_USAGE;
     }
+    int energy = m->format == FT_MEAS_ENERGY;
+    if (energy && !t->energy_on) {
+        cli_error("validate: %s is an energy file, but %s has no energy group (docs/DEVICE.md, \"Energy\")", meas_path,
+                  t->path);
+        ft_measured_free(m);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
     int rc = EXIT_OK, n = 0;
+    double *tpred = malloc(sizeof *tpred * (size_t)m->nrows);
     double *pred = malloc(sizeof *pred * (size_t)m->nrows);
     double *meas = malloc(sizeof *meas * (size_t)m->nrows);
     double *err = malloc(sizeof *err * (size_t)m->nrows);
@@ -410,7 +426,7 @@ int cmd_validate(int argc, char **argv)
     const char **labels = malloc(sizeof *labels * (size_t)m->nrows);
     ft_kernel_choice **forms = calloc((size_t)m->nrows, sizeof *forms);
     double **kus = calloc((size_t)m->nrows, sizeof *kus);
-    if (!pred || !meas || !err || !row || !order || !labels || !forms || !kus) {
+    if (!tpred || !pred || !meas || !err || !row || !order || !labels || !forms || !kus) {
         cli_error("validate: out of memory");
         rc = EXIT_USAGE;
         goto done;
@@ -432,6 +448,15 @@ int cmd_validate(int argc, char **argv)
             goto done;
         }
         meas[n] = m->rows[i].measured_us;
+        tpred[n] = pred[n];
+        /* an energy file: the figures compared are joules */
+        if (energy && ft_meas_predict_energy(&m->rows[i], t, forms[n], kus[n], &pred[n], &st) != FT_OK) {
+            cli_error("%s:%d: %s", meas_path, m->rows[i].line, st.msg);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (energy)
+            meas[n] = m->rows[i].measured_j;
         err[n] = (pred[n] - meas[n]) / meas[n];
         labels[n] = m->rows[i].label;
         row[n++] = i;
@@ -458,6 +483,7 @@ int cmd_validate(int argc, char **argv)
     const char *part_name = part == PART_ALL ? "all" : part == PART_FIT ? "fit" : "held-out";
     int n_above, n_floor;
     double mape_above = mape_split(pred, meas, n, 1, &n_above), mape_floor = mape_split(pred, meas, n, 0, &n_floor);
+    const char *unit = energy ? "j" : "us";
     if (json) {
         printf("{\"measured\": ");
         cli_json_string(stdout, meas_path);
@@ -468,10 +494,16 @@ int cmd_validate(int argc, char **argv)
             const ft_meas_row *r = &m->rows[row[i]];
             printf("%s\n  {\"label\": ", i ? "," : "");
             cli_json_string(stdout, r->label);
-            printf(", \"line\": %d, \"measured_us\": ", r->line);
+            printf(", \"line\": %d, \"measured_%s\": ", r->line, unit);
             cli_json_number(stdout, meas[i]);
-            printf(", \"predicted_us\": ");
+            printf(", \"predicted_%s\": ", unit);
             cli_json_number(stdout, pred[i]);
+            if (energy) {
+                printf(", \"measured_us\": ");
+                cli_json_number(stdout, r->measured_us);
+                printf(", \"predicted_us\": ");
+                cli_json_number(stdout, tpred[i]);
+            }
             printf(", \"error\": ");
             cli_json_number(stdout, err[i]);
             printf(", \"held_out\": %s, \"kernels\": [", ft_meas_held_out(m, row[i]) ? "true" : "false");
@@ -495,8 +527,10 @@ int cmd_validate(int argc, char **argv)
         cli_json_number(stdout, sx.mape);
         printf(", \"gmean\": ");
         cli_json_number(stdout, sx.gmean);
-        print_split(1, "above_6us", mape_above, n_above);
-        print_split(1, "floor", mape_floor, n_floor);
+        if (!energy) {
+            print_split(1, "above_6us", mape_above, n_above);
+            print_split(1, "floor", mape_floor, n_floor);
+        }
         printf(", \"worst\": [");
         for (int i = 0; i < nworst; i++) {
             printf("%s", i ? ", " : "");
@@ -517,20 +551,27 @@ int cmd_validate(int argc, char **argv)
     } else {
         printf("measured  %s (%s, %d rows, part %s)\n", meas_path, ft_meas_format_name(m->format), n, part_name);
         printf("target    %s\n\n", t->name);
-        printf("%-28s %5s %12s %12s %9s\n", "row", "line", "measured", "predicted", "error");
+        printf("%-28s %5s %12s %12s %9s%s\n", "row", "line", "measured", "predicted", "error",
+               energy ? "  (mJ per op; us measured, predicted)" : "");
+        double scale = energy ? 1e3 : 1;
         for (int i = 0; i < n; i++) {
             const ft_meas_row *r = &m->rows[row[i]];
-            printf("%-28s %5d %12.3f %12.3f %+8.1f%%%s\n", r->label, r->line, meas[i], pred[i], 100 * err[i],
-                   ft_meas_held_out(m, row[i]) ? "  held out" : "");
+            printf(energy ? "%-28s %5d %12.4g %12.4g %+8.1f%%" : "%-28s %5d %12.3f %12.3f %+8.1f%%", r->label, r->line,
+                   scale * meas[i], scale * pred[i], 100 * err[i]);
+            if (energy)
+                printf("  %10.3f %10.3f", r->measured_us, tpred[i]);
+            printf("%s\n", ft_meas_held_out(m, row[i]) ? "  held out" : "");
         }
         printf("\nMAPE      %.2f %% over %d rows (%s --max-error %g %%)\n", sx.mape, n,
                sx.mape <= max_error ? "within" : "FAILED: above", max_error);
         printf("gmean     %.4f (predicted / measured)\n", sx.gmean);
-        printf("above 6us ");
-        print_split(0, "above_6us", mape_above, n_above);
-        printf(" (kernels measured at %g us or more)\nfloor     ", FLOOR_US);
-        print_split(0, "floor", mape_floor, n_floor);
-        printf(" (rows under %g us)\n", FLOOR_US);
+        if (!energy) {
+            printf("above 6us ");
+            print_split(0, "above_6us", mape_above, n_above);
+            printf(" (kernels measured at %g us or more)\nfloor     ", FLOOR_US);
+            print_split(0, "floor", mape_floor, n_floor);
+            printf(" (rows under %g us)\n", FLOOR_US);
+        }
         if (nworst)
             printf("worst     ");
         for (int i = 0; i < nworst; i++)
@@ -557,6 +598,7 @@ int cmd_validate(int argc, char **argv)
         rc = EXIT_INVALID;
     }
 done:
+    free(tpred);
     free(pred);
     free(meas);
     free(err);

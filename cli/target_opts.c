@@ -356,8 +356,32 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
             cli_json_number(f, t->kind_costs[i]);
         }
         fputc('}', f);
+        if (t->energy_on) {   /* the energy group (slow_write_pj as it applies) */
+            fputs(", \"energy\": {", f);
+            fputs("\"static_watts\": ", f);
+            cli_json_number(f, t->energy_static_watts);
+            member_num(f, "active_watts", t->energy_active_watts);
+            member_num(f, "mac_pj", t->energy_mac_pj);
+            member_num(f, "pointwise_pj", t->energy_pointwise_pj);
+            member_num(f, "slow_read_pj", t->energy_slow_read_pj);
+            member_num(f, "slow_write_pj", t->energy_slow_write_pj >= 0 ? t->energy_slow_write_pj : t->energy_slow_read_pj);
+            member_num(f, "cache_pj", t->energy_cache_pj);
+            member_num(f, "fast_pj", t->energy_fast_pj);
+            member_num(f, "launch_pj", t->energy_launch_pj);
+            fputc('}', f);
+        } else {
+            fputs(", \"energy\": null", f);
+        }
     }
     fprintf(f, "}, \"base_costs\": \"%s\"", t->contest || keep_costs ? "problem" : "target");
+}
+
+void cli_json_energy(FILE *f, const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on)
+        return;
+    member_num(f, "energy_j", joules);
+    member_num(f, "power_w", ft_energy_watts(p, joules, latency));
 }
 
 void cli_json_seconds(FILE *f, const char *name, double cycles, const ft_target *t)

@@ -85,6 +85,15 @@ int ft_sim_agrees(const ft_sim_result *r, int sg)
                   : ft_sim_rel_diff(r->sg[sg].simulated, r->sg[sg].analytic) <= FT_SIM_AGREE_REL;
 }
 
+/* Contract: sim.h. */
+int ft_sim_energy_agrees(const ft_sim_result *r, int sg)
+{
+    if (r->analytic_reason)
+        return 0;
+    return sg < 0 ? ft_sim_rel_diff(r->energy_simulated, r->energy_analytic) <= FT_SIM_AGREE_REL
+                  : ft_sim_rel_diff(r->sg[sg].energy, r->sg[sg].energy_analytic) <= FT_SIM_AGREE_REL;
+}
+
 /* The caller's progress callback, whether it asked to stop, and the
  * replay under way (run of runs): the caller sees one count over them. */
 typedef struct relay {

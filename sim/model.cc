@@ -159,6 +159,8 @@ void Controller::run_subgraph(Job &job, int sg, fs_t t_start)
     cur_.sg = sg;
     cur_.pl = &pl;
     cur_.res = &job.sg[(size_t)sg];
+    cur_.res->fp_reads = pl.footprint_reads;
+    cur_.res->fp_writes = pl.footprint_writes;
     cur_.t_start = t_start;
     cur_.rd_busy0 = channel->busy();
     cur_.wr_busy0 = write_channel->busy();
@@ -346,6 +348,11 @@ void Controller::time_steps(Job &job, const StepAt &at, int unit, double compute
      * unit's step before, from that step's end, ends the same span later;
      * the modules repeat such steps in one go (flush_like). */
     const bool repeatable = !job.trace && tm.overlap != FT_OVERLAP_PIPELINE;
+    /* the energy account: the n steps' transfers, each making these requests */
+    for (const ft_slice &l : loads_)
+        cur_.res->loaded += n * region_elems(l.region);
+    for (const ft_slice &w : writes_)
+        cur_.res->written += n * region_elems(w.region);
     for (std::int64_t i = 0; i < n;) {
         StepAt ai = at;
         ai.index += i;

@@ -385,6 +385,9 @@ struct SgResult {
     std::int64_t peak = 0;
     fs_t channel_busy = 0;  /* the busier channel's, with separate channels */
     fs_t compute_busy = 0;  /* with several units, their mean */
+    std::int64_t loaded = 0;   /* elements the steps replayed loaded from slow memory */
+    std::int64_t written = 0;  /* ... and wrote back to it (the energy account) */
+    std::int64_t fp_reads = 0, fp_writes = 0;  /* the plan's footprint (SgPlan) */
 };
 
 /* ------------------------------------------------------------- units */

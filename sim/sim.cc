@@ -78,9 +78,12 @@ int fill_analytic(const ft_problem *p, const ft_schedule *s, const ft_sim_opts *
         r->analytic_reason = st.reason ? st.reason : FT_R_NONE;
         return FT_OK;
     }
-    for (int i = 0; i < r->nsubgraphs && i < e.nsubgraphs; i++)
+    for (int i = 0; i < r->nsubgraphs && i < e.nsubgraphs; i++) {
         r->sg[i].analytic = e.sg[i].latency;
+        r->sg[i].energy_analytic = e.sg[i].energy;
+    }
     r->total_analytic = e.total;
+    r->energy_analytic = e.energy;
     ft_eval_free(&e);
     return FT_OK;
 }
@@ -216,7 +219,25 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             g->peak_occupancy = q.peak;
             g->channel_busy = q.simulated ? (double)q.channel_busy / (double)q.simulated : 0.0;
             g->compute_busy = q.simulated ? (double)q.compute_busy / (double)q.simulated : 0.0;
+            g->energy_analytic = NAN;
+            if (!p->energy.on)
+                continue;
+            /* the energy account: the ops' work (their MACs and elements),
+             * the replay's own traffic, footprint and latency */
+            ft__energy_counts c;
+            if (ft__sg_energy_counts(p, s, i, &c))
+                throw std::bad_alloc();
+            g->loaded = q.loaded;
+            g->written = q.written;
+            c.loaded = (double)q.loaded;
+            c.written = (double)q.written;
+            c.fp_read = (double)q.fp_reads;
+            c.fp_write = (double)q.fp_writes;
+            c.latency = g->simulated;
+            g->energy = ft__energy(p, &c);
+            r->energy_simulated += g->energy;
         }
+        r->energy_analytic = NAN;
         r->steps = job.steps;
         r->total_simulated = ftsim::to_units(job.end - job.start);
         if (o->analytic) {

@@ -269,6 +269,10 @@ static Tcl_Obj *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const ft
     fttcl_put(d, "peak_working_set", fttcl_wide(r->peak_working_set));
     fttcl_put(d, "loaded", fttcl_wide(r->loaded));
     fttcl_put(d, "written", fttcl_wide(r->written));
+    if (p->energy.on) { /* a target's energy group */
+        fttcl_put(d, "energy_j", Tcl_NewDoubleObj(r->energy));
+        fttcl_put(d, "power_w", Tcl_NewDoubleObj(ft_energy_watts(p, r->energy, r->latency)));
+    }
     put_label(d, p, &s->sg[i]);
     return d;
 }
@@ -281,6 +285,10 @@ Tcl_Obj *fttcl_eval_dict(const ft_problem *p, const ft_schedule *s, const ft_eva
         Tcl_ListObjAppendElement(NULL, sgs, eval_sg_dict(p, s, &e->sg[i], i));
     fttcl_put(d, "model", fttcl_str(ft_compute_model_name(e->model)));
     fttcl_put(d, "total", Tcl_NewDoubleObj(e->total));
+    if (p->energy.on) {
+        fttcl_put(d, "energy_j", Tcl_NewDoubleObj(e->energy));
+        fttcl_put(d, "power_w", Tcl_NewDoubleObj(ft_energy_watts(p, e->energy, e->total)));
+    }
     fttcl_put(d, "lower_bound", Tcl_NewDoubleObj(e->lower_bound));
     fttcl_put(d, "ratio", Tcl_NewDoubleObj(e->lower_bound > 0 ? e->total / e->lower_bound : 0.0));
     fttcl_put(d, "subgraphs", sgs);

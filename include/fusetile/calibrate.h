@@ -26,6 +26,14 @@ extern "C" {
 extern const char *const ft_calib_default_free[];
 extern const int ft_calib_ndefault_free;
 
+/* The settings a fit moves when none are named and every file is an
+ * energy file (FT_MEAS_ENERGY): the energy group's per-operation and
+ * per-byte figures and its active power (docs/DEVICE.md, "Energy"); an
+ * energy row's residual is log(predicted / measured joules), its kernels
+ * timed as the time settings say. */
+extern const char *const ft_calib_energy_free[];
+extern const int ft_calib_nenergy_free;
+
 typedef struct ft_calib_opts {
     const char *const *free;  /* setting names (ft_target_setting); NULL:
                                  ft_calib_default_free */

@@ -270,6 +270,37 @@ typedef struct ft_timing {
     int units;                /* compute units, >= 0; 0 or 1: one */
 } ft_timing;
 
+/* A machine's energy model (a target's `energy` group, ft_target_apply;
+ * docs/DEVICE.md "Energy"): joules per operation and per element moved,
+ * and power over time.  `on` 0 (a problem file, the contest target, a
+ * target without the group): no energy is figured.  The energy of a
+ * subgraph (ft__sg_energy, sched/cost/energy.c; the one rule):
+ *   mac x its MatMuls' multiply-accumulates (M x N x K each)
+ *   + pointwise x its Pointwise and Layout ops' input elements
+ *   + fast x (loaded + written)                  (fast memory)
+ *   + with a shared cache: cache x (loaded + written)
+ *       + miss x (slow_read x footprint read + slow_write x footprint written)
+ *     (miss: ft_timing's partial residency, 0 when the footprint stays warm)
+ *   + without one: slow_read x loaded + slow_write x written
+ *   + launch
+ *   + (static_watts + active_watts) x latency x seconds_per_unit
+ * where loaded and written are the subgraph's elements moved from and to
+ * slow memory (ft_sg_result) and the footprint counts each tensor it
+ * reads from or writes to slow memory whole and once. */
+typedef struct ft_energy {
+    int on;                   /* 1: the terms below hold */
+    double seconds_per_unit;  /* seconds of one cost unit (1 / clock_hz), > 0 */
+    double static_watts;      /* W the machine draws idle, >= 0 */
+    double active_watts;      /* W more while it runs a subgraph, >= 0 */
+    double mac;               /* J per multiply-accumulate, >= 0 */
+    double pointwise;         /* J per input element of a Pointwise or Layout op, >= 0 */
+    double slow_read;         /* J per element read from slow memory (past the cache), >= 0 */
+    double slow_write;        /* J per element written to slow memory (past the cache), >= 0 */
+    double cache;             /* J per element moved through the shared cache, >= 0 */
+    double fast;              /* J per element moved into or out of fast memory, >= 0 */
+    double launch;            /* J per subgraph (its kernel's launch), >= 0 */
+} ft_energy;
+
 typedef struct ft_problem {
     char *name;          /* file path used in messages */
     int ntensors;
@@ -289,6 +320,7 @@ typedef struct ft_problem {
                             elements, not whole native tiles (a target's
                             compute.pointwise_unpadded); 0 for a problem file */
     ft_timing timing;    /* machine timing terms; all zero for a problem file */
+    ft_energy energy;    /* machine energy terms; all zero (off) for a problem file */
     /* the problem file's imported_for (SPEC section 1): the name of the
        target its machine and base costs were imported for, and that
        target's file; NULL when it has none.  Owned (ft_problem_free);
@@ -309,6 +341,11 @@ typedef struct ft_problem {
     int ngraph_outputs;
     int *graph_outputs;  /* tensors with no consumer, ascending */
 } ft_problem;
+
+/* Average power in watts of `joules` spent over `latency` cost units of
+ * p (latency x p->energy.seconds_per_unit seconds); 0 when p's energy
+ * model is off or the latency is not positive. */
+double ft_energy_watts(const ft_problem *p, double joules, double latency);
 
 /* Native k-slice of p: p->native_k, or native_w when that is 0. */
 int64_t ft_native_k(const ft_problem *p);
@@ -636,6 +673,8 @@ typedef struct ft_sg_result {
     int64_t written;              /* elements written to slow memory */
     double compute_time;          /* sum of step compute times */
     double memory_time;           /* sum of step memory times */
+    double energy;                /* joules (ft_energy; 0 when p->energy is off or the
+                                     figures are scored: ft_eval.scored) */
 } ft_sg_result;
 
 typedef struct ft_eval {
@@ -651,6 +690,7 @@ typedef struct ft_eval {
      * compute and memory time, bound steps) are 0. */
     int scored;
     double capacity_bound;   /* ft_lower_bound_capacity (SPEC section 7) */
+    double energy;           /* joules, the subgraphs' summed (ft_energy; 0 when off) */
 } ft_eval;
 
 /* Evaluate a schedule exactly under the cost model (SPEC sections 3-4):

@@ -36,10 +36,15 @@ typedef enum ft_meas_format {
     FT_MEAS_POINTWISE = 1, /* op ninputs elements ... us_graph */
     FT_MEAS_GRAPH_OPS = 2, /* problem op type out_w out_h K ninputs ... us_graph */
     FT_MEAS_GRAPHS = 3,    /* problem ops ... us_cudagraph */
-    FT_MEAS_MODELS = 4     /* model batch ... us_cudagraph: a whole network as
+    FT_MEAS_MODELS = 4,    /* model batch ... us_cudagraph: a whole network as
                             * PyTorch's eager mode runs it, one kernel per
                             * op_kernels group of the problem DIR/MODEL-bBATCH.json
                             * (`fusetile import --as eager`) */
+    FT_MEAS_ENERGY = 5     /* kind M_or_op N_or_elements K us_per_op J_per_op ...:
+                            * energy per op (targets/measured/h100/energy.tsv):
+                            * a gemm row as FT_MEAS_GEMM's, a pointwise row
+                            * (copy, add, add3, relu, gelu) as FT_MEAS_POINTWISE's;
+                            * measured_us is us_per_op, measured_j J_per_op */
 } ft_meas_format;
 
 /* One measured row and the kernels the model times for it. */
@@ -57,6 +62,7 @@ typedef struct ft_meas_row {
                             * replay share data (ft_meas_predict); NULL: none do */
     int ntensors;
     int batch;             /* models: the batch; else 0 */
+    double measured_j;     /* energy: J_per_op, > 0; else 0 */
 } ft_meas_row;
 
 typedef struct ft_measured {
@@ -183,7 +189,7 @@ int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t,
                             double *us, ft_status *st);
 
 /* Whether row i of m is held out of calibration: every third row (i % 3
- * == 2) of a gemm or pointwise file; for graph_ops and graphs, the rows of
+ * == 2) of a gemm, pointwise or energy file; for graph_ops and graphs, the rows of
  * every third problem in name order (the public six: mlsys-2026-13 and
  * mlsys-2026-9), counting the problems m names; every models row (whole
  * networks check a model: calibration fits none). */
@@ -201,6 +207,32 @@ typedef struct ft_meas_stats {
 
 void ft_meas_stats_of(const double *pred, const double *meas, int n,
                       ft_meas_stats *out);
+
+/* The energy in joules of kernel k (as for ft_kernel_time) run in form
+ * `form` (a choice ft_kernel_time made) for `cycles` cycles on target t,
+ * a real target with an energy group: the energy rule (ft_energy,
+ * fusetile.h) on the form's work, traffic and footprint (a split-K form:
+ * its MatMul's and its add's together) with one launch.  FT_OK, FT_EINPUT
+ * (no energy group; a form that does not fit), FT_ENOMEM. */
+int ft_kernel_energy(const ft_problem *k, const ft_target *t,
+                     const ft_kernel_choice *form, double cycles,
+                     double *joules, ft_status *st);
+
+/* The figure row r is compared by, predicted on t into *pred and measured
+ * into *meas: joules for an energy file's row (measured_j > 0:
+ * ft_meas_predict_kernels, then ft_meas_predict_energy), else
+ * microseconds (ft_meas_predict).  Errors as those. */
+int ft_meas_predict_figure(const ft_meas_row *r, const ft_target *t,
+                           double *pred, double *meas, ft_status *st);
+
+/* Predicted energy of row r (an energy file's, or any row) on t in joules:
+ * the sum of its kernels' ft_kernel_energy, each kernel in the form
+ * forms[i] for kernel_us[i] microseconds (ft_meas_predict_kernels's
+ * figures).  Errors as ft_kernel_energy. */
+int ft_meas_predict_energy(const ft_meas_row *r, const ft_target *t,
+                           const ft_kernel_choice *forms,
+                           const double *kernel_us, double *joules,
+                           ft_status *st);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,12 @@ typedef struct ft_sim_sg {
                                   bandwidth; with a shared cache, the cache's port) */
     double compute_busy;       /* fraction of the subgraph's time the engine computed (with
                                   several units, the mean over all of them) */
+    /* with an energy model (ft_energy, a target's energy group; else 0): */
+    int64_t loaded, written;   /* elements the replay moved from and to slow memory */
+    double energy;             /* joules from the replay: the energy rule on the elements
+                                  it moved, its own footprint (plan) and simulated
+                                  latency, and the subgraph's MACs and Pointwise elements */
+    double energy_analytic;    /* ft_evaluate's (NaN when not run) */
 } ft_sim_sg;
 
 typedef struct ft_sim_result {
@@ -95,6 +101,9 @@ typedef struct ft_sim_result {
     ft_sim_sg *sg;
     double total_simulated;
     double total_analytic;
+    double energy_simulated;   /* joules, the subgraphs' ft_sim_sg.energy summed (0 without
+                                  an energy model) */
+    double energy_analytic;    /* ft_evaluate's total (NaN when not run) */
     int64_t steps;             /* steps replayed */
     /* when the replay failed with FT_EINVALID: */
     int reason;                /* enum ft_reason */
@@ -161,6 +170,11 @@ double ft_sim_rel_diff(double sim, double ana);
  * schedule and the relative difference is at most FT_SIM_AGREE_REL) in
  * subgraph sg, or in total for sg = -1. */
 int ft_sim_agrees(const ft_sim_result *r, int sg);
+
+/* The same for the replay's energy account (ft_sim_sg.energy against
+ * energy_analytic; the totals for sg = -1), with an energy model: equal
+ * wherever the latencies are, since the energy rule takes the latency. */
+int ft_sim_energy_agrees(const ft_sim_result *r, int sg);
 
 /* One replay with timing effects turned off. */
 typedef struct ft_sim_variant {

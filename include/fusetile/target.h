@@ -111,6 +111,19 @@ typedef struct ft_target {
                                         measured runs (the host's launch of the next CUDA graph
                                         replay overlaps this one's kernels), so a run takes at
                                         least this long; used by validate and calibrate only */
+    /* the energy group (docs/DEVICE.md "Energy"; absent: energy_on 0, no
+       energy is figured); every figure >= 0 */
+    int energy_on;                   /* 1: the file has an energy group */
+    double energy_static_watts;      /* energy.static_watts: W idle (required in the group) */
+    double energy_active_watts;      /* energy.active_watts: W more while running (default 0) */
+    double energy_mac_pj;            /* energy.mac_pj: pJ per MAC (required) */
+    double energy_pointwise_pj;      /* energy.pointwise_pj: pJ per Pointwise input element (default 0) */
+    double energy_slow_read_pj;      /* energy.slow_read_pj: pJ per byte read from slow memory (required) */
+    double energy_slow_write_pj;     /* energy.slow_write_pj: pJ per byte written (default -1:
+                                        as slow_read_pj, ft_target_apply) */
+    double energy_cache_pj;          /* energy.cache_pj: pJ per byte through the shared cache (default 0) */
+    double energy_fast_pj;           /* energy.fast_pj: pJ per byte into or out of fast memory (default 0) */
+    double energy_launch_pj;         /* energy.launch_pj: pJ per subgraph, its kernel launch (default 0) */
     int nkind_costs;                 /* compute.kind_cost: NAME = factor entries */
     char *kind_names[FT_TARGET_MAX_KINDS]; /* op kinds (op_kinds names: "gelu") */
     double kind_costs[FT_TARGET_MAX_KINDS]; /* factors > 0 on those ops' base costs */
@@ -185,7 +198,9 @@ void ft_target_free(ft_target *t);
  * step_overhead, cache capacity (ft_target_cache_elements)
  * and bandwidth (elements per cycle); then every op whose kind is named in
  * compute.kind_cost has its base cost multiplied by that factor
- * (ft_target_kind_cost; not with keep_costs).
+ * (ft_target_kind_cost; not with keep_costs); and with an energy group
+ * p->energy (ft_energy): on, seconds_per_unit = 1 / clock_hz, the watts,
+ * and each pJ figure x 1e-12 J, per byte times element_bytes (per element).
  * Then it calls ft_problem_finish.
  * Returns FT_OK, or FT_EINPUT / FT_ENOMEM from ft_problem_finish (p may then
  * be partly changed: discard it). */

@@ -222,6 +222,19 @@ static int put_sg_head(PyObject *d, const ft_problem *p, const ft_subgraph *g, i
     return 0;
 }
 
+/* d["energy_j"] and d["power_w"] (ft_energy_watts over `latency`) when
+ * p's energy model is on (a target's energy group); 0, or -1 with the
+ * Python error set. */
+static int put_energy(PyObject *d, const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on)
+        return 0;
+    if (ftpy_put(d, "energy_j", PyFloat_FromDouble(joules)) < 0 ||
+        ftpy_put(d, "power_w", PyFloat_FromDouble(ft_energy_watts(p, joules, latency))) < 0)
+        return -1;
+    return 0;
+}
+
 static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const ft_sg_result *r, int i)
 {
     const ft_subgraph *g = &s->sg[i];
@@ -239,7 +252,7 @@ static PyObject *eval_sg_dict(const ft_problem *p, const ft_schedule *s, const f
         ftpy_put(d, "loaded", PyLong_FromLongLong((long long)r->loaded)) < 0 ||
         ftpy_put(d, "written", PyLong_FromLongLong((long long)r->written)) < 0 ||
         ftpy_put(d, "compute_time", PyFloat_FromDouble(r->compute_time)) < 0 ||
-        ftpy_put(d, "memory_time", PyFloat_FromDouble(r->memory_time)) < 0)
+        ftpy_put(d, "memory_time", PyFloat_FromDouble(r->memory_time)) < 0 || put_energy(d, p, r->energy, r->latency) < 0)
         Py_CLEAR(d);
     return d;
 }
@@ -313,7 +326,8 @@ static PyObject *eval_dict(const ft_problem *p, const ft_schedule *s, const ft_e
         ftpy_put(d, "capacity_bound", PyFloat_FromDouble(e->capacity_bound)) < 0 ||
         ftpy_put(d, "capacity_bound_memory", PyFloat_FromDouble(cbm)) < 0 ||
         ftpy_put(d, "capacity_ratio", PyFloat_FromDouble(e->capacity_bound > 0 ? e->total / e->capacity_bound : 0.0)) < 0 ||
-        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e, gap_seconds)) < 0)
+        ftpy_put(d, "scored", PyBool_FromLong(e->scored)) < 0 || ftpy_put(d, "gap", gap_dict(p, s, e, gap_seconds)) < 0 ||
+        put_energy(d, p, e->energy, e->total) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:
@@ -328,6 +342,18 @@ static PyObject *num_or_none(double x)
     if (isnan(x))
         Py_RETURN_NONE;
     return PyFloat_FromDouble(x);
+}
+
+/* The replay's energy account in d with an energy model: put_energy's
+ * members for the replay's joules over its latency, and energy_analytic_j
+ * (None when not run); 0, or -1 with the Python error set. */
+static int put_sim_energy(PyObject *d, const ft_problem *p, double joules, double simulated, double analytic)
+{
+    if (!p->energy.on)
+        return 0;
+    if (put_energy(d, p, joules, simulated) < 0 || ftpy_put(d, "energy_analytic_j", num_or_none(analytic)) < 0)
+        return -1;
+    return 0;
 }
 
 /* A list of the n figures at a (stride bytes apart), None for NaN. */
@@ -398,7 +424,8 @@ static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_si
             ftpy_put(g, "peak_occupancy", PyLong_FromLongLong((long long)q->peak_occupancy)) < 0 ||
             ftpy_put(g, "channel_busy", PyFloat_FromDouble(q->channel_busy)) < 0 ||
             ftpy_put(g, "compute_busy", PyFloat_FromDouble(q->compute_busy)) < 0 ||
-            ftpy_put(g, "accounted_for_by", PyUnicode_FromString(why)) < 0) {
+            ftpy_put(g, "accounted_for_by", PyUnicode_FromString(why)) < 0 ||
+            put_sim_energy(g, p, q->energy, q->simulated, q->energy_analytic) < 0) {
             Py_XDECREF(g);
             goto fail;
         }
@@ -417,7 +444,8 @@ static PyObject *sim_dict(const ft_problem *p, const ft_schedule *s, const ft_si
         ftpy_put(d, "accounted_for_by", PyUnicode_FromString(why)) < 0 ||
         ftpy_put(d, "steps", PyLong_FromLongLong((long long)r->steps)) < 0 ||
         ftpy_put(d, "analytic_reason", ftpy_str_or_none(r->analytic_reason ? ft_reason_name(r->analytic_reason) : NULL)) < 0 ||
-        ftpy_put(d, "effects_off", effects_list(rep)) < 0)
+        ftpy_put(d, "effects_off", effects_list(rep)) < 0 ||
+        put_sim_energy(d, p, r->energy_simulated, r->total_simulated, r->energy_analytic) < 0)
         goto fail;
     return with_subgraphs(d, sgs);
 fail:

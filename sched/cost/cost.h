@@ -292,6 +292,17 @@ void ft__sg_tensors(const ft_problem *p, const ft_schedule *s, int sg,
                     unsigned char *produced, unsigned char *written,
                     unsigned char *retained, unsigned char *resident);
 
+/* The slow-memory footprint of the nops ops ops[] of a subgraph, each
+ * tensor counted whole and once: into *reads the inputs neither produced
+ * there nor resident, into *writes the written outputs (flags as
+ * ft__sg_tensors's, ntensors bytes each).  seen: ntensors bytes, all 0
+ * (left marked).  The one statement of the footprint that the cache's
+ * floor (walk.c), the gap's bounds (gap.c) and the energy rule
+ * (energy.c) take. */
+void ft__sg_footprint(const ft_problem *p, const int *ops, int nops, const unsigned char *produced,
+                      const unsigned char *written, const unsigned char *resident, unsigned char *seen, int64_t *reads,
+                      int64_t *writes);
+
 /* A walker for subgraph g under explicit tensor sets (ntensors bytes each:
  * written, retained and resident flags; "produced" is derived from g), for
  * the scheduler's what-if scoring.  g must satisfy ft_schedule_validate's

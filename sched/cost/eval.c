@@ -14,6 +14,23 @@ typedef struct progress {
 
 #define PROGRESS_EVERY (1 << 18)
 
+/* Subgraph sg's energy into r->energy from its figures (ft__energy; 0
+ * when p's energy model is off).  FT_OK or FT_ENOMEM. */
+static int sg_energy(const ft_problem *p, const ft_schedule *s, int sg, ft_sg_result *r, ft_status *st)
+{
+    r->energy = 0;
+    if (!p->energy.on)
+        return FT_OK;
+    ft__energy_counts c;
+    if (ft__sg_energy_counts(p, s, sg, &c))
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    c.loaded = (double)r->loaded;
+    c.written = (double)r->written;
+    c.latency = r->latency;
+    r->energy = ft__energy(p, &c);
+    return FT_OK;
+}
+
 /* Subgraph sg's figures into *r: in closed form with sc (NULL: never),
  * else walking every step.  An allocation the closed form saw fail is
  * FT_ENOMEM, as the walk's. */
@@ -33,7 +50,7 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
                             (long long)(r->steps - 1));
         if (pr)
             pr->done += r->steps;
-        return FT_OK;
+        return sg_energy(p, s, sg, r, st);
     }
     ft_walk *w;
     int rc = ft_walk_begin(p, s, sg, model, &w, st);
@@ -90,7 +107,7 @@ static int eval_sg(const ft_problem *p, const ft_schedule *s, int sg, ft_compute
     r->compute_time = ksum_value(&comp);
     r->memory_time = ksum_value(&mem);
     ft_walk_free(w);
-    return rc;
+    return rc ? rc : sg_energy(p, s, sg, r, st);
 }
 
 /* Contract: cost.h. */
@@ -174,7 +191,7 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
     if (!out->sg)
         return ft__fail(st, FT_ENOMEM, 0, "out of memory");
     out->nsubgraphs = s->nsubgraphs;
-    ksum total = {0, 0};
+    ksum total = {0, 0}, energy = {0, 0};
     /* the closed form's tile memo */
     ft__scorer sc;
     if (ft__scorer_init(&sc, p, model)) {
@@ -201,8 +218,10 @@ int ft_evaluate_progress(const ft_problem *p, const ft_schedule *s, ft_compute_m
                             s->name ? s->name : "schedule", i, lat);
         }
         ksum_add(&total, out->sg[i].latency);
+        ksum_add(&energy, out->sg[i].energy);
     }
     ft__scorer_free(&sc);
+    out->energy = ksum_value(&energy);
     return ft__eval_finish(p, model, &total, out, st);
 }
 

@@ -30,18 +30,8 @@ static double sg_bound(const ft_problem *p, const ft_schedule *s, int i, ft_comp
     double waves = ft__op_waves(p, model, rw, rh, g->ops, g->nops);
     /* retained doubles as "seen": each tensor counted once */
     memset(retained, 0, (size_t)nt);
-    int64_t reads = 0, writes = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        for (int k = 0; k <= op->ninputs; k++) {
-            int t = k < op->ninputs ? op->inputs[k] : op->output;
-            int moved = k < op->ninputs ? !produced[t] && !resident[t] : written[t];
-            if (moved && !retained[t]) {
-                retained[t] = 1;
-                *(k < op->ninputs ? &reads : &writes) += ft_tensor_size(p, t);
-            }
-        }
-    }
+    int64_t reads, writes;
+    ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, retained, &reads, &writes);
     ft__rates r;
     double m, floor_ = 0;
     ft__fastest_rates(p, &r);

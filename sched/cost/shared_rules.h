@@ -110,4 +110,26 @@ static inline int64_t ft__wave_size(const ft_problem *p, int64_t ntiles, int64_t
     return ntiles - first < u ? ntiles - first : u;
 }
 
+/* What a subgraph's energy is figured from (ft__energy): its work, its
+ * traffic, its slow-memory footprint and its latency. */
+typedef struct ft__energy_counts {
+    double macs;       /* multiply-accumulates of its MatMuls, M x N x K each */
+    double pointwise;  /* input elements of its Pointwise and Layout ops */
+    double loaded;     /* elements moved from slow memory (ft_sg_result.loaded) */
+    double written;    /* elements moved to slow memory (ft_sg_result.written) */
+    double fp_read;    /* its footprint: elements of the tensors it reads from slow memory, each once */
+    double fp_write;   /* ... and of those it writes to slow memory, each once */
+    double latency;    /* cost units */
+} ft__energy_counts;
+
+/* Joules of a subgraph of p with counts c: the rule at ft_energy
+ * (fusetile.h), the one place it is written (sched/cost/energy.c); 0 when
+ * p->energy is off. */
+double ft__energy(const ft_problem *p, const ft__energy_counts *c);
+
+/* The work and footprint of subgraph sg of s (which passed
+ * ft_schedule_validate) into c's macs, pointwise, fp_read and fp_write
+ * (the rest untouched).  FT_OK or FT_ENOMEM. */
+int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__energy_counts *c);
+
 #endif

@@ -82,18 +82,9 @@ static int sg_rates(ft_walk *w, ft_status *st)
         unsigned char *seen = ft__calloc((size_t)p->ntensors + 1, 1);
         if (!seen)
             return ft__fail(st, FT_ENOMEM, 0, "out of memory");
-        double reads = 0, writes = 0;
-        for (int j = 0; j < w->g->nops; j++) {
-            const ft_op *op = &p->ops[w->g->ops[j]];
-            for (int i = 0; i <= op->ninputs; i++) {
-                int t = i < op->ninputs ? op->inputs[i] : op->output;
-                int moved = i < op->ninputs ? !w->produced[t] && !w->resident[t] : w->written[t];
-                if (moved && !seen[t]) {
-                    seen[t] = 1;
-                    *(i < op->ninputs ? &reads : &writes) += (double)ft_tensor_size(p, t);
-                }
-            }
-        }
+        int64_t ir, iw;
+        ft__sg_footprint(p, w->g->ops, w->g->nops, w->produced, w->written, w->resident, seen, &ir, &iw);
+        double reads = (double)ir, writes = (double)iw;
         ft__free(seen);
         double miss = ft__cache_miss_share(p, reads + writes);
         w->floor = miss > 0 ? miss * (reads / w->rates.rb + writes / w->rates.wb) : 0;

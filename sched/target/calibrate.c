@@ -15,6 +15,11 @@ const char *const ft_calib_default_free[] = {
 };
 const int ft_calib_ndefault_free = (int)(sizeof ft_calib_default_free / sizeof ft_calib_default_free[0]);
 
+const char *const ft_calib_energy_free[] = {
+    "energy.mac_pj", "energy.pointwise_pj", "energy.slow_read_pj", "energy.cache_pj", "energy.launch_pj", "energy.active_watts",
+};
+const int ft_calib_nenergy_free = (int)(sizeof ft_calib_energy_free / sizeof ft_calib_energy_free[0]);
+
 /* Outer rounds (kernel forms chosen again) and the step in log space of
  * the finite differences. */
 #define MAX_ROUNDS 12
@@ -70,6 +75,7 @@ typedef struct fit {
     const ft_meas_row **row;   /* nres rows */
     double *weight;            /* sqrt of each row's weight */
     ft_kernel_choice **choice; /* per row: its kernels' forms */
+    double *kus;               /* the kernels' times of one row (energy rows) */
     ft_status *st;
 } fit;
 
@@ -121,12 +127,19 @@ static int residuals(fit *F, const double *th, ft_kernel_choice *prev, double *r
         int nk = F->row[i]->nkernels;
         if (prev)
             memcpy(prev, F->choice[i], sizeof *prev * (size_t)nk);
-        int rc = ft_meas_predict(F->row[i], F->t, prev ? NULL : F->choice[i], prev ? F->choice[i] : NULL, &us, F->st);
+        int rc = ft_meas_predict_kernels(F->row[i], F->t, prev ? NULL : F->choice[i], prev ? F->choice[i] : NULL, F->kus, &us,
+                                         F->st);
+        /* an energy file's row: its joules are fitted, at the kernels' times */
+        double meas = F->row[i]->measured_us;
+        if (rc == FT_OK && F->row[i]->measured_j > 0) {
+            rc = ft_meas_predict_energy(F->row[i], F->t, F->choice[i], F->kus, &us, F->st);
+            meas = F->row[i]->measured_j;
+        }
         if (rc)
             return rc;
         if (prev && changed && !same_forms(prev, F->choice[i], nk))
             *changed = 1;
-        res[i] = F->weight[i] * log(us / F->row[i]->measured_us);
+        res[i] = F->weight[i] * log(us / meas);
         ksum_add(&c, res[i] * res[i]);
     }
     *cost = ksum_value(&c);
@@ -297,6 +310,7 @@ static void fit_free(fit *F)
     ft__free(F->choice);
     ft__free(F->row);
     ft__free(F->weight);
+    ft__free(F->kus);
 }
 
 /* The rows to fit and their weights. */
@@ -345,8 +359,12 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         ft_calib_opts_init(&defaults);
         o = &defaults;
     }
-    const char *const *names = o->free ? o->free : ft_calib_default_free;
-    int np = o->free ? o->nfree : ft_calib_ndefault_free;
+    /* energy files alone: the energy settings by default */
+    int all_energy = 1;
+    for (int f = 0; f < nfiles && f < FT_CALIB_MAX_FILES; f++)
+        all_energy &= files[f]->format == FT_MEAS_ENERGY;
+    const char *const *names = o->free ? o->free : all_energy ? ft_calib_energy_free : ft_calib_default_free;
+    int np = o->free ? o->nfree : all_energy ? ft_calib_nenergy_free : ft_calib_ndefault_free;
     if (t->contest)
         return ft__fail(st, FT_EINPUT, 0, "calibrate: %s is a contest target; give a machine target", t->path);
     if (np < 1 || np > FT_CALIB_MAX_FREE)
@@ -371,6 +389,8 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
                             "calibrate: %s is not a number setting of a target (targets/example.cfg lists them)", names[i]);
         if (strncmp(names[i], "shared_cache.", 13) == 0 && t->cache_capacity_bytes <= 0)
             return ft__fail(st, FT_EINPUT, 0, "calibrate: %s: %s has no shared_cache group", names[i], t->path);
+        if (strncmp(names[i], "energy.", 7) == 0 && !t->energy_on)
+            return ft__fail(st, FT_EINPUT, 0, "calibrate: %s: %s has no energy group", names[i], t->path);
         snprintf(r->names[i], FT_CALIB_NAME, "%s", names[i]);
         r->before[i] = *F.slot[i];
         double v = *F.slot[i];
@@ -398,10 +418,14 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
     }
     double *res = rc || F.nres < 1 ? NULL : ft__malloc(sizeof(double) * (size_t)F.nres);
     int maxk = 1;   /* the previous forms of one row, to tell a change */
-    for (int i = 0; !rc && i < F.nres; i++)
+    for (int i = 0; !rc && i < F.nres; i++) {
         maxk = F.row[i]->nkernels > maxk ? F.row[i]->nkernels : maxk;
+        if (F.row[i]->measured_j > 0 && !t->energy_on)
+            rc = ft__fail(st, FT_EINPUT, 0, "calibrate: an energy file's rows, but %s has no energy group", t->path);
+    }
     ft_kernel_choice *prev = rc ? NULL : ft__malloc(sizeof *prev * (size_t)maxk);
-    if (!rc && (!res || !prev))
+    F.kus = rc ? NULL : ft__malloc(sizeof *F.kus * (size_t)maxk);
+    if (!rc && (!res || !prev || !F.kus))
         rc = ft__fail(st, FT_ENOMEM, 0, "out of memory");
     r->rows = F.nres;
     if (!rc)   /* the cost before: the target as given */

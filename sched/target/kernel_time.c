@@ -558,3 +558,97 @@ int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t, const ft_k
     *us = fmax(t->replay_interval, ksum_value(&sum)) / t->clock_hz * 1e6;
     return FT_OK;
 }
+
+/* The energy counts (ft__energy_counts: work, traffic, footprint; not the
+ * latency) of kernel problem p (a target applied) run as one subgraph at
+ * granularity w x h x k, added to *c. */
+static int form_counts(const ft_problem *p, int64_t w, int64_t h, int64_t k, ft__energy_counts *c, ft_status *st)
+{
+    int all[FT_KERNEL_MAX_OPS];
+    for (int i = 0; i < p->nops; i++)
+        all[i] = i;
+    ft_subgraph one = {.nops = p->nops, .ops = all, .w = w, .h = h, .k = k};
+    ft_schedule s = {.name = "kernel", .nsubgraphs = 1, .sg = &one, .len_granularities = -1, .len_retain = -1,
+                     .len_orders = -1, .len_latencies = -1};
+    ft_eval ev;
+    int rc = ft_evaluate(p, &s, FT_COMPUTE_NATIVE, &ev, st);
+    if (rc)
+        return rc;
+    ft__energy_counts f;
+    if (ft__sg_energy_counts(p, &s, 0, &f)) {
+        ft_eval_free(&ev);
+        return ft__fail(st, FT_ENOMEM, 0, "out of memory");
+    }
+    c->macs += f.macs;
+    c->pointwise += f.pointwise;
+    c->fp_read += f.fp_read;
+    c->fp_write += f.fp_write;
+    c->loaded += (double)ev.sg[0].loaded;
+    c->written += (double)ev.sg[0].written;
+    ft_eval_free(&ev);
+    return FT_OK;
+}
+
+/* Contract: measured.h. */
+int ft_kernel_energy(const ft_problem *k, const ft_target *t, const ft_kernel_choice *form, double cycles, double *joules,
+                     ft_status *st)
+{
+    ft_status_clear(st);
+    if (t->contest || !t->energy_on)
+        return ft__fail(st, FT_EINPUT, 0, "%s: the target has no energy group (docs/DEVICE.md, \"Energy\")", t->path);
+    ft_problem *mm = NULL, *add = NULL;
+    int rc = form->split > 1 ? split_kernels(k, form->split, &mm, &add, st) : FT_OK;
+    const ft_problem *parts[2] = {form->split > 1 ? mm : k, add};
+    const int64_t g[2][3] = {{form->w, form->h, form->k}, {form->add_w, form->add_h, form->add_k}};
+    ft__energy_counts c = {0, 0, 0, 0, 0, 0, cycles};
+    ft_problem *p = NULL;
+    for (int i = 0; i < 2 && rc == FT_OK && parts[i]; i++) {
+        ft_problem_free(p);
+        p = ft_problem_clone(parts[i]);
+        rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
+        if (rc == FT_OK)
+            rc = form_counts(p, g[i][0], g[i][1], g[i][2], &c, st);
+    }
+    /* one kernel: one launch, its time the kernel's (ft_kernel_time) */
+    if (rc == FT_OK)
+        *joules = ft__energy(p, &c);
+    ft_problem_free(p);
+    ft_problem_free(mm);
+    ft_problem_free(add);
+    return rc;
+}
+
+/* Contract: measured.h. */
+int ft_meas_predict_energy(const ft_meas_row *r, const ft_target *t, const ft_kernel_choice *forms, const double *kernel_us,
+                           double *joules, ft_status *st)
+{
+    ksum sum = {0, 0};
+    for (int i = 0; i < r->nkernels; i++) {
+        double j;
+        int rc = ft_kernel_energy(r->kernels[i], t, &forms[i], kernel_us[i] * 1e-6 * t->clock_hz, &j, st);
+        if (rc)
+            return rc;
+        ksum_add(&sum, j);
+    }
+    *joules = ksum_value(&sum);
+    return FT_OK;
+}
+
+/* Contract: measured.h. */
+int ft_meas_predict_figure(const ft_meas_row *r, const ft_target *t, double *pred, double *meas, ft_status *st)
+{
+    if (!(r->measured_j > 0)) {
+        *meas = r->measured_us;
+        return ft_meas_predict(r, t, NULL, NULL, pred, st);
+    }
+    int n = r->nkernels > 0 ? r->nkernels : 1;
+    ft_kernel_choice *forms = ft__calloc((size_t)n, sizeof *forms);
+    double *kus = ft__calloc((size_t)n, sizeof *kus), us;
+    int rc = !forms || !kus ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_meas_predict_kernels(r, t, NULL, forms, kus, &us, st);
+    if (rc == FT_OK)
+        rc = ft_meas_predict_energy(r, t, forms, kus, pred, st);
+    *meas = r->measured_j;
+    ft__free(forms);
+    ft__free(kus);
+    return rc;
+}

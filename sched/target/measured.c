@@ -22,6 +22,7 @@ const char *ft_meas_format_name(ft_meas_format f)
     case FT_MEAS_GRAPH_OPS: return "graph_ops";
     case FT_MEAS_GRAPHS: return "graphs";
     case FT_MEAS_MODELS: return "models";
+    case FT_MEAS_ENERGY: return "energy";
     }
     return "?";
 }
@@ -264,6 +265,19 @@ static int get_time(reader *rd, int c, const char *name, double *v)
     return FT_OK;
 }
 
+/* Energy field of column J_per_op (index c): finite and > 0 joules. */
+static int get_energy(reader *rd, int c, double *v)
+{
+    if (c >= rd->nfields)
+        return fail_at(rd, "J_per_op", "missing (the line has %d fields)", rd->nfields);
+    char *end;
+    double x = strtod(rd->fields[c], &end);
+    if (end == rd->fields[c] || *end || !isfinite(x) || !(x > 0))
+        return fail_at(rd, "J_per_op", "\"%.40s\" is not a positive energy in joules", rd->fields[c]);
+    *v = x;
+    return FT_OK;
+}
+
 static const char *get_str(reader *rd, int c)
 {
     return c < rd->nfields ? rd->fields[c] : "";
@@ -310,6 +324,7 @@ static int problem_named(reader *rd, const char *name, const char *column, const
 /* Column indices of the formats' fields; -1 where absent. */
 typedef struct columns {
     int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, model, batch, time;
+    int kind, m_or_op, n_or_elements, joules;   /* energy */
     const char *time_name;
 } columns;
 
@@ -337,6 +352,19 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     c->ops = column(rd, "ops");
     c->model = column(rd, "model");
     c->batch = column(rd, "batch");
+    c->kind = column(rd, "kind");
+    c->m_or_op = column(rd, "M_or_op");
+    c->n_or_elements = column(rd, "N_or_elements");
+    c->joules = column(rd, "J_per_op");
+    if (c->kind >= 0 && c->m_or_op >= 0 && c->n_or_elements >= 0 && c->k >= 0) {
+        *f = FT_MEAS_ENERGY;
+        c->time_name = "us_per_op";
+        c->time = column(rd, c->time_name);
+        if (c->time < 0 || c->joules < 0)
+            return fail_at(rd, NULL, "an energy file (kind M_or_op N_or_elements K) without a%s column",
+                           c->time < 0 ? " us_per_op" : " J_per_op");
+        return FT_OK;
+    }
     if (c->model >= 0 && c->batch >= 0)
         *f = FT_MEAS_MODELS;
     else if (c->m >= 0 && c->n >= 0 && c->k >= 0)
@@ -375,9 +403,23 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
     int rc;
     if ((rc = get_time(rd, c->time, c->time_name, &r->measured_us)))
         return rc;
-    if (f == FT_MEAS_GEMM) {
+    int gemm = f == FT_MEAS_GEMM, pointwise = f == FT_MEAS_POINTWISE;
+    int mc = c->m, nc = c->n, opc = c->op, ec = c->elements;
+    if (f == FT_MEAS_ENERGY) {
+        if ((rc = get_energy(rd, c->joules, &r->measured_j)))
+            return rc;
+        const char *kind = get_str(rd, c->kind);
+        gemm = strcmp(kind, "gemm") == 0;
+        pointwise = strcmp(kind, "pointwise") == 0;
+        if (!gemm && !pointwise)
+            return fail_at(rd, "kind", "\"%.40s\" is not gemm or pointwise", kind);
+        mc = opc = c->m_or_op;
+        nc = ec = c->n_or_elements;
+    }
+    if (gemm) {
         int64_t m, n, k;
-        if ((rc = get_int(rd, c->m, "M", 1, MAX_EXTENT, &m)) || (rc = get_int(rd, c->n, "N", 1, MAX_EXTENT, &n)) ||
+        if ((rc = get_int(rd, mc, f == FT_MEAS_ENERGY ? "M_or_op" : "M", 1, MAX_EXTENT, &m)) ||
+            (rc = get_int(rd, nc, f == FT_MEAS_ENERGY ? "N_or_elements" : "N", 1, MAX_EXTENT, &n)) ||
             (rc = get_int(rd, c->k, "K", 1, MAX_EXTENT, &k)))
             return rc;
         snprintf(label, sizeof label, "gemm %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
@@ -390,11 +432,11 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             return rc;
         return row_add(r, kp, ids, rd->st);
     }
-    if (f == FT_MEAS_POINTWISE) {
-        const char *op = get_str(rd, c->op);
-        int64_t nin, e;
-        if ((rc = get_int(rd, c->ninputs, "ninputs", 1, 3, &nin)) ||
-            (rc = get_int(rd, c->elements, "elements", 1, MAX_EXTENT * MAX_EXTENT / 4, &e)))
+    if (pointwise) {
+        const char *op = get_str(rd, opc);
+        int64_t nin = -1, e;
+        if ((f == FT_MEAS_POINTWISE && (rc = get_int(rd, c->ninputs, "ninputs", 1, 3, &nin))) ||
+            (rc = get_int(rd, ec, f == FT_MEAS_ENERGY ? "N_or_elements" : "elements", 1, MAX_EXTENT * MAX_EXTENT / 4, &e)))
             return rc;
         static const struct { const char *op; int nin; const char *kind; } known[] = {
             {"relu", 1, "relu"}, {"gelu", 1, "gelu"}, {"copy", 1, "copy"}, {"add", 2, "add"}, {"add3", 3, "add"},
@@ -404,8 +446,9 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             if (strcmp(known[i].op, op) == 0)
                 which = i;
         if (which < 0)
-            return fail_at(rd, "op", "\"%.40s\" is not one of relu, gelu, copy, add, add3", op);
-        if (nin != known[which].nin)
+            return fail_at(rd, f == FT_MEAS_ENERGY ? "M_or_op" : "op", "\"%.40s\" is not one of relu, gelu, copy, add, add3",
+                           op);
+        if (nin >= 0 && nin != known[which].nin)
             return fail_at(rd, "ninputs", "%s has %d inputs, not %lld", op, known[which].nin, (long long)nin);
         /* a square-ish matrix of the elements: the width a power of two */
         int64_t w = 1;
@@ -559,7 +602,7 @@ int ft_meas_held_out(const ft_measured *m, int i)
 {
     if (m->format == FT_MEAS_MODELS)
         return 1;   /* whole networks check a model; calibration never fits them */
-    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE)
+    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE || m->format == FT_MEAS_ENERGY)
         return i % 3 == 2;
     const char *name = m->rows[i].problem;
     /* rank of the problem among the distinct names m has, in name order */

@@ -82,6 +82,16 @@ static const setting schema[] = {
     {"execution", "run_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(run_overhead)},
     {"execution", "replay_interval", K_REAL, 0, 0, R_NONNEGATIVE, OFF(replay_interval)},
     {"compute", "kind_cost", K_GROUP, 0, 0, R_ANY, -1},
+    {"", "energy", K_GROUP, 0, 0, R_ANY, -1},
+    {"energy", "static_watts", K_REAL, 1, 0, R_NONNEGATIVE, OFF(energy_static_watts)},
+    {"energy", "active_watts", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_active_watts)},
+    {"energy", "mac_pj", K_REAL, 1, 0, R_NONNEGATIVE, OFF(energy_mac_pj)},
+    {"energy", "pointwise_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_pointwise_pj)},
+    {"energy", "slow_read_pj", K_REAL, 1, 0, R_NONNEGATIVE, OFF(energy_slow_read_pj)},
+    {"energy", "slow_write_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_slow_write_pj)},
+    {"energy", "cache_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_cache_pj)},
+    {"energy", "fast_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_fast_pj)},
+    {"energy", "launch_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_launch_pj)},
 };
 #define NSCHEMA ((int)(sizeof schema / sizeof schema[0]))
 
@@ -474,6 +484,9 @@ static int finish(loader *L, const config_t *cfg)
         t->misaligned_efficiency = 1;
     if (!L->seen[find("compute", "aligned_elements")])
         t->aligned_elements = 8;
+    t->energy_on = L->seen[find("", "energy")];
+    if (!L->seen[find("energy", "slow_write_pj")])
+        t->energy_slow_write_pj = -1;   /* as slow_read_pj, also when a fit moves that */
     if (t->capacity_bytes < t->element_bytes) {
         const config_setting_t *s = config_lookup(cfg, "fast_memory.capacity_bytes");
         return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: fast_memory.capacity_bytes is %lld, less than one element (element_bytes = %lld)",
@@ -583,6 +596,22 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
     p->timing.cache_capacity = ft_target_cache_elements(t);
     p->timing.cache_bandwidth = t->cache_bandwidth / eb;
     p->timing.cache_resident = t->cache_capacity_bytes > 0 ? t->cache_resident_bytes / eb : 0;
+    memset(&p->energy, 0, sizeof p->energy);
+    if (t->energy_on) {
+        ft_energy *e = &p->energy;
+        const double pj = 1e-12;
+        e->on = 1;
+        e->seconds_per_unit = 1 / t->clock_hz;
+        e->static_watts = t->energy_static_watts;
+        e->active_watts = t->energy_active_watts;
+        e->mac = t->energy_mac_pj * pj;
+        e->pointwise = t->energy_pointwise_pj * pj;
+        e->slow_read = t->energy_slow_read_pj * pj * eb;
+        e->slow_write = (t->energy_slow_write_pj >= 0 ? t->energy_slow_write_pj : t->energy_slow_read_pj) * pj * eb;
+        e->cache = t->energy_cache_pj * pj * eb;
+        e->fast = t->energy_fast_pj * pj * eb;
+        e->launch = t->energy_launch_pj * pj;
+    }
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;
         for (int i = 0; i < p->nops; i++) {

@@ -316,6 +316,24 @@ class TestTarget(TmpDir):
         self.assertTrue(t.describe().startswith("kpu: clock "))
         self.assertIn("kpu", repr(t))
 
+    def test_energy(self):
+        # a target's energy group: joules and watts per subgraph and in total
+        gpu = os.path.join(os.path.dirname(KPU), "gpu-h100.cfg")
+        s = fusetile.schedule(PN, time_limit=0.5, target=gpu)[0]
+        d = fusetile.evaluate(PN, s, target=gpu)
+        self.assertGreater(d["energy_j"], 0)
+        self.assertAlmostEqual(sum(g["energy_j"] for g in d["subgraphs"]), d["energy_j"], delta=1e-12 * d["energy_j"])
+        self.assertTrue(all(g["power_w"] > 0 for g in d["subgraphs"]))
+        self.assertGreater(d["power_w"], 0)
+        # the simulator's own account beside the analytic one
+        r = fusetile.simulate(PN, s, target=gpu)
+        self.assertAlmostEqual(r["energy_analytic_j"], d["energy_j"], delta=1e-12 * d["energy_j"])
+        self.assertGreater(r["energy_j"], 0)
+        self.assertTrue(all(g["energy_j"] > 0 and g["energy_analytic_j"] > 0 for g in r["subgraphs"]))
+        # none without the group (the contest target has none)
+        self.assertNotIn("energy_j", fusetile.evaluate(PN, SN, target=CONTEST))
+        self.assertIn("energy_j", fusetile.evaluate(PN, fusetile.schedule(PN, time_limit=0.5, target=KPU)[0], target=KPU))
+
     def test_contest(self):
         t = fusetile.load_target(CONTEST)
         self.assertTrue(t.contest)

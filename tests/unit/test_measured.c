@@ -483,7 +483,7 @@ static size_t gemm_row(char *out, const ft_target *t, int64_t m, int64_t n, int6
     ft_status st;
     assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
     int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0};
+    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0, 0};
     double us;
     assert_int_equal(ft_meas_predict(&r, t, NULL, NULL, &us, &st), FT_OK);
     ft_problem_free(kp);
@@ -526,7 +526,7 @@ static void test_calibrate_recovers_synthetic(void **state)
             ft_problem *two[2] = {kp, kp};   /* add3: two adds, (a + b) + c */
             int add1[3] = {0, 1, o == 3 ? 4 : 2}, add2[3] = {4, 2, 3}, one[2] = {0, 1};
             int *ids[2] = {nin == 1 ? one : add1, add2};
-            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0};
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0, 0};
             double us;
             assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
             plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
@@ -586,6 +586,73 @@ static void test_calibrate_recovers_synthetic(void **state)
     assert_non_null(strstr(st.msg, "execution.nosuch is not a number setting"));
     ft_measured_free(files[0]);
     ft_measured_free(files[1]);
+    ft_target_free(t);
+    ft_target_free(truth);
+}
+
+/* An energy file (FT_MEAS_ENERGY): read by its header, each row's joules
+ * predicted by the energy rule; calibration recovers known energy
+ * settings from synthetic joules (the time settings fixed). */
+static void test_calibrate_recovers_energy(void **state)
+{
+    (void)state;
+    ft_target *truth = h100();
+    static const char *const names[] = {"energy.mac_pj", "energy.pointwise_pj", "energy.slow_read_pj",
+                                        "energy.cache_pj", "energy.launch_pj", "energy.active_watts"};
+    const double want[] = {1.2, 90, 60, 4, 2e6, 30};
+    const int np = 6;
+    assert_int_equal(ft_calib_nenergy_free, np);
+    for (int i = 0; i < np; i++) {
+        assert_string_equal(ft_calib_energy_free[i], names[i]);
+        *ft_target_setting(truth, names[i], NULL) = want[i];
+    }
+    char *text = malloc(1 << 16);
+    size_t len = (size_t)sprintf(text, "kind\tM_or_op\tN_or_elements\tK\tus_per_op\tJ_per_op\n");
+    int step = ftt_slow() ? 16 : 4;
+    for (int64_t m = 128; m <= 8192; m *= step)
+        for (int64_t k = 256; k <= 8192; k *= step)
+            len += (size_t)sprintf(text + len, "gemm\t%lld\t4096\t%lld\t1\t1\n", (long long)m, (long long)k);
+    const char *ops[] = {"copy", "add", "relu", "add3"};
+    for (int64_t e = 1 << 20; e <= ((int64_t)1 << 28); e *= 4)
+        for (int o = 0; o < 4; o++)
+            len += (size_t)sprintf(text + len, "pointwise\t%s\t%lld\t0\t1\t1\n", ops[o], (long long)e);
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("syn_energy.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    assert_int_equal(m->format, FT_MEAS_ENERGY);
+    assert_string_equal(ft_meas_format_name(m->format), "energy");
+    assert_true(ft_meas_held_out(m, 2) && !ft_meas_held_out(m, 0));
+    /* the joules the known settings give, as measured */
+    for (int i = 0; i < m->nrows; i++) {
+        double j, meas;
+        assert_int_equal(ft_meas_predict_figure(&m->rows[i], truth, &j, &meas, &st), FT_OK);
+        assert_true(meas == 1 && j > 0);
+        m->rows[i].measured_j = j;
+    }
+    /* start at the file's fitted values; every row fitted */
+    ft_target *t = h100();
+    ft_calib_opts o;
+    ft_calib_opts_init(&o);
+    o.all_rows = 1;
+    ft_calib_result r;
+    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
+    printf("  %d rows, %d steps, cost %.3g -> %.3g\n", r.rows, r.iterations, r.cost_before, r.cost_after);
+    for (int i = 0; i < np; i++) {
+        printf("  %-22s start %-10g fitted %-12.6g known %g\n", r.names[i], r.before[i], r.after[i], want[i]);
+        assert_string_equal(r.names[i], names[i]);
+        assert_rel(r.after[i], want[i], 0.01);
+    }
+    assert_true(r.cost_after < 1e-6);
+    /* a target without the group: refused */
+    ft_target *plain = h100();
+    plain->energy_on = 0;
+    assert_int_equal(ft_calibrate(plain, &m, 1, &o, &r, &st), FT_EINPUT);
+    assert_non_null(strstr(st.msg, "has no energy group"));
+    double j, meas;
+    assert_int_equal(ft_meas_predict_figure(&m->rows[0], plain, &j, &meas, &st), FT_EINPUT);
+    ft_target_free(plain);
+    ft_measured_free(m);
     ft_target_free(t);
     ft_target_free(truth);
 }
@@ -801,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_misaligned_matmul),
         cmocka_unit_test(test_split_overhead),
         cmocka_unit_test(test_calibrate_recovers_gpu_rules),
+        cmocka_unit_test(test_calibrate_recovers_energy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,75 @@
+/* energy.c - the energy rule (ft_energy, fusetile.h): joules of a subgraph from its work, traffic, footprint and latency; shared with the simulator through shared_rules.h, called by ft_evaluate and the measured-file predictions. */
+#include "cost/cost.h"
+
+#include <string.h>
+
+/* Contract: shared_rules.h. */
+double ft__energy(const ft_problem *p, const ft__energy_counts *c)
+{
+    const ft_energy *e = &p->energy;
+    if (!e->on)
+        return 0;
+    double moved = c->loaded + c->written;
+    double j = e->mac * c->macs + e->pointwise * c->pointwise + e->fast * moved + e->launch;
+    if (p->timing.cache_capacity > 0) {
+        double miss = ft__cache_miss_share(p, c->fp_read + c->fp_write);
+        j += e->cache * moved + miss * (e->slow_read * c->fp_read + e->slow_write * c->fp_write);
+    } else {
+        j += e->slow_read * c->loaded + e->slow_write * c->written;
+    }
+    return j + (e->static_watts + e->active_watts) * c->latency * e->seconds_per_unit;
+}
+
+/* Contract: shared_rules.h. */
+int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__energy_counts *c)
+{
+    int nt = p->ntensors;
+    unsigned char *tb = ft__calloc(4 * (size_t)nt + 1, 1);
+    if (!tb)
+        return FT_ENOMEM;
+    unsigned char *produced = tb, *written = tb + nt, *seen = tb + 2 * nt, *resident = tb + 3 * nt;
+    ft__sg_tensors(p, s, sg, produced, written, seen, resident);
+    memset(seen, 0, (size_t)nt); /* the retained flags, reused */
+    const ft_subgraph *g = &s->sg[sg];
+    c->macs = c->pointwise = 0;
+    for (int j = 0; j < g->nops; j++) {
+        const ft_op *op = &p->ops[g->ops[j]];
+        double out = (double)ft_tensor_size(p, op->output);
+        if (op->type == FT_OP_MATMUL)
+            c->macs += out * (double)op->k;
+        else
+            c->pointwise += out * (double)op->ninputs;
+    }
+    int64_t reads, writes;
+    ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, seen, &reads, &writes);
+    c->fp_read = (double)reads;
+    c->fp_write = (double)writes;
+    ft__free(tb);
+    return FT_OK;
+}
+
+/* Contract: cost.h. */
+void ft__sg_footprint(const ft_problem *p, const int *ops, int nops, const unsigned char *produced, const unsigned char *written,
+                      const unsigned char *resident, unsigned char *seen, int64_t *reads, int64_t *writes)
+{
+    *reads = *writes = 0;
+    for (int j = 0; j < nops; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        for (int k = 0; k <= op->ninputs; k++) {
+            int t = k < op->ninputs ? op->inputs[k] : op->output;
+            int moved = k < op->ninputs ? !produced[t] && !resident[t] : written[t];
+            if (moved && !seen[t]) {
+                seen[t] = 1;
+                *(k < op->ninputs ? reads : writes) += ft_tensor_size(p, t);
+            }
+        }
+    }
+}
+
+/* Contract: fusetile.h. */
+double ft_energy_watts(const ft_problem *p, double joules, double latency)
+{
+    if (!p->energy.on || !(latency > 0))
+        return 0;
+    return joules / (latency * p->energy.seconds_per_unit);
+}
