@@ -305,7 +305,7 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
     return s.to_dict(), _notebook.evaluation(ev, t)
 
 
-def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=False, progress=None):
+def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=False, progress=None, gap_time=None):
     """Evaluate a schedule exactly under the cost model (``ft_evaluate``) -> dict.
 
     Keys: compute_model, total, lower_bound (with lower_bound_compute,
@@ -325,11 +325,14 @@ def evaluate(problem, schedule, compute_model="native", target=None, keep_costs=
     The result is an :class:`Evaluation`, a dict with ``to_rows()`` (one
     row per subgraph, units in the keys) and, on a target with a clock,
     clock_hz, total_seconds and per subgraph latency_seconds.  progress and
-    Ctrl-C as in schedule().
+    Ctrl-C as in schedule().  gap_time: the seconds the gap's evidence may
+    take (None: FT_GAP_EVALUATE_SECONDS, 2; 0: none), as evaluate's
+    --gap-time.
     """
     p, t = _on_target2(problem, target, keep_costs)
+    extra = {} if gap_time is None else {"gap_time": gap_time}
     return _notebook.evaluation(_notebook.run_with(progress, "evaluate", _fusetile.evaluate, p, _schedule(schedule),
-                                                   compute_model), t)
+                                                   compute_model, **extra), t)
 
 
 def simulate(problem, schedule, compute_model="native", target=None, keep_costs=False, trace=None, vcd=None,

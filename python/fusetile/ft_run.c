@@ -600,16 +600,21 @@ out:
     return r;
 }
 
-/* evaluate(problem, schedule, compute_model='native', progress=None) -> dict */
+/* evaluate(problem, schedule, compute_model='native', progress=None,
+ * gap_time=FT_GAP_EVALUATE_SECONDS) -> dict; gap_time: the seconds the
+ * gap's evidence may take, 0 for none (as evaluate's --gap-time). */
 PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"problem", "schedule", "compute_model", "progress", NULL};
+    static char *kwlist[] = {"problem", "schedule", "compute_model", "progress", "gap_time", NULL};
     PyObject *pobj, *sobj, *progress = NULL;
     ft_compute_model model = FT_COMPUTE_NATIVE;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
-                                     ftpy_model_converter, &model, ftpy_progress_converter, &progress))
+    double gap_time = FT_GAP_EVALUATE_SECONDS;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|O&O&d:evaluate", kwlist, &FtProblem_Type, &pobj, &FtSchedule_Type, &sobj,
+                                     ftpy_model_converter, &model, ftpy_progress_converter, &progress, &gap_time))
         return NULL;
+    if (!(gap_time >= 0) || !isfinite(gap_time))
+        return ftpy_usage("gap_time is %g, must be a number of seconds of at least 0", gap_time);
     const ft_problem *p = ((FtProblem *)pobj)->p;
     const ft_schedule *s = ((FtSchedule *)sobj)->s;
     ft_eval e;
@@ -633,7 +638,7 @@ PyObject *ftpy_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (rc != FT_OK)
         return ftpy_raise_status(&st);
-    PyObject *d = eval_dict(p, s, &e, FT_GAP_EVALUATE_SECONDS);
+    PyObject *d = eval_dict(p, s, &e, gap_time);
     ft_eval_free(&e);
     return d;
 }
