@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_run_checks.sh - the tally of tests/run-checks (what `make check` ends with), on stand-in test programs in a scratch source tree: cmocka-like binaries that pass, fail and skip, scripts that pass, fail, crash and skip (through lib.sh's skip and finish, and with a bare "skip:" line), and the Python suites skipped as a whole; the closing "check: N passed, M failed, K skipped", the "skipped: NAME: REASON" list, the exit status and FT_TALLY.
+# test_run_checks.sh - the tally of tests/run-checks (what `make check` ends with), on stand-in test programs in a scratch source tree: cmocka-like binaries that pass, fail and skip, scripts that pass, fail, crash and skip (through lib.sh's skip and finish, and with a bare "skip:" line), and the Python suites skipped as a whole; the closing "check: N passed, M failed, K skipped", the "skipped: NAME: REASON" list, the exit status and FT_TALLY; with FT_JOBS=2, the items that check wall-time limits run alone after the others (not under FT_SLOW=1).
 # usage: test_run_checks.sh FUSETILE VECTORS_DIR   (FUSETILE is not run)
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -117,5 +117,39 @@ rc=$?
 expect none-python-exit "exit $rc, want 0" test "$rc" -eq 0
 expect none-python-last "last line: $(last 1)" test "$(last 1)" = "check: 11 passed, 0 failed, 0 skipped"
 expect none-python-no-list "a skipped line" eval '! grep -q "^skipped:" "$tmp/out"'
+
+# --- FT_JOBS=2: the timed items (here test_schedule.sh) run alone, after
+# the others, which share the cores; under FT_SLOW=1 none is timed.  Each
+# item logs "start NAME" and "end NAME"; test_x and test_y wait (up to
+# 10 s) until both have started, which they only do at once.
+rm -f "$fake"/tests/cli/test_*.sh
+for name in test_schedule test_x test_y; do
+    cat >"$fake/tests/cli/$name.sh" <<EOF
+echo "start $name" >>"$tmp/order"
+touch "$tmp/here-$name"
+i=0
+while [ $name != test_schedule ] && { [ ! -e "$tmp/here-test_x" ] || [ ! -e "$tmp/here-test_y" ]; }; do
+    i=\$((i + 1)); [ \$i -gt 100 ] && break; sleep 0.1
+done
+echo "end $name" >>"$tmp/order"
+echo "$name: 1 passed, 0 failed"
+EOF
+done
+# order SLOW: run-checks with FT_JOBS=2 and FT_SLOW=SLOW; the log, one line
+order() {
+    rm -f "$tmp/order" "$tmp"/here-*
+    (cd "$tmp" && env -u FT_RUNNER -u FT_TALLY -u FT_PYTHON_TORCH -u FT_PYTHON3 FT_JOBS=2 FT_SLOW=$1 \
+        sh "$src/tests/run-checks" "$fake" "$tmp/fusetile") >"$tmp/out" 2>&1
+    echo "exit $?: $(tr '\n' ',' <"$tmp/order")"
+}
+got=$(order 0)
+expect jobs-timed-alone "want the shared two at once, then test_schedule alone: $got" \
+    eval 'case "$got" in "exit 0: start test_"[xy]",start test_"[xy]",end test_"[xy]",end test_"[xy]",start test_schedule,end test_schedule,") true ;; *) false ;; esac'
+expect jobs-in-order "the items are not printed in order" \
+    eval 'test "$(sed -n "s|^== tests/cli/||p" "$tmp/out" | tr "\n" " ")" = "test_schedule.sh test_x.sh test_y.sh "'
+expect jobs-timed-last "last line: $(last 1)" test "$(last 1)" = "check: 5 passed, 0 failed, 2 skipped"
+got=$(order 1)
+expect jobs-slow-shared "want test_schedule first under FT_SLOW=1 (nothing timed): $got" \
+    eval 'case "$got" in "exit 0: start test_schedule,"*) true ;; *) false ;; esac'
 
 finish run_checks
