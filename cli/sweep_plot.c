@@ -26,7 +26,10 @@ static const char plot_help[] =
     "  --x COLUMN      a number column: capacity, bandwidth, units, time_limit,\n"
     "                  seed, idx, or a result column below\n"
     "  --y COLUMN      a number column: total, lower_bound, capacity_bound,\n"
-    "                  ratio, subgraphs, sim_total, wall_s, or an input above\n"
+    "                  ratio, subgraphs, sim_total, wall_s, energy_j, power_w\n"
+    "                  (joules and average watts: a target with an energy group;\n"
+    "                  --x total --y energy_j plots energy against latency),\n"
+    "                  or an input above\n"
     "  --group COLUMN  any column: problem, target, native, compute_model,\n"
     "                  strategy, agreement, or a number column (at most 64 values)\n"
     "  --where COLUMN=VALUE  only the runs whose COLUMN is VALUE (a problem or\n"
@@ -41,7 +44,7 @@ static const char plot_help[] =
 
 static const char *const number_columns[] = {"capacity", "bandwidth", "units", "time_limit", "seed", "idx", "simulate",
                                              "total", "lower_bound", "capacity_bound", "ratio", "subgraphs", "sim_total",
-                                             "wall_s"};
+                                             "wall_s", "energy_j", "power_w"};
 static const char *const text_columns[] = {"problem", "target", "native", "compute_model", "strategy", "agreement",
                                            "status", "worker", "error", "sweep", "key", "finished_at"};
 #define COUNT(a) (sizeof a / sizeof a[0])
@@ -63,11 +66,13 @@ static int check_column(const char *opt, const char *name, int numeric)
         return 0;
     if (is_in(name, text_columns, COUNT(text_columns)))
         cli_error("sweep plot: %s %s: a text column, an axis needs a number column (capacity, bandwidth, units, "
-                  "time_limit, seed, idx, total, lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s)",
+                  "time_limit, seed, idx, total, lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s, "
+                  "energy_j, power_w)",
                   opt, name);
     else
         cli_error("sweep plot: %s %s: no such column (numbers: capacity, bandwidth, units, time_limit, seed, idx, total, "
-                  "lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s; text: problem, target, native, "
+                  "lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s, energy_j, power_w; text: problem, "
+                  "target, native, "
                   "compute_model, strategy, agreement)", opt, name);
     return -1;
 }
@@ -135,6 +140,29 @@ static int parse_where(const char *arg, where *w)
     return check_column("--where", w->col, 0);
 }
 
+/* When db has a runs table lacking one of the columns named (an older
+ * schema): that column's name; else NULL. */
+static const char *has_runs_without(sqlite3 *db, const char *xc, const char *yc, const char *gc, const where *wh, int nwh)
+{
+    const char *cols[3 + SWEEP_PLOT_MAX_WHERE] = {xc, yc, gc};
+    for (int i = 0; i < nwh; i++)
+        cols[3 + i] = wh[i].col;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT count(*), sum(name = ?1) FROM pragma_table_info('runs')", -1, &q, NULL) != SQLITE_OK)
+        return NULL;
+    const char *missing = NULL;
+    for (int i = 0; i < 3 + nwh && !missing; i++) {
+        if (!cols[i])
+            continue;
+        sqlite3_reset(q);
+        sqlite3_bind_text(q, 1, cols[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0)
+            missing = cols[i];
+    }
+    sqlite3_finalize(q);
+    return missing;
+}
+
 static int plot(const char *dbpath, const char *xc, const char *yc, const char *gc, const where *wh, int nwh, int logx,
                 int logy, const char *out)
 {
@@ -161,7 +189,15 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
                                           gc ? gc : "''", xc, yc, xc, yc, filter);
     sqlite3_free(filter);
     if (!sql || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-        cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, sql ? sqlite3_errmsg(db) : "out of memory");
+        char why[256];
+        snprintf(why, sizeof why, "%s", sql ? sqlite3_errmsg(db) : "out of memory");
+        const char *missing = sql ? has_runs_without(db, xc, yc, gc, wh, nwh) : NULL;
+        if (missing) /* a database of schema 1, before the energy columns */
+            cli_error("sweep plot: %s: no column %s (a database of an older fusetile: its runs have no energy; "
+                      "`fusetile sweep run` on it adds the column, which the runs it records from then on fill)",
+                      dbpath, missing);
+        else
+            cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, why);
         sqlite3_free(sql);
         goto out;
     }
