@@ -15,7 +15,7 @@
 
 static const char plot_help[] =
     "usage: fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]...\n"
-    "                          [--log-x] [--log-y] -o OUT.svg\n"
+    "                          [--log-x] [--log-y] [--points] -o OUT.svg\n"
     "\n"
     "Plot the ok runs of a sweep database (fusetile sweep run): one line per\n"
     "value of --group (one line without it), x an input column, y a result\n"
@@ -36,6 +36,8 @@ static const char plot_help[] =
     "                  target also matches by its file name: problem=resnet18.problem.json);\n"
     "                  repeatable (at most 8), all must hold\n"
     "  --log-x, --log-y  log10 axes (points at or below 0 are left out)\n"
+    "  --points        the points alone, not joined (a scatter: energy_j\n"
+    "                  against total, where x is not an input)\n"
     "  -o, --output FILE  the SVG file (written atomically)\n"
     "  -h, --help      show this help\n"
     "\n"
@@ -164,7 +166,7 @@ static const char *has_runs_without(sqlite3 *db, const char *xc, const char *yc,
 }
 
 static int plot(const char *dbpath, const char *xc, const char *yc, const char *gc, const where *wh, int nwh, int logx,
-                int logy, const char *out)
+                int logy, int points, const char *out)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
@@ -188,16 +190,18 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
                                           " AND \"%w\" IS NOT NULL%s GROUP BY 1, 2 ORDER BY 1, 2",
                                           gc ? gc : "''", xc, yc, xc, yc, filter);
     sqlite3_free(filter);
+    /* a column the runs table lacks (a database of schema 1, before the
+     * energy columns): SQLite would read "name" as a string */
+    const char *missing = has_runs_without(db, xc, yc, gc, wh, nwh);
+    if (missing) {
+        cli_error("sweep plot: %s: no column %s (a database of an older fusetile: its runs have no energy; "
+                  "`fusetile sweep run` on it adds the column, which the runs it records from then on fill)",
+                  dbpath, missing);
+        sqlite3_free(sql);
+        goto out;
+    }
     if (!sql || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", sql ? sqlite3_errmsg(db) : "out of memory");
-        const char *missing = sql ? has_runs_without(db, xc, yc, gc, wh, nwh) : NULL;
-        if (missing) /* a database of schema 1, before the energy columns */
-            cli_error("sweep plot: %s: no column %s (a database of an older fusetile: its runs have no energy; "
-                      "`fusetile sweep run` on it adds the column, which the runs it records from then on fill)",
-                      dbpath, missing);
-        else
-            cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, why);
+        cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, sql ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_free(sql);
         goto out;
     }
@@ -255,7 +259,7 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
     }
     ft_plot_series series[SWEEP_PLOT_MAX_GROUPS];
     for (int i = 0; i < nlines; i++)
-        series[i] = (ft_plot_series){.name = lines[i].name, .x = lines[i].x, .y = lines[i].y, .n = lines[i].n, .lines = 1};
+        series[i] = (ft_plot_series){.name = lines[i].name, .x = lines[i].x, .y = lines[i].y, .n = lines[i].n, .lines = !points};
     char title[512], ylabel[128], filters[256] = "";
     for (int i = 0, k = 0; i < nwh && k < (int)sizeof filters; i++)
         k += snprintf(filters + k, sizeof filters - (size_t)k, "%s%s=%s", i ? ", " : "; ", wh[i].col, wh[i].value);
@@ -287,7 +291,7 @@ int cli_sweep_plot(int argc, char **argv)
 {
     cli_opts o;
     const char *arg, *db = NULL, *xc = NULL, *yc = NULL, *gc = NULL, *out = NULL;
-    int is_opt, logx = 0, logy = 0, nwh = 0;
+    int is_opt, logx = 0, logy = 0, points = 0, nwh = 0;
     where wh[SWEEP_PLOT_MAX_WHERE];
     cli_opt_init(&o, argc, argv);
     o.cmd = "sweep plot";
@@ -324,6 +328,8 @@ int cli_sweep_plot(int argc, char **argv)
             logx = 1;
         } else if (cli_opt_is(&o, arg, "--log-y")) {
             logy = 1;
+        } else if (cli_opt_is(&o, arg, "--points")) {
+            points = 1;
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
             if (!(out = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
@@ -338,5 +344,5 @@ int cli_sweep_plot(int argc, char **argv)
     }
     if (cli_input(db, "database") != EXIT_OK || cli_check_output("sweep plot", out, 0) != EXIT_OK)
         return EXIT_USAGE;
-    return plot(db, xc, yc, gc, wh, nwh, logx, logy, out);
+    return plot(db, xc, yc, gc, wh, nwh, logx, logy, points, out);
 }
