@@ -15,7 +15,7 @@
 
 static const char plot_help[] =
     "usage: fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]...\n"
-    "                          [--log-x] [--log-y] -o OUT.svg\n"
+    "                          [--log-x] [--log-y] [--points] -o OUT.svg\n"
     "\n"
     "Plot the ok runs of a sweep database (fusetile sweep run): one line per\n"
     "value of --group (one line without it), x an input column, y a result\n"
@@ -26,13 +26,18 @@ static const char plot_help[] =
     "  --x COLUMN      a number column: capacity, bandwidth, units, time_limit,\n"
     "                  seed, idx, or a result column below\n"
     "  --y COLUMN      a number column: total, lower_bound, capacity_bound,\n"
-    "                  ratio, subgraphs, sim_total, wall_s, or an input above\n"
+    "                  ratio, subgraphs, sim_total, wall_s, energy_j, power_w\n"
+    "                  (joules and average watts: a target with an energy group;\n"
+    "                  --x total --y energy_j plots energy against latency),\n"
+    "                  or an input above\n"
     "  --group COLUMN  any column: problem, target, native, compute_model,\n"
     "                  strategy, agreement, or a number column (at most 64 values)\n"
     "  --where COLUMN=VALUE  only the runs whose COLUMN is VALUE (a problem or\n"
     "                  target also matches by its file name: problem=resnet18.problem.json);\n"
     "                  repeatable (at most 8), all must hold\n"
     "  --log-x, --log-y  log10 axes (points at or below 0 are left out)\n"
+    "  --points        the points alone, not joined (a scatter: energy_j\n"
+    "                  against total, where x is not an input)\n"
     "  -o, --output FILE  the SVG file (written atomically)\n"
     "  -h, --help      show this help\n"
     "\n"
@@ -41,7 +46,7 @@ static const char plot_help[] =
 
 static const char *const number_columns[] = {"capacity", "bandwidth", "units", "time_limit", "seed", "idx", "simulate",
                                              "total", "lower_bound", "capacity_bound", "ratio", "subgraphs", "sim_total",
-                                             "wall_s"};
+                                             "wall_s", "energy_j", "power_w"};
 static const char *const text_columns[] = {"problem", "target", "native", "compute_model", "strategy", "agreement",
                                            "status", "worker", "error", "sweep", "key", "finished_at"};
 #define COUNT(a) (sizeof a / sizeof a[0])
@@ -63,11 +68,13 @@ static int check_column(const char *opt, const char *name, int numeric)
         return 0;
     if (is_in(name, text_columns, COUNT(text_columns)))
         cli_error("sweep plot: %s %s: a text column, an axis needs a number column (capacity, bandwidth, units, "
-                  "time_limit, seed, idx, total, lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s)",
+                  "time_limit, seed, idx, total, lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s, "
+                  "energy_j, power_w)",
                   opt, name);
     else
         cli_error("sweep plot: %s %s: no such column (numbers: capacity, bandwidth, units, time_limit, seed, idx, total, "
-                  "lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s; text: problem, target, native, "
+                  "lower_bound, capacity_bound, ratio, subgraphs, sim_total, wall_s, energy_j, power_w; text: problem, "
+                  "target, native, "
                   "compute_model, strategy, agreement)", opt, name);
     return -1;
 }
@@ -135,8 +142,31 @@ static int parse_where(const char *arg, where *w)
     return check_column("--where", w->col, 0);
 }
 
+/* When db has a runs table lacking one of the columns named (an older
+ * schema): that column's name; else NULL. */
+static const char *has_runs_without(sqlite3 *db, const char *xc, const char *yc, const char *gc, const where *wh, int nwh)
+{
+    const char *cols[3 + SWEEP_PLOT_MAX_WHERE] = {xc, yc, gc};
+    for (int i = 0; i < nwh; i++)
+        cols[3 + i] = wh[i].col;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT count(*), sum(name = ?1) FROM pragma_table_info('runs')", -1, &q, NULL) != SQLITE_OK)
+        return NULL;
+    const char *missing = NULL;
+    for (int i = 0; i < 3 + nwh && !missing; i++) {
+        if (!cols[i])
+            continue;
+        sqlite3_reset(q);
+        sqlite3_bind_text(q, 1, cols[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0)
+            missing = cols[i];
+    }
+    sqlite3_finalize(q);
+    return missing;
+}
+
 static int plot(const char *dbpath, const char *xc, const char *yc, const char *gc, const where *wh, int nwh, int logx,
-                int logy, const char *out)
+                int logy, int points, const char *out)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
@@ -160,6 +190,16 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
                                           " AND \"%w\" IS NOT NULL%s GROUP BY 1, 2 ORDER BY 1, 2",
                                           gc ? gc : "''", xc, yc, xc, yc, filter);
     sqlite3_free(filter);
+    /* a column the runs table lacks (a database of schema 1, before the
+     * energy columns): SQLite would read "name" as a string */
+    const char *missing = has_runs_without(db, xc, yc, gc, wh, nwh);
+    if (missing) {
+        cli_error("sweep plot: %s: no column %s (a database of an older fusetile: its runs have no energy; "
+                  "`fusetile sweep run` on it adds the column, which the runs it records from then on fill)",
+                  dbpath, missing);
+        sqlite3_free(sql);
+        goto out;
+    }
     if (!sql || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
         cli_error("sweep plot: %s: not a sweep database (%s)", dbpath, sql ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_free(sql);
@@ -219,7 +259,7 @@ static int plot(const char *dbpath, const char *xc, const char *yc, const char *
     }
     ft_plot_series series[SWEEP_PLOT_MAX_GROUPS];
     for (int i = 0; i < nlines; i++)
-        series[i] = (ft_plot_series){.name = lines[i].name, .x = lines[i].x, .y = lines[i].y, .n = lines[i].n, .lines = 1};
+        series[i] = (ft_plot_series){.name = lines[i].name, .x = lines[i].x, .y = lines[i].y, .n = lines[i].n, .lines = !points};
     char title[512], ylabel[128], filters[256] = "";
     for (int i = 0, k = 0; i < nwh && k < (int)sizeof filters; i++)
         k += snprintf(filters + k, sizeof filters - (size_t)k, "%s%s=%s", i ? ", " : "; ", wh[i].col, wh[i].value);
@@ -251,7 +291,7 @@ int cli_sweep_plot(int argc, char **argv)
 {
     cli_opts o;
     const char *arg, *db = NULL, *xc = NULL, *yc = NULL, *gc = NULL, *out = NULL;
-    int is_opt, logx = 0, logy = 0, nwh = 0;
+    int is_opt, logx = 0, logy = 0, points = 0, nwh = 0;
     where wh[SWEEP_PLOT_MAX_WHERE];
     cli_opt_init(&o, argc, argv);
     o.cmd = "sweep plot";
@@ -288,6 +328,8 @@ int cli_sweep_plot(int argc, char **argv)
             logx = 1;
         } else if (cli_opt_is(&o, arg, "--log-y")) {
             logy = 1;
+        } else if (cli_opt_is(&o, arg, "--points")) {
+            points = 1;
         } else if (cli_opt_is(&o, arg, "--output") || cli_opt_is(&o, arg, "-o")) {
             if (!(out = cli_opt_file(&o, arg[1] == '-' ? "--output" : "-o")))
                 return EXIT_USAGE;
@@ -302,5 +344,5 @@ int cli_sweep_plot(int argc, char **argv)
     }
     if (cli_input(db, "database") != EXIT_OK || cli_check_output("sweep plot", out, 0) != EXIT_OK)
         return EXIT_USAGE;
-    return plot(db, xc, yc, gc, wh, nwh, logx, logy, out);
+    return plot(db, xc, yc, gc, wh, nwh, logx, logy, points, out);
 }

@@ -164,6 +164,12 @@ static json_t *sg_row(const ft_problem *p, const ft_schedule *s, int i, const ft
            json_object_set_new(d, "compute_busy", num(q->compute_busy)) |
            json_object_set_new(d, "channel_busy", num(q->channel_busy)) |
            json_object_set_new(d, "peak_occupancy", json_integer((json_int_t)q->peak_occupancy));
+    /* joules and average watts with an energy group (ft_evaluate's; the
+     * replay's own account beside them), else null */
+    int on = p->energy.on;
+    bad |= json_object_set_new(d, "energy_j", on ? num(r->energy) : json_null()) |
+           json_object_set_new(d, "power_w", on ? num(ft_energy_watts(p, r->energy, r->latency)) : json_null()) |
+           json_object_set_new(d, "energy_simulated_j", on ? num(q->energy) : json_null());
     free(label);
     if (bad) {
         json_decref(d);
@@ -390,7 +396,13 @@ json_t *ft__rep_collect(const ft_problem *p, const ft_schedule *given, const ft_
                                             (json_int_t)r.steps)) |
               json_object_set_new(doc, "subgraphs", json_incref(sgs)) |
               json_object_set_new(doc, "strategies", json_incref(rows)) |
-              json_object_set_new(doc, "fusion_headroom", json_null()) | json_object_set_new(doc, "energy", json_null());
+              json_object_set_new(doc, "fusion_headroom", json_null()) |
+              json_object_set_new(doc, "energy",
+                                  !p->energy.on ? json_null()
+                                                : json_pack("{s:o, s:o, s:o, s:b}", "energy_j", num(ev.energy), "power_w",
+                                                            num(ft_energy_watts(p, ev.energy, ev.total)),
+                                                            "energy_simulated_j", num(r.energy_simulated), "energy_agree",
+                                                            ft_sim_energy_agrees(&r, -1)));
     double start = 0;
     for (int i = 0; !bad && i < s->nsubgraphs; i++) {
         json_t *row = sg_row(p, s, i, &ev.sg[i], &r.sg[i], start);

@@ -157,6 +157,11 @@ static void summary(rep_buf *b, const json_t *doc, const char *unit)
     snprintf(note, sizeof note, " <small>(ratio %.4f)</small>", jd(doc, "ratio"));
     card(b, "sum-bound", what, jd(doc, "lower_bound"), note);
     card(b, "sum-subgraphs", "subgraphs", (double)json_array_size(json_object_get(doc, "subgraphs")), NULL);
+    const json_t *e = json_object_get(doc, "energy");
+    if (json_is_object(e)) { /* a target with an energy group */
+        card(b, "sum-energy", "energy (J)", jd(e, "energy_j"), NULL);
+        card(b, "sum-power", "average power (W)", jd(e, "power_w"), NULL);
+    }
     ft__rep_puts(b, "</dl>\n</section>\n");
 }
 
@@ -175,6 +180,8 @@ static void sg_table(rep_buf *b, const json_t *doc, const char *unit)
     const json_t *sgs = json_object_get(doc, "subgraphs");
     double spu = jd(doc, "seconds_per_unit"), total = jd(doc, "total");
     int real = isfinite(spu);
+    const json_t *energy = json_object_get(doc, "energy");
+    int joules = json_is_object(energy); /* a target with an energy group: two more columns */
     char work[64], rate[64];
     snprintf(work, sizeof work, "%s of compute per element", unit);
     snprintf(rate, sizeof rate, "%s of compute per %s", unit, strcmp(unit, "cycles") == 0 ? "cycle" : "cost unit");
@@ -202,6 +209,10 @@ static void sg_table(rep_buf *b, const json_t *doc, const char *unit)
     th(b, "bound", "text", "bound", NULL, "compute: more compute-bound steps than memory-bound ones");
     th(b, "intensity", "num", "intensity", work, "arithmetic intensity: compute over elements moved");
     th(b, "throughput", "num", "throughput", rate, "compute over latency");
+    if (joules) {
+        th(b, "energy_j", "num", "energy", "J", "the energy model's joules (the target's energy group)");
+        th(b, "power_w", "num", "power", "W", "average power: joules over the latency's seconds");
+    }
     ft__rep_puts(b, "</tr></thead>\n<tbody>\n");
     size_t i;
     json_t *g;
@@ -243,6 +254,10 @@ static void sg_table(rep_buf *b, const json_t *doc, const char *unit)
         ft__rep_printf(b, "<td class=\"bound %s\" data-key=\"bound\">%s</td>", jstr(g, "bound"), jstr(g, "bound"));
         num_cell(b, "intensity", jd(g, "intensity"));
         num_cell(b, "throughput", jd(g, "throughput"));
+        if (joules) {
+            num_cell(b, "energy_j", jd(g, "energy_j"));
+            num_cell(b, "power_w", jd(g, "power_w"));
+        }
         ft__rep_puts(b, "</tr>\n");
     }
     ft__rep_puts(b, "</tbody>\n<tfoot><tr><th colspan=\"6\" scope=\"row\">total</th>");
@@ -251,7 +266,12 @@ static void sg_table(rep_buf *b, const json_t *doc, const char *unit)
         num_cell(b, "latency_us", total * spu * 1e6);
     num_cell(b, "share", 100);
     num_cell(b, "simulated", jd(json_object_get(doc, "simulation"), "total_simulated"));
-    ft__rep_puts(b, "<td colspan=\"8\"></td></tr></tfoot>\n</table></div>\n</section>\n");
+    ft__rep_puts(b, "<td colspan=\"8\"></td>");
+    if (joules) {
+        num_cell(b, "energy_j", jd(energy, "energy_j"));
+        num_cell(b, "power_w", jd(energy, "power_w"));
+    }
+    ft__rep_puts(b, "</tr></tfoot>\n</table></div>\n</section>\n");
 }
 
 /* ------------------------------------------------------------ roofline */

@@ -169,6 +169,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             tc.window_count = o->window_count;
             tc.detail = o->trace_detail;
             tc.warn_bytes = o->trace_warn_bytes;
+            tc.power = p->energy.on; /* a power track from the energy account */
             int rc = ft_trace_open_config(&trace.t, &tc, err, sizeof err);
             if (rc != FT_OK) {
                 trace.t = NULL;
@@ -208,6 +209,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         r->sg = static_cast<ft_sim_sg *>(std::calloc((size_t)s->nsubgraphs + 1, sizeof *r->sg));
         if (!r->sg)
             throw std::bad_alloc();
+        ftsim::fs_t sg_start = 0; /* the subgraphs run back to back from the replay's start */
         for (int i = 0; i < s->nsubgraphs; i++) {
             ft_sim_sg *g = &r->sg[i];
             g->analytic = NAN;
@@ -215,6 +217,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
                 continue;
             const ftsim::SgResult &q = job.sg[(size_t)i];
             g->simulated = ftsim::to_units(q.simulated);
+            const ftsim::fs_t sg_end = sg_start + q.simulated;
             g->steps = q.steps;
             g->peak_occupancy = q.peak;
             g->channel_busy = q.simulated ? (double)q.channel_busy / (double)q.simulated : 0.0;
@@ -236,6 +239,9 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             c.latency = g->simulated;
             g->energy = ft__energy(p, &c);
             r->energy_simulated += g->energy;
+            /* the power track: the subgraph's average power over its span */
+            ft_trace_power(trace.t, ftsim::to_units(sg_start), ftsim::to_units(sg_end), ft_energy_watts(p, g->energy, g->simulated));
+            sg_start = sg_end;
         }
         r->energy_analytic = NAN;
         r->steps = job.steps;

@@ -92,6 +92,7 @@ static void trace_free(ft_trace *t)
     ft__tfile_discard(&t->xlate);
     ft__json_free(&t->c);
     free(t->slot);
+    free(t->pw);
     ft__vcd_free(&t->v);
     free(t->target);
     for (int i = 0; t->labels && i < t->nlabels; i++)
@@ -178,6 +179,7 @@ int ft_trace_open_config(ft_trace **out, const ft_trace_config *c, char *err, si
     t->per_len = 1;
     t->span_len = 1;
     t->warn_bytes = c->warn_bytes ? c->warn_bytes : FT_TRACE_WARN_BYTES;
+    t->power = c->power != 0;
     if (!t->target || !t->slot) {
         free(t->slot);
         free(t->target);
@@ -676,6 +678,75 @@ void ft_trace_sync(ft_trace *t, double time)
 }
 
 /* Contract: trace.h. */
+void ft_trace_power(ft_trace *t, double start, double end, double watts)
+{
+    if (!t || t->failed || !(t->has_json || t->has_vcd))
+        return;
+    if (!t->power) {
+        ft__trace_fail(t, "%s: a power level without a power track (ft_trace_config.power is 0)", ft__trace_name(t));
+        return;
+    }
+    double prev = t->npw ? t->pw[3 * t->npw - 2] : 0;
+    if (!isfinite(start) || !isfinite(end) || !(start >= prev) || !(end >= start) || !isfinite(watts) || !(watts >= 0)) {
+        ft__trace_fail(t, "%s: power level %.17g W from %.17g to %.17g is out of range or before the previous one's end %.17g",
+                       ft__trace_name(t), watts, start, end, prev);
+        return;
+    }
+    if (t->npw == t->pwcap) {
+        size_t cap = t->pwcap ? 2 * t->pwcap : 64;
+        double *n = realloc(t->pw, 3 * cap * sizeof *n);
+        if (!n) {
+            ft__trace_fail(t, "%s: out of memory", ft__trace_name(t));
+            return;
+        }
+        t->pw = n;
+        t->pwcap = cap;
+    }
+    double *l = &t->pw[3 * t->npw++];
+    l[0] = start;
+    l[1] = end;
+    l[2] = watts;
+}
+
+/* Write the power track: each level cut to [lo, hi] (the run, or the
+ * window), 0 W in the gaps between levels and after the last; a level equal
+ * to the one before is not repeated. */
+static void power_out(ft_trace *t, double lo, double hi)
+{
+    int shown = 0;
+    double last = 0, at = lo;
+    for (size_t i = 0; i < t->npw && !t->failed; i++) {
+        double a = t->pw[3 * i] > lo ? t->pw[3 * i] : lo, b = t->pw[3 * i + 1] < hi ? t->pw[3 * i + 1] : hi;
+        double w = t->pw[3 * i + 2];
+        if (!(b > a))
+            continue;
+        if (shown && a > at && last != 0) { /* a gap: nothing drawn */
+            if (t->has_json)
+                ft__json_power(t, at, 0);
+            if (t->has_vcd)
+                ft__vcd_power(t, at, 0);
+            last = 0;
+        }
+        if (!shown || w != last) {
+            if (t->has_json)
+                ft__json_power(t, a, w);
+            if (t->has_vcd)
+                ft__vcd_power(t, a, w);
+        }
+        shown = 1;
+        last = w;
+        at = b;
+    }
+    if (shown && last != 0 && !t->failed) {
+        if (t->has_json)
+            ft__json_power(t, at, 0);
+        if (t->has_vcd)
+            ft__vcd_power(t, at, 0);
+    }
+    t->v.hold = 0;
+}
+
+/* Contract: trace.h. */
 int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
 {
     int rc = FT_OK;
@@ -701,6 +772,8 @@ int ft_trace_close(ft_trace *t, double end_time, char *err, size_t errlen)
         if (t->win_open)
             end_time = t->win_t1;
     }
+    if (t->power && !t->failed && (t->has_json || t->has_vcd) && (!t->windowed || t->win_open))
+        power_out(t, t->windowed ? t->win_t0 : 0, end_time);
     if (!t->failed && t->has_vcd)
         ft__vcd_end(t, end_time);
     if (!t->failed && t->has_json)

@@ -82,10 +82,13 @@ typedef struct vsig {
     char id[4];        /* identifier code */
     int width;         /* 1: wire; else an integer of this many bits */
     int busy;          /* 1: the value is (count > 0) of +1/-1 changes */
+    int real;          /* 1: a VCD real, the value holding a double's bits (the power) */
 } vsig;
 
 typedef struct vcd {
     tfile out;
+    int power;                 /* a power signal (power.watts, last) */
+    int hold;                  /* the power's changes are still to come: nothing is final */
     int nsig;
     vsig *sig;
     int64_t *cur, *outv;       /* per signal: value in the open group, value last written */
@@ -204,6 +207,11 @@ struct ft_trace {
     int raw_occ_seen;          /* the latest occupancy reported (written at close) */
     double raw_occ_time;
     int64_t raw_occ;
+    /* the power track (ft_trace_config.power): the levels ft_trace_power
+     * recorded, written at close */
+    int power;
+    double *pw;                /* start, end, watts per level */
+    size_t npw, pwcap;
 };
 
 /* Record the first error (t->msg); later ones are dropped. */
@@ -224,6 +232,8 @@ void ft__json_begin(ft_trace *t);
 void ft__json_span(ft_trace *t, const ft_trace_event *e, int64_t g);
 void ft__json_subgraph(ft_trace *t, const ft_trace_event *e, int clipped, int64_t first_step, int64_t steps);
 void ft__json_counter(ft_trace *t, double time, int64_t elems);
+/* The power counter: `watts` from `time` on. */
+void ft__json_power(ft_trace *t, double time, double watts);
 /* The default detail: a tile's merged spans (step: on the controller,
  * compute: on its unit) and a period's channel busy fractions. */
 void ft__json_merged(ft_trace *t, const merged *m);
@@ -245,6 +255,9 @@ void ft__vcd_sync(ft_trace *t, double time);
 void ft__vcd_span(ft_trace *t, const ft_trace_event *e, int64_t g);
 void ft__vcd_occupancy(ft_trace *t, double time, int64_t elems);
 void ft__vcd_position(ft_trace *t, double time, int sg, int64_t g);
+/* The power signal is `watts` from `time` on (cost units; called at close,
+ * in time order). */
+void ft__vcd_power(ft_trace *t, double time, double watts);
 void ft__vcd_end(ft_trace *t, double end_time);
 void ft__vcd_gtkw(ft_trace *t);
 /* The translate filter file: "INDEX LABEL" per subgraph. */

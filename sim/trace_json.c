@@ -356,6 +356,15 @@ void ft__json_counter(ft_trace *t, double time, int64_t elems)
 }
 
 /* Contract: trace_int.h. */
+void ft__json_power(ft_trace *t, double time, double watts)
+{
+    char a[40], b[40];
+    sep(t);
+    ft__tfile_printf(&t->c.out, "{\"name\":\"power\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,\"args\":{\"watts\":%s}}",
+                     ft__trace_num(a, sizeof a, time * t->us_per_unit), ft__trace_num(b, sizeof b, watts));
+}
+
+/* Contract: trace_int.h. */
 void ft__json_merged(ft_trace *t, const merged *m)
 {
     chrome *c = &t->c;

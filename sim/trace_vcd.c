@@ -51,9 +51,10 @@ static size_t vcd_buffer_cap = FT_TRACE_VCD_BUFFER;
 #define GTKW_ZOOM_MIN (-62.0)    /* GTKWave's most zoomed-out zoom */
 
 /* Signal indices: the controller's two, the channel's two, one per compute
- * unit, occupancy last. */
+ * unit, occupancy, and (a target with an energy model) power last. */
 enum { SIG_SG, SIG_STEP, SIG_READ, SIG_WRITE, SIG_UNIT0 };
-#define SIG_OCC(v) ((v)->nsig - 1)
+#define SIG_OCC(v) ((v)->nsig - 1 - (v)->power)
+#define SIG_POWER(v) ((v)->nsig - 1)
 
 /* ------------------------------------------------------------ signals */
 
@@ -74,7 +75,9 @@ static void vcd_id(char *id, int i)
 int ft__vcd_init(ft_trace *t)
 {
     vcd *v = &t->v;
-    v->nsig = SIG_UNIT0 + t->units + 1;
+    v->power = t->power;
+    v->hold = t->power; /* the power changes come after the replay (ft_trace_power) */
+    v->nsig = SIG_UNIT0 + t->units + 1 + v->power;
     v->nwm = WM_UNIT0 + t->units;
     v->sig = calloc((size_t)v->nsig, sizeof *v->sig);
     v->cur = calloc((size_t)v->nsig, sizeof *v->cur);
@@ -103,11 +106,17 @@ int ft__vcd_init(ft_trace *t)
         } else if (i < SIG_OCC(v)) {
             s->scope = "compute";
             snprintf(s->ref, sizeof s->ref, "unit%d_busy", i - SIG_UNIT0);
-        } else {
+        } else if (i == SIG_OCC(v)) {
             s->scope = "fast_memory";
             snprintf(s->ref, sizeof s->ref, "occupancy");
             s->width = 64;
             s->busy = 0;
+        } else {
+            s->scope = "power";
+            snprintf(s->ref, sizeof s->ref, "watts");
+            s->width = 64;
+            s->busy = 0;
+            s->real = 1; /* the value is a double's bits */
         }
     }
     /* time: cost units shown as us (1e9 fs), or real time at the clock */
@@ -153,7 +162,12 @@ static void vcd_value(vcd *v, int i, int64_t x)
     char s[80];
     const vsig *g = &v->sig[i];
     size_t n = 0;
-    if (g->width == 1) {
+    if (g->real) {
+        double d;
+        char num[40];
+        memcpy(&d, &x, sizeof d);
+        n = (size_t)snprintf(s, sizeof s, "r%s ", ft__trace_num(num, sizeof num, d));
+    } else if (g->width == 1) {
         s[n++] = x ? '1' : '0';
     } else {
         char digits[64];
@@ -253,6 +267,8 @@ static void vcd_apply(ft_trace *t, const vchange *c)
 static int64_t vcd_watermark(const vcd *v)
 {
     int64_t w = INT64_MAX;
+    if (v->hold) /* nothing is final before the power changes arrive */
+        return -1;
     for (int u = 0; u < v->nwm; u++)
         if (v->unit_last[u] < w)
             w = v->unit_last[u];
@@ -419,6 +435,14 @@ void ft__vcd_position(ft_trace *t, double time, int sg, int64_t g)
     vcd_push(t, s, SIG_STEP, g);
 }
 
+/* Contract: trace_int.h. */
+void ft__vcd_power(ft_trace *t, double time, double watts)
+{
+    int64_t bits;
+    memcpy(&bits, &watts, sizeof bits);
+    vcd_push(t, ft__vcd_ticks(&t->v, time), SIG_POWER(&t->v), bits);
+}
+
 /* ------------------------------------------------------------ close */
 
 typedef struct vrun {
@@ -572,7 +596,8 @@ static void vcd_begin(ft_trace *t)
         const vsig *s = &v->sig[i];
         if (i == 0 || s->scope != v->sig[i - 1].scope)
             ft__tfile_printf(tf, "$scope module %s $end\n", s->scope);
-        ft__tfile_printf(tf, "$var %s %d %s %s $end\n", s->width == 1 ? "wire" : "integer", s->width, s->id, s->ref);
+        ft__tfile_printf(tf, "$var %s %d %s %s $end\n", s->real ? "real" : s->width == 1 ? "wire" : "integer", s->width,
+                         s->id, s->ref);
         if (i == v->nsig - 1 || s->scope != v->sig[i + 1].scope)
             ft__tfile_puts(tf, "$upscope $end\n");
     }
@@ -671,11 +696,12 @@ void ft__vcd_gtkw(ft_trace *t)
         if (i == 0 || v->sig[i].scope != v->sig[i - 1].scope)
             ft__tfile_printf(tf, "[treeopen] fusetile.%s.\n", v->sig[i].scope);
     /* flags: 0x28 = right-justified binary (one bit), 0x24 = decimal,
-     * 0x2000 = through a translate filter file (the subgraph, by name) */
+     * 0x2000 = through a translate filter file (the subgraph, by name),
+     * 0x8000 = drawn as a step curve (analog; the power) */
     int flags = 0;
     for (int i = 0; i < v->nsig; i++) {
         int named = i == SIG_SG && t->has_xlate;
-        int want = v->sig[i].width == 1 ? 0x28 : named ? 0x2024 : 0x24;
+        int want = v->sig[i].width == 1 ? 0x28 : named ? 0x2024 : v->sig[i].real ? 0x8024 : 0x24;
         if (named) {
             ft__tfile_puts(tf, "^1 ");
             const char *x = t->xlate.o.path;

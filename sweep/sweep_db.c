@@ -29,14 +29,19 @@ static const char schema[] =
     "  capacity REAL, bandwidth REAL, native TEXT, units INTEGER, compute_model TEXT, strategy TEXT,\n"
     "  time_limit REAL, seed INTEGER, simulate INTEGER, status TEXT, error TEXT,\n"
     "  total REAL, lower_bound REAL, capacity_bound REAL, ratio REAL, subgraphs INTEGER,\n"
-    "  sim_total REAL, agreement TEXT, wall_s REAL, worker TEXT, finished_at TEXT);\n";
+    "  sim_total REAL, agreement TEXT, wall_s REAL, worker TEXT, finished_at TEXT,\n"
+    "  energy_j REAL, power_w REAL);\n";
+
+/* Schema 1 (before the energy columns) to 2: the columns added to a runs
+ * table that lacks them; the rows already there keep NULL. */
+static const char *const added_columns[][2] = {{"energy_j", "REAL"}, {"power_w", "REAL"}};
 
 static const char put_sql[] =
     "INSERT OR REPLACE INTO runs(key, sweep, idx, problem, target, capacity, bandwidth, native, units, compute_model,"
     " strategy, time_limit, seed, simulate, status, error, total, lower_bound, capacity_bound, ratio, subgraphs,"
-    " sim_total, agreement, wall_s, worker, finished_at)"
+    " sim_total, agreement, wall_s, worker, finished_at, energy_j, power_w)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
-    " ?24, ?25, ?26)";
+    " ?24, ?25, ?26, ?27, ?28)";
 
 static int db_fail(ft_sweep_db *h, ft_status *st, const char *what)
 {
@@ -78,6 +83,29 @@ static int check_version(ft_sweep_db *h, ft_status *st)
     return rc;
 }
 
+/* Bring an older runs table up to this schema (added_columns); FT_OK or
+ * the error in st. */
+static int migrate(ft_sweep_db *h, ft_status *st)
+{
+    for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(h->db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?1", -1, &q, NULL) !=
+            SQLITE_OK)
+            return db_fail(h, st, "reading the runs table's columns");
+        sqlite3_bind_text(q, 1, added_columns[i][0], -1, SQLITE_STATIC);
+        int have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+        sqlite3_finalize(q);
+        if (have)
+            continue;
+        char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s %s", added_columns[i][0], added_columns[i][1]);
+        int rc = sql ? exec(h, sql, "cannot add a column to the runs table", st) : db_fail(h, st, "out of memory");
+        sqlite3_free(sql);
+        if (rc)
+            return rc;
+    }
+    return FT_OK;
+}
+
 int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out, ft_status *st)
 {
     ft_status_clear(st);
@@ -104,7 +132,7 @@ int ft_sweep_db_open(const char *path, const char *sweep_path, ft_sweep_db **out
         (rc = exec(h, "PRAGMA synchronous=NORMAL", "cannot set synchronous", st)) ||
         (rc = exec(h, "BEGIN IMMEDIATE", "cannot write", st)))
         goto out;
-    if ((rc = exec(h, schema, "cannot create the tables", st)) || (rc = check_version(h, st))) {
+    if ((rc = exec(h, schema, "cannot create the tables", st)) || (rc = check_version(h, st)) || (rc = migrate(h, st))) {
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
         goto out;
     }
@@ -212,6 +240,8 @@ int ft_sweep_db_put(ft_sweep_db *h, const char *sweep_path, const ft_sweep_run *
     bind_real(q, 24, res->wall_s);
     sqlite3_bind_text(q, 25, worker, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 26, when, -1, SQLITE_STATIC);
+    bind_real(q, 27, res->energy_j);
+    bind_real(q, 28, res->power_w);
     /* one statement is its own transaction (autocommit) */
     int rc = sqlite3_step(q);
     sqlite3_reset(q);

@@ -215,6 +215,7 @@ static void record_death(pool *P, int idx, int status)
     ft_sweep_result res;
     memset(&res, 0, sizeof res);
     res.capacity = res.bandwidth = res.total = res.lower_bound = res.capacity_bound = res.ratio = res.sim_total = NAN;
+    res.energy_j = res.power_w = NAN;
     res.agreement = -1;
     if (WIFSIGNALED(status))
         snprintf(res.error, sizeof res.error, "worker killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));

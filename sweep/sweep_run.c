@@ -114,6 +114,7 @@ int ft_sweep_run_exec(const ft_sweep_run *r, ft_sim **sim, ft_sweep_result *res,
     memset(res, 0, sizeof *res);
     res->capacity = res->bandwidth = NAN;
     res->total = res->lower_bound = res->capacity_bound = res->ratio = res->sim_total = NAN;
+    res->energy_j = res->power_w = NAN;
     res->agreement = -1;
     ft_problem *p = NULL;
     int rc = load(r, &p, res, st);
@@ -145,6 +146,10 @@ int ft_sweep_run_exec(const ft_sweep_run *r, ft_sim **sim, ft_sweep_result *res,
             res->lower_bound = ev.lower_bound;
             res->ratio = ev.lower_bound > 0 ? ev.total / ev.lower_bound : NAN;
             res->subgraphs = s->nsubgraphs;
+            if (p->energy.on) {
+                res->energy_j = ev.energy;
+                res->power_w = ft_energy_watts(p, ev.energy, ev.total);
+            }
             res->ok = 1;
             if (r->simulate)
                 rc = simulate(r, sim, p, s, res, st);

@@ -27,8 +27,9 @@ extern "C" {
 /* FT_SWEEP_MAX_RUNS, FT_SWEEP_MAX_VALUES, FT_SWEEP_MAX_JOBS
  * (fusetile/limits.h): most runs of a sweep file, values of an axis,
  * worker processes. */
-/* Version of the database schema, stored in meta.schema_version. */
-#define FT_SWEEP_SCHEMA_VERSION 1
+/* Version of the database schema, stored in meta.schema_version (2: the
+ * energy_j and power_w columns, added to an older database on open). */
+#define FT_SWEEP_SCHEMA_VERSION 2
 
 /* One run of a sweep: its inputs.  Numbers that are 0 (strings NULL) were
  * not set by the sweep file: the problem's or target's value is used. */
@@ -95,6 +96,10 @@ typedef struct ft_sweep_result {
     int agreement;            /* -1 not simulated, 1 simulated and analytic
                                  totals agree within 1e-9 (relative), 0 not */
     double wall_s;            /* seconds the run took */
+    double energy_j;          /* the schedule's joules (ft_eval.energy) and average watts
+                                 (ft_energy_watts of its total); NaN without an energy
+                                 model (a target without an energy group, or failed) */
+    double power_w;
 } ft_sweep_result;
 
 typedef struct ft_sim ft_sim;

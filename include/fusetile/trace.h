@@ -97,6 +97,10 @@ typedef struct ft_trace_config {
     int64_t warn_bytes;     /* a file that grows (or is bound to grow) past this many bytes
                                is named on stderr once, with how to trace less;
                                0: FT_TRACE_WARN_BYTES; negative: never */
+    int power;              /* 1: a power track (the target has an energy model): the Chrome
+                               trace's "power" counter (args "watts") and the VCD's
+                               power.watts (a real), from the levels ft_trace_power
+                               records; the VCD is then held (spilled) until the close */
 } ft_trace_config;
 
 /* Fill *c with the defaults above. */
@@ -177,6 +181,18 @@ void ft_trace_occupancy(ft_trace *t, double time, int64_t elems);
  * The simulator calls it as its units move on together (a replay on
  * several units).  t may be NULL. */
 void ft_trace_sync(ft_trace *t, double time);
+
+/* Record that the device draws `watts` (W, >= 0) from `start` to `end`
+ * (cost units), for the power track of a trace opened with
+ * ft_trace_config.power (the simulator gives each subgraph's average power
+ * from its energy account, after the replay and before ft_trace_close).
+ * Levels come in time order (a start before the previous level's end, a
+ * level out of range or a trace without a power track fails the trace).
+ * At close the track is written: each level from its start (cut to the
+ * window), 0 W in a gap between levels and from the last level's end, so
+ * that the track's integral over time is the joules of the levels.  t may
+ * be NULL. */
+void ft_trace_power(ft_trace *t, double start, double end, double watts);
 
 /* Finish the files (closing JSON brackets, final VCD timestamp at end_time
  * or, with a window, at the end of its last span; the save file), rename

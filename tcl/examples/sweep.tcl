@@ -1,10 +1,14 @@
 # sweep.tcl - capacity sweep: schedule a problem at a series of fast-memory
 # capacities, print a table, and write it as CSV and as an SVG plot of
-# latency against capacity with the lower bound as a second line.
+# latency against capacity with the lower bound as a second line; on a
+# target with an energy group, the joules and average watts of each point
+# too (table and CSV; the CSV's energy_j and power_w are empty without one).
 #
-# usage: fusetile shell tcl/examples/sweep.tcl ?-problem FILE? ?-model native|op?
-#            ?-timelimit SECONDS? ?-capacities LIST? ?-out PREFIX?
+# usage: fusetile shell tcl/examples/sweep.tcl ?-problem FILE? ?-target CFG?
+#            ?-model native|op? ?-timelimit SECONDS? ?-capacities LIST? ?-out PREFIX?
 #   -problem     problem file (default: benchmarks/mlsys-2026-1.json)
+#   -target      a target file or a shipped target's name, applied before the
+#                capacities (default: none, the problem file's machine)
 #   -model       compute model (default: native)
 #   -timelimit   search time per capacity in seconds (default: 1)
 #   -capacities  capacities in elements (default: 4096 ... 1048576)
@@ -15,12 +19,13 @@ package require fusetile
 set here [file dirname [file normalize [info script]]]
 array set opt [list \
     -problem [file normalize [file join $here .. .. benchmarks mlsys-2026-1.json]] \
+    -target "" \
     -model native \
     -timelimit 1 \
     -capacities {4096 8192 12288 16384 24576 32768 49152 65536 98304 131072 196608 262144 393216 524288 1048576} \
     -out sweep]
 if {[llength $argv] % 2} {
-    error "usage: sweep.tcl ?-problem FILE? ?-model native|op? ?-timelimit S? ?-capacities LIST? ?-out PREFIX?"
+    error "usage: sweep.tcl ?-problem FILE? ?-target CFG? ?-model native|op? ?-timelimit S? ?-capacities LIST? ?-out PREFIX?"
 }
 foreach {k v} $argv {
     if {![info exists opt($k)]} {
@@ -32,8 +37,19 @@ foreach {k v} $argv {
 # ---------------------------------------------------------------- the sweep
 
 fusetile::problem prob $opt(-problem)
+set energy 0
+if {$opt(-target) ne ""} {
+    fusetile::target tgt $opt(-target)
+    tgt apply prob
+    tgt destroy
+    # does the target have an energy group?  the evaluation says so
+    prob schedule probe -timelimit 0.1 -model $opt(-model)
+    set energy [dict exists [probe evaluate] energy_j]
+    probe destroy
+}
 set rows {}
-puts [format "%-12s %14s %14s %8s %10s" capacity latency "lower bound" ratio subgraphs]
+set head [format "%-12s %14s %14s %8s %10s" capacity latency "lower bound" ratio subgraphs]
+puts [expr {$energy ? [format "%s %12s %10s" $head "energy (J)" "power (W)"] : $head}]
 foreach cap $opt(-capacities) {
     prob configure -capacity $cap
     set bound [dict get [prob lowerbound -model $opt(-model)] bound]
@@ -48,8 +64,17 @@ foreach cap $opt(-capacities) {
     set total [dict get $e total]
     set nsg [llength [dict get $e subgraphs]]
     sched destroy
-    puts [format "%-12s %14.1f %14.1f %8.4f %10d" $cap $total $bound [expr {$total / $bound}] $nsg]
-    lappend rows [list $cap $total $bound $nsg]
+    set line [format "%-12s %14.1f %14.1f %8.4f %10d" $cap $total $bound [expr {$total / $bound}] $nsg]
+    if {$energy} {
+        set j [dict get $e energy_j]
+        set w [dict get $e power_w]
+        puts [format "%s %12.6g %10.4g" $line $j $w]
+    } else {
+        set j ""
+        set w ""
+        puts $line
+    }
+    lappend rows [list $cap $total $bound $nsg $j $w]
 }
 set name [dict get [prob info] name]
 prob destroy
@@ -57,7 +82,7 @@ prob destroy
 # ---------------------------------------------------------------- CSV
 
 set f [open $opt(-out).csv w]
-puts $f "capacity,latency,lower_bound,subgraphs"
+puts $f "capacity,latency,lower_bound,subgraphs,energy_j,power_w"
 foreach r $rows {
     puts $f [join $r ,]
 }

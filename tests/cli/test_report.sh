@@ -86,11 +86,23 @@ assert abs(sum(g["latency"] for g in d["subgraphs"]) - d["total"]) <= 1e-9 * d["
 assert d["target"]["name"] == "kpu" and d["time_unit"] == "cycles"
 assert [s["name"] for s in d["strategies"]] == ["patterns", "rules"] or \
        [s["name"] for s in d["strategies"]] == ["search", "patterns", "rules"], [s["name"] for s in d["strategies"]]
-assert d["fusion_headroom"] is None and d["energy"] is None
+assert d["fusion_headroom"] is None
+# the KPU has an energy group: joules and watts per subgraph and in total,
+# evaluate's, and the replay's own account beside them
+e = d["energy"]
+assert e["energy_j"] == ev["energy_j"] and e["power_w"] == ev["power_w"], (e, ev.get("energy_j"))
+assert e["energy_simulated_j"] > 0 and e["energy_agree"] in (True, False), e
+for a, b in zip(d["subgraphs"], ev["subgraphs"]):
+    assert a["energy_j"] == b["energy_j"] and a["power_w"] == b["power_w"], (a["energy_j"], b["energy_j"])
+m = re.search(r'<tfoot>.*?data-key="energy_j" data-v="([^"]+)"', page, re.S)
+assert m and float(m.group(1)) == e["energy_j"], m and m.group(1)
+assert re.search(r'<dd id="sum-energy" data-v="([^"]+)"', page).group(1) == m.group(1)
+assert page.count('<td class="num" data-key="power_w"') == len(d["subgraphs"]) + 1
 # the table's footer shows the JSON total, exactly
 m = re.search(r'<tfoot>.*?data-key="latency" data-v="([^"]+)"', page, re.S)
 assert m and float(m.group(1)) == d["total"], m and m.group(1)
-assert page.count(">not yet computed for this target</p>") == 2
+assert page.count(">not yet computed for this target</p>") == 1
+assert '<table class="kv" data-later="energy">' in page
 EOF
 expect json-agrees "the page's JSON disagrees with evaluate --json: $(python3 "$tmp/agree.py" "$tmp/r.html" "$tmp/eval.json" 2>&1 | tail -1)" \
     python3 "$tmp/agree.py" "$tmp/r.html" "$tmp/eval.json"
@@ -98,6 +110,13 @@ expect json-agrees "the page's JSON disagrees with evaluate --json: $(python3 "$
 # Without SCHEDULE: the search's schedule, and its row among the strategies.
 check searched 0 err 'report: search: ' -- "$bin" report "$prob" -o "$tmp/s.html" --strategies search "${quick[@]}"
 expect searched-row "the search's row is not this schedule" grep -q '<tr data-strategy="0" data-this="1"' "$tmp/s.html"
+# the contest machine has no energy group: no energy anywhere on its page
+expect contest-no-energy "the contest target's page shows energy" python3 -c '
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"report-data\">(.*?)</script>", page, re.S).group(1))
+sys.exit(0 if d["energy"] is None and all(g["energy_j"] is None for g in d["subgraphs"]) and "data-key=\"energy_j\"" not in page
+         and "id=\"sum-energy\"" not in page and page.count(">not yet computed for this target</p>") == 2 else 1)' "$tmp/s.html"
 
 # ---------------------------------------------------------------- rendered
 if command -v chromium >/dev/null 2>&1; then
@@ -114,25 +133,32 @@ if command -v chromium >/dev/null 2>&1; then
     expect checks-line "no 'checks: N of N passed' line" \
         sh -c "grep -o 'checks: [0-9]* of [0-9]* passed' '$tmp/dom.html' | awk '{ exit !(\$2 == \$4 && \$2 > 0) }'"
     # The checks can fail: the same page with its JSON total changed.
-    python3 - "$tmp/r.html" "$tmp/bad.html" <<'EOF2'
+    python3 - "$tmp/r.html" "$tmp/bad.html" "$tmp/bad-energy.html" <<'EOF2'
 import json, re, sys
 page = open(sys.argv[1], encoding="utf-8").read()
 m = re.search(r'(<script type="application/json" id="report-data">)(.*?)(</script>)', page, re.S)
 d = json.loads(m.group(2))
 d["total"] += 1
 open(sys.argv[2], "w", encoding="utf-8").write(page[:m.start(2)] + json.dumps(d).replace("<", "\\u003c") + page[m.end(2):])
+d["total"] -= 1
+d["subgraphs"][0]["energy_j"] *= 2
+open(sys.argv[3], "w", encoding="utf-8").write(page[:m.start(2)] + json.dumps(d).replace("<", "\\u003c") + page[m.end(2):])
 EOF2
     timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" --dump-dom \
         "file://$tmp/bad.html" >"$tmp/bad-dom.html" 2>>"$tmp/chromium.err"
     expect checks-can-fail "a page whose JSON total was changed still passes its checks" \
         grep -q '<body data-checks="fail"' "$tmp/bad-dom.html"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" --dump-dom \
+        "file://$tmp/bad-energy.html" >"$tmp/bad-energy-dom.html" 2>>"$tmp/chromium.err"
+    expect checks-energy-can-fail "a page whose JSON joules were changed still passes its checks" \
+        sh -c "grep -q '<body data-checks=\"fail\"' '$tmp/bad-energy-dom.html' && grep -q 'FAIL: every row shows its subgraph.s joules' '$tmp/bad-energy-dom.html'"
     rm -f "$tmp/shot.png"
     expect screenshot "chromium --screenshot failed: $(tail -2 "$tmp/chromium.err")" \
         render "$tmp/shot.log" --screenshot="$tmp/shot.png" --window-size=1400,2400
     expect screenshot-png "the screenshot is not a non-empty PNG" \
         sh -c "test -s '$tmp/shot.png' && head -c 8 '$tmp/shot.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
 else
-    skip 6 "chromium is not installed (Debian: apt-get install chromium): the page is not rendered"
+    skip 7 "chromium is not installed (Debian: apt-get install chromium): the page is not rendered"
 fi
 
 finish report

@@ -123,7 +123,7 @@ if [ $have_sqlite = 1 ]; then
     expect rows "rows in small.db" test "$(q "$tmp/s/small.db" 'SELECT count(*), count(DISTINCT key) FROM runs')" = "36|36"
     expect all-ok "not every run ok" test "$(q "$tmp/s/small.db" "SELECT count(*) FROM runs WHERE status = 'ok' AND total > 0 AND lower_bound > 0 AND ratio >= 1 AND subgraphs >= 1 AND sim_total > 0")" -eq 36
     expect agree-contest "contest runs disagree with the simulator" test "$(q "$tmp/s/small.db" "SELECT count(*) FROM runs WHERE target = 'none' AND agreement = 'yes'")" -eq 18
-    expect meta "meta" test "$(q "$tmp/s/small.db" "SELECT value FROM meta WHERE key = 'schema_version'")" = 1
+    expect meta "meta" test "$(q "$tmp/s/small.db" "SELECT value FROM meta WHERE key = 'schema_version'")" = 2
     expect wal "not WAL" test "$(q "$tmp/s/small.db" 'PRAGMA journal_mode')" = wal
     # --jobs 1 and --jobs 2 give the same totals, run by run
     a=$(q "$tmp/s/small.db" 'SELECT key, total, sim_total FROM runs ORDER BY key' | md5sum)

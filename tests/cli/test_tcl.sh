@@ -97,12 +97,21 @@ example() {
 }
 example sweep '^wrote sweep.csv and sweep.svg \([0-9]+ points\)$' "${sweep_args[@]}"
 expect sweep-table "no table header" grep -Eq '^capacity +latency +lower bound +ratio +subgraphs$' "$tmp/out"
-expect sweep-csv "bad CSV" grep -q '^capacity,latency,lower_bound,subgraphs$' "$tmp/sweep.csv"
+expect sweep-csv "bad CSV" grep -q '^capacity,latency,lower_bound,subgraphs,energy_j,power_w$' "$tmp/sweep.csv"
+expect sweep-csv-no-energy "energy on the contest machine" sh -c "! grep -q '^[0-9].*[^,]\$' '$tmp/sweep.csv'"
 expect sweep-csv-rows "CSV rows differ from the table" \
     [ "$(grep -c '^[0-9]' "$tmp/sweep.csv")" -eq "$(grep -Ec '^[0-9]+ +[0-9.]+ ' "$tmp/out")" ]
 expect sweep-svg-lines "not two lines in the SVG" [ "$(grep -c '<polyline' "$tmp/sweep.svg")" -eq 2 ]
 expect sweep-svg-labels "a line label is missing" grep -q '>scheduled latency</text>' "$tmp/sweep.svg"
 expect sweep-svg-bound "the lower bound label is missing" grep -q '>lower bound</text>' "$tmp/sweep.svg"
+# on a target with an energy group: joules and watts per point, as evaluate's
+check example-sweep-energy 0 out '^capacity +latency +lower bound +ratio +subgraphs +energy \(J\) +power \(W\)$' -- \
+    sh -c 'cd "$1" && shift && exec "$@"' sh "$tmp" "$bin" shell "$src/tcl/examples/sweep.tcl" -target "$src/targets/kpu.cfg" \
+    -timelimit 0.3 -capacities "65536 262144" -out energy
+expect sweep-energy-csv "no joules and watts in the CSV" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sys.exit(0 if len(rows) == 2 and all(float(r["energy_j"]) > 0 and float(r["power_w"]) > 0 for r in rows) else 1)' "$tmp/energy.csv"
 expect sweep-svg-axes "an axis label is missing" \
     sh -c 'grep -q ">fast-memory capacity (elements, log scale)</text>" "$1" && grep -q ">latency (cost units)</text>" "$1"' sh "$tmp/sweep.svg"
 if command -v python3 >/dev/null 2>&1; then

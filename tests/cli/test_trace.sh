@@ -46,7 +46,7 @@ def check_json(path, capacity, total, us):
     other = doc.get("otherData", {})
     if other.get("fast_memory_capacity") != capacity:
         fail("%s: otherData.fast_memory_capacity %r, want %r" % (path, other.get("fast_memory_capacity"), capacity))
-    names, procs, spans, occ = {}, [], {}, []
+    names, procs, spans, occ, power = {}, [], {}, [], []
     for ev in doc["traceEvents"]:
         ph = ev.get("ph")
         if ev.get("pid") != 1:
@@ -64,6 +64,11 @@ def check_json(path, capacity, total, us):
             if ev["name"] == "channel busy":
                 if set(ev["args"]) != {"load", "write"} or min(ev["args"].values()) < 0:
                     fail("%s: bad channel busy counter %r" % (path, ev))
+                continue
+            if ev["name"] == "power":
+                if set(ev["args"]) != {"watts"} or not ev["args"]["watts"] >= 0:
+                    fail("%s: bad power counter %r" % (path, ev))
+                power.append((ev["ts"], ev["args"]["watts"]))
                 continue
             if ev["name"] != "fast memory":
                 fail("%s: unexpected counter %r" % (path, ev["name"]))
@@ -102,7 +107,31 @@ def check_json(path, capacity, total, us):
         if ev.get("ph") == "X" and ev.get("cat") == "subgraph":
             sg = ev["args"]["sg"]
             sgnames[sg] = labels[sg] if labels else ev["name"]
-    return nspans, occ, sgnames
+    return nspans, occ, sgnames, power, doc
+
+def check_power(path, power, doc, total, us, energy):
+    """The power counter (a target with an energy group, energy in joules;
+    else None and no counter): levels in time order from 0, the last 0 W at
+    the end of the run, and its integral over time (ts in us) the
+    simulator's joules."""
+    if energy is None:
+        if power:
+            fail("%s: a power counter without an energy model" % path)
+        return
+    if not power:
+        fail("%s: no power counter (energy %r J)" % (path, energy))
+    ts = [t for t, _ in power]
+    if ts != sorted(ts) or len(set(ts)) != len(ts) or ts[0] != 0:
+        fail("%s: power counter times %r not increasing from 0" % (path, ts[:5]))
+    if power[-1][1] != 0 or abs(ts[-1] - total * us) > 1e-9 * total * us:
+        fail("%s: the power counter does not end at 0 W at the run's end (%r, end %r)" % (path, power[-1], total * us))
+    joules = sum(w * (b[0] - a[0]) * 1e-6 for (a, b), w in zip(zip(power, power[1:]), [w for _, w in power]))
+    if abs(joules - energy) > 1e-9 * energy:
+        fail("%s: the power counter's integral is %r J, the simulator's energy %r J" % (path, joules, energy))
+    # a step at each subgraph's start, where its average power changes
+    starts = sorted(ev["ts"] for ev in doc["traceEvents"] if ev.get("cat") == "subgraph")
+    if not set(ts[:-1]) <= set(starts):
+        fail("%s: power changes %r not at subgraph starts" % (path, sorted(set(ts[:-1]) - set(starts))[:3]))
 
 def parse_vcd(path):
     """Strict VCD reader: header, $var declarations, increasing timestamps,
@@ -142,9 +171,10 @@ def parse_vcd(path):
         elif t == "$var":
             j = until_end(i + 1)
             typ, size, ident, ref = toks[i + 1:i + 5]
-            if not scopes or ident in vars_ or not size.isdigit() or int(size) < 1:
+            if not scopes or ident in vars_ or not size.isdigit() or int(size) < 1 or typ not in ("wire", "integer", "real") \
+                    or (typ == "real" and size != "64"):
                 fail("%s: bad $var %s" % (path, " ".join(toks[i:j])))
-            vars_[ident] = {"ref": ref, "path": ".".join(scopes), "size": int(size), "changes": []}
+            vars_[ident] = {"ref": ref, "path": ".".join(scopes), "size": int(size), "changes": [], "real": typ == "real"}
             i = j
         elif t == "$enddefinitions":
             if toks[i + 1] != "$end" or scopes:
@@ -166,6 +196,16 @@ def parse_vcd(path):
         elif t in ("$dumpvars", "$dumpall", "$dumpon", "$dumpoff", "$end"):
             if time < 0:
                 fail("%s: %s before the first timestamp" % (path, t))
+        elif t[0] in "rR":
+            v = vars_.get(toks[i]) if i < n else None
+            try:
+                x = float(t[1:])
+            except ValueError:
+                x = None
+            if time < 0 or v is None or not v["real"] or x is None:
+                fail("%s: bad real change %r at %d" % (path, t, time))
+            v["changes"].append((time, x))
+            i += 1
         elif t[0] in "01":
             v = vars_.get(t[1:])
             if time < 0 or v is None or v["size"] != 1:
@@ -176,7 +216,7 @@ def parse_vcd(path):
                 fail("%s: vector change without an id" % path)
             v = vars_.get(toks[i])
             bits = t[1:]
-            if time < 0 or v is None or not bits or set(bits) - set("01") or len(bits) > v["size"]:
+            if time < 0 or v is None or v["real"] or not bits or set(bits) - set("01") or len(bits) > v["size"]:
                 fail("%s: bad vector change %r %r at %d" % (path, t, toks[i], time))
             v["changes"].append((time, int(bits, 2)))
             i += 1
@@ -186,7 +226,7 @@ def parse_vcd(path):
 
 SCALES = {"1 s": 1, "1 ms": 1e3, "1 us": 1e6, "1 ns": 1e9, "1 ps": 1e12, "1 fs": 1e15}
 
-def check_vcd(path, capacity, total, occ, clock):
+def check_vcd(path, capacity, total, occ, clock, power):
     timescale, sig, last = parse_vcd(path)
     if clock == 0:
         if timescale != "1 fs":
@@ -230,6 +270,15 @@ def check_vcd(path, capacity, total, occ, clock):
     got = sig["occupancy"]["changes"]
     if len(got) != len(want_occ) or any(a[1] != b[1] or abs(a[0] - b[0]) > tol for a, b in zip(got, want_occ)):
         fail("%s: occupancy changes differ from the JSON counter" % path)
+    # the power signal (a real, watts) is the JSON power counter
+    if not power:
+        if "watts" in sig:
+            fail("%s: a power signal without an energy model" % path)
+    else:
+        got = sig["watts"]["changes"] if "watts" in sig and sig["watts"]["path"] == "fusetile.power" else None
+        want_pw = [(round(ts / us * tpu), w) for ts, w in power]
+        if got is None or len(got) != len(want_pw) or any(a[1] != b[1] or abs(a[0] - b[0]) > tol for a, b in zip(got, want_pw)):
+            fail("%s: fusetile.power.watts %r differs from the JSON power counter %r" % (path, (got or [])[:4], want_pw[:4]))
     return sig, last
 
 def check_gtkw(path, vcd, sig, last, sgnames):
@@ -269,11 +318,15 @@ def check_gtkw(path, vcd, sig, last, sgnames):
             fail("%s: does not open %s" % (path, v["path"]))
 
 def main():
-    if len(sys.argv) != 6:
-        fail("usage: check_trace.py TRACE.json TRACE.vcd CAPACITY TOTAL CLOCK_HZ")
+    if len(sys.argv) != 7:
+        fail("usage: check_trace.py TRACE.json TRACE.vcd CAPACITY TOTAL CLOCK_HZ SIMULATE.json")
     capacity, total, clock = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-    nspans, occ, sgnames = check_json(sys.argv[1], capacity, total, 1 if clock == 0 else 1e6 / clock)
-    sig, last = check_vcd(sys.argv[2], capacity, total, occ, clock)
+    us = 1 if clock == 0 else 1e6 / clock
+    with open(sys.argv[6], encoding="utf-8") as f:
+        energy = json.load(f).get("energy_j")
+    nspans, occ, sgnames, power, doc = check_json(sys.argv[1], capacity, total, us)
+    check_power(sys.argv[1], power, doc, total, us, energy)
+    sig, last = check_vcd(sys.argv[2], capacity, total, occ, clock, power)
     check_gtkw(re.sub(r"\.vcd$", "", sys.argv[2]) + ".gtkw", sys.argv[2], sig, last, sgnames)
     print("check_trace: %s: %d spans, %d occupancy changes; %s and its save file: accepted" % (sys.argv[1], nspans, len(occ), sys.argv[2]))
 
@@ -292,7 +345,7 @@ check_trace() {
         return
     }
     expect "$name" "the trace is consistent (capacity $cap, total $total, clock $clock)" \
-        python3 "$tmp/check_trace.py" "$json" "$vcd" "$cap" "$total" "$clock"
+        python3 "$tmp/check_trace.py" "$json" "$vcd" "$cap" "$total" "$clock" "$out"
 }
 
 # --- golden traces (every step): regenerated byte for byte, and consistent
@@ -548,6 +601,52 @@ sys.exit(0 if o["target"] == sys.argv[2] and o["clock_hz"] == float(sys.argv[3])
     expect "$t-vcd-target" "the VCD names the target $t" grep -qx "\\\$comment target $t \\\$end" "$tmp/$t.vcd"
 done
 
+# --- the power track (issue 35): on the H100 (an energy group) the Chrome
+# trace's "power" counter and the VCD's power.watts give each subgraph's
+# average power from the simulator's own energy account, stepping at the
+# subgraph starts; their integral is the replay's joules (check_trace's
+# check_power); the contest target (the golden traces above) has neither
+H=$src/targets/gpu-h100.cfg
+check h100-schedule 0 - '' -- "$bin" schedule "$B" --target "$H" --time-limit 0.5 -q -o "$tmp/h100.schedule.json"
+check h100-simulate 0 out '"energy_agree": true' -- \
+    "$bin" simulate "$B" "$tmp/h100.schedule.json" --target "$H" --trace "$tmp/h100.json" --vcd "$tmp/h100.vcd" --json
+cp "$tmp/out" "$tmp/h100.out"
+cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/h100.json")
+clock=$(sed -n 's/^clock_hz *= *\([0-9.e]*\);.*/\1/p' "$H")
+check_trace h100-consistent "$tmp/h100.json" "$tmp/h100.vcd" "$B" "$tmp/h100.out" "$cap" "$clock"
+expect h100-power-levels "the power levels are not the subgraphs' power_w in order" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+levels = [e["args"]["watts"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["name"] == "power"]
+want = [g["power_w"] for g in d["subgraphs"]]
+want = [w for i, w in enumerate(want) if i == 0 or w != want[i - 1]] + [0]
+sys.exit(0 if levels == want and len(want) > 2 else 1)' "$tmp/h100.out" "$tmp/h100.json"
+expect h100-gtkw-power "the save file does not show power.watts as a step curve (@8024)" \
+    grep -A1 -x '@8024' "$tmp/h100.gtkw" | grep -qx 'fusetile.power.watts'
+check h100-json-only 0 - '' -- "$bin" simulate "$B" "$tmp/h100.schedule.json" --target "$H" --trace "$tmp/h100j.json"
+expect h100-json-only-same "--trace alone writes another power counter" \
+    test "$(grep '"name":"power"' "$tmp/h100j.json")" = "$(grep '"name":"power"' "$tmp/h100.json")"
+check h100-vcd-only 0 - '' -- "$bin" simulate "$B" "$tmp/h100.schedule.json" --target "$H" --vcd "$tmp/h100v.vcd"
+expect h100-vcd-only-same "--vcd alone writes another VCD" cmp -s "$tmp/h100v.vcd" "$tmp/h100.vcd"
+expect h100-vcd-steps-power "--detail steps has no power.watts" python3 -c '
+import subprocess, sys
+sys.exit(subprocess.call([sys.argv[1], "simulate", sys.argv[2], sys.argv[3], "--target", sys.argv[4], "--vcd", sys.argv[5],
+                          "--detail", "steps"]) or ("power $end" not in open(sys.argv[5]).read()))' \
+    "$bin" "$B" "$tmp/h100.schedule.json" "$H" "$tmp/h100s.vcd"
+# a window: the track cut to the window, from its first instant to its end
+check h100-window 0 - '' -- "$bin" simulate "$B" "$tmp/h100.schedule.json" --target "$H" --trace "$tmp/h100w.json" \
+    --vcd "$tmp/h100w.vcd" --window 10:30
+expect h100-window-power "the windowed power counter is not cut to the window" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+pw = [(e["ts"], e["args"]["watts"]) for e in ev if e["name"] == "power"]
+spans = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X"]
+t0, t1 = min(a for a, _ in spans), max(b for _, b in spans)
+full = {e["args"]["watts"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["name"] == "power"}
+sys.exit(0 if pw and pw[0][0] == t0 and pw[-1] == (t1, 0) and {w for _, w in pw} <= full else 1)' "$tmp/h100w.json" "$tmp/h100.json"
+expect h100-window-vcd "the windowed VCD has no power.watts" grep -q 'power \$end' "$tmp/h100w.vcd"
+
 # --- real time: the same replay on the KPU with twice its clock is shown in
 # half the time (a window keeps the traces small)
 B=$src/benchmarks/mlsys-2026-1.json
@@ -609,6 +708,7 @@ if command -v gtkwave >/dev/null 2>&1 && command -v xvfb-run >/dev/null 2>&1; th
 puts "window [gtkwave::getWindowStartTime] [gtkwave::getWindowEndTime] [gtkwave::getMaxTime]"
 gtkwave::setMarker [expr {[gtkwave::getMaxTime] / 2}]
 puts "subgraph [gtkwave::getTraceValueAtMarkerFromName fusetile.controller.subgraph]"
+puts "power [gtkwave::getTraceValueAtMarkerFromName fusetile.power.watts]"
 gtkwave::/File/Quit
 TCL
     (cd "$tmp" && timeout 120 xvfb-run -a -s '-screen 0 1400x900x24' gtkwave -S gtkwave.tcl r18.vcd r18.gtkw) >"$tmp/gtkwave.out" 2>&1
@@ -621,8 +721,13 @@ import sys
 v = [l.split(" ", 1)[1].strip() for l in open(sys.argv[1]) if l.startswith("subgraph ")]
 names = [l.split(" ", 1)[1].strip() for l in open(sys.argv[2]) if not l.startswith("#")]
 sys.exit(0 if v and v[0] in names and not v[0].isdigit() else 1)' "$tmp/gtkwave.out" "$tmp/r18.subgraphs.txt"
+    expect gtkwave-power "GTKWave does not read power.watts as one of the power levels" python3 -c '
+import json, sys
+v = [l.split()[1] for l in open(sys.argv[1]) if l.startswith("power ")]
+levels = {e["args"]["watts"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["name"] == "power"}
+sys.exit(0 if v and any(abs(float(v[0]) - w) <= 1e-6 * w for w in levels if w > 0) else 1)' "$tmp/gtkwave.out" "$tmp/r18.json"
 else
-    skip 2 "gtkwave or xvfb-run is not installed: GTKWave opening the save file is not checked"
+    skip 3 "gtkwave or xvfb-run is not installed: GTKWave opening the save file is not checked"
 fi
 
 finish trace

@@ -346,6 +346,23 @@ class TestSweep(unittest.TestCase):
             self.assertEqual(len(rows), 2)
             self.assertTrue(os.path.exists(os.path.join(tmp, "s.db")))
 
+    def test_sweep_energy(self):
+        # each row has the run's joules and watts: evaluate()'s on a target
+        # with an energy group, None on the contest machine
+        with tempfile.TemporaryDirectory() as tmp:
+            kpu = os.path.join(SRC, "targets", "kpu.cfg")
+            rows = fusetile.sweep({"problems": [E], "targets": [kpu, "none"], "strategy": "rules"},
+                                  db=os.path.join(tmp, "e.db"), jobs=1, progress=False)
+            self.assertEqual(len(rows), 2)
+            on, off = rows
+            self.assertTrue(on["energy_j"] > 0 and on["power_w"] > 0, on)
+            self.assertIsNone(off["energy_j"])
+            self.assertIsNone(off["power_w"])
+            s, r = fusetile.schedule(E, target=kpu, strategy="rules", progress=False)
+            self.assertEqual(r["total"], on["total"])
+            self.assertAlmostEqual(r["energy_j"], on["energy_j"], delta=1e-12 * on["energy_j"])
+            self.assertAlmostEqual(r["power_w"], on["power_w"], delta=1e-9 * on["power_w"])
+
     def test_sweep_ctrl_c(self):
         # SIGINT stops the workers (the pool's own handler) and raises
         # KeyboardInterrupt with the rows finished so far

@@ -452,6 +452,99 @@ static void test_trace_deterministic(void **state)
     free(s.calls);
 }
 
+/* The power track (ft_trace_config.power, ft_trace_power): levels cut to
+ * the run, not repeated, 0 W in a gap and at the end, in the Chrome trace's
+ * "power" counter and the VCD's power.watts (a real) at the same instants,
+ * whatever the VCD buffer (the power holds every change until the close);
+ * its errors fail the trace. */
+static void test_trace_power(void **state)
+{
+    fixture *f = *state;
+    stream s;
+    make_stream(&s, 200, 1, 3);
+    const double L = s.end;
+    /* levels: 100 W over [0, L/4) and again over [L/4, L/2) (one level),
+     * an empty one, a gap to 0.6 L, 50.5 W to past the end (cut there) */
+    const double lv[][3] = {{0, L / 4, 100}, {L / 4, L / 4, 7}, {L / 4, L / 2, 100}, {0.6 * L, 2 * L, 50.5}};
+    const double want_t[] = {0, L / 2, 0.6 * L, L}, want_w[] = {100, 0, 50.5, 0};
+    static const size_t caps[] = {1u << 18, 4};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        vcd_buffer_cap = caps[c];
+        ft_trace_config cfg;
+        config_init_steps(&cfg);
+        cfg.json_path = f->json;
+        cfg.vcd_path = f->vcd;
+        cfg.capacity = 100000;
+        cfg.power = 1;
+        ft_trace *t;
+        char err[512];
+        assert_int_equal(ft_trace_open_config(&t, &cfg, err, sizeof err), FT_OK);
+        replay(t, &s);
+        for (size_t i = 0; i < 4; i++)
+            ft_trace_power(t, lv[i][0], lv[i][1], lv[i][2]);
+        if (ft_trace_close(t, L, err, sizeof err) != FT_OK)
+            fail_msg("close: %s", err);
+        check_json(f->json, &s, "fusetile", 0);
+        check_vcd(f->vcd, &s);
+        /* the Chrome counter */
+        json_t *root = load_json(f->json), *ev;
+        size_t i, k = 0;
+        json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+            if (strcmp(json_string_value(json_object_get(ev, "name")), "power") != 0)
+                continue;
+            assert_string_equal(json_string_value(json_object_get(ev, "ph")), "C");
+            assert_true(k < 4);
+            assert_true(json_number_value(json_object_get(ev, "ts")) == want_t[k]);
+            assert_true(json_number_value(json_object_get(json_object_get(ev, "args"), "watts")) == want_w[k]);
+            k++;
+        }
+        assert_int_equal(k, 4);
+        json_decref(root);
+        /* the VCD's real, at the same instants (1e9 fs per cost unit) */
+        vcdp_doc d;
+        char *text = slurp(f->vcd);
+        assert_non_null(text);
+        if (vcdp_parse(text, &d) != 0)
+            fail_msg("VCD: %s", d.err);
+        int v = vcdp_find(&d, "watts");
+        assert_true(v >= 0);
+        assert_string_equal(d.vars[v].type, "real");
+        assert_string_equal(d.vars[v].path, "fusetile.power");
+        assert_int_equal(d.vars[v].n, 4);
+        for (size_t j = 0; j < 4; j++) {
+            assert_true(d.vars[v].time[j] == llround(want_t[j] * 1e9));
+            assert_true(vcdp_real(d.vars[v].value[j]) == want_w[j]);
+        }
+        vcdp_free(&d);
+        free(text);
+    }
+    vcd_buffer_cap = 64;
+    remove(f->json);
+    remove(f->vcd);
+    /* errors: a level without the track, before the previous one's end,
+     * negative or NaN watts */
+    static const double bad[][3] = {{0, 1, 5}, {2, 1, 5}, {0, 1, -1}, {0, 1, NAN}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ft_trace_config cfg;
+        config_init_steps(&cfg);
+        cfg.json_path = f->json;
+        cfg.power = i > 0;
+        ft_trace *t;
+        char err[512], files[512];
+        assert_int_equal(ft_trace_open_config(&t, &cfg, err, sizeof err), FT_OK);
+        replay(t, &s);
+        if (i == 1)
+            ft_trace_power(t, 0, 3, 5); /* the next starts at 2, before 3 */
+        ft_trace_power(t, bad[i][0], bad[i][1], bad[i][2]);
+        assert_int_equal(ft_trace_close(t, L, err, sizeof err), FT_EINPUT);
+        assert_non_null(strstr(err, i == 0 ? "without a power track" : "out of range or before the previous one"));
+        dir_listing(f, files, sizeof files);
+        assert_string_equal(files, "");
+    }
+    ft_trace_power(NULL, 0, 1, 1); /* NULL: nothing */
+    free(s.calls);
+}
+
 /* The VCD reader itself rejects what it must. */
 static void test_trace_vcd_parser_rejects(void **state)
 {
@@ -494,6 +587,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trace_unwritable_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_bad_events_fail_at_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_deterministic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_power, setup, teardown),
         cmocka_unit_test(test_trace_vcd_parser_rejects),
     };
     return cmocka_run_group_tests_name("trace", tests, NULL, NULL);

@@ -4,7 +4,9 @@
  * declarations, $enddefinitions), then the body: timestamps strictly
  * increasing, every value change naming a declared id, scalars only for
  * 1-bit variables, binary vectors no wider than their declaration, x and z
- * rejected (fusetile never writes them).  It records every variable's value
+ * rejected (fusetile never writes them), real changes (rVALUE ID) only for
+ * real variables, their value recorded as the double's bits
+ * (vcdp_real).  It records every variable's value
  * changes as (time, value) pairs, the $dumpvars values counting as changes
  * at their timestamp, and the scope path it is declared in.
  */
@@ -248,6 +250,24 @@ static inline int vcdp_parse(const char *text, vcdp_doc *d)
                 return vcdp_fail(d, "scalar change of a vector", tok);
             if (vcdp_record(d, v, d->last_time, (uint64_t)(tok[0] - '0')) != 0)
                 return -1;
+        } else if (tok[0] == 'r' || tok[0] == 'R') {
+            char id[64], *end;
+            double x = strtod(tok + 1, &end);
+            uint64_t bits;
+            if (d->last_time < 0)
+                return vcdp_fail(d, "value change before the first timestamp", tok);
+            if (tok[1] == '\0' || *end)
+                return vcdp_fail(d, "not a real number in", tok);
+            if (vcdp_token(&p, id, sizeof id) != 1)
+                return vcdp_fail(d, "real change without an id", tok);
+            int v = vcdp_lookup(d, id);
+            if (v < 0)
+                return vcdp_fail(d, "undeclared id", id);
+            if (strcmp(d->vars[v].type, "real") != 0)
+                return vcdp_fail(d, "real change of a variable not real", tok);
+            memcpy(&bits, &x, sizeof bits);
+            if (vcdp_record(d, v, d->last_time, bits) != 0)
+                return -1;
         } else if (tok[0] == 'b' || tok[0] == 'B') {
             char id[64];
             uint64_t value = 0;
@@ -278,6 +298,14 @@ static inline int vcdp_parse(const char *text, vcdp_doc *d)
     if (!defs_done)
         return vcdp_fail(d, "no $enddefinitions", NULL);
     return 0;
+}
+
+/* A real variable's recorded value (its double's bits) as the double. */
+static inline double vcdp_real(uint64_t bits)
+{
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
 }
 
 /* Value of variable v at time t (the last change at or before t); 0 before
