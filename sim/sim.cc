@@ -210,6 +210,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         if (!r->sg)
             throw std::bad_alloc();
         ftsim::fs_t sg_start = 0; /* the subgraphs run back to back from the replay's start */
+        ksum energy = {0, 0}; /* summed as ft_evaluate sums its subgraphs' joules */
         for (int i = 0; i < s->nsubgraphs; i++) {
             ft_sim_sg *g = &r->sg[i];
             g->analytic = NAN;
@@ -238,11 +239,12 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             c.fp_write = (double)q.fp_writes;
             c.latency = g->simulated;
             g->energy = ft__energy(p, &c);
-            r->energy_simulated += g->energy;
+            ksum_add(&energy, g->energy);
             /* the power track: the subgraph's average power over its span */
             ft_trace_power(trace.t, ftsim::to_units(sg_start), ftsim::to_units(sg_end), ft_energy_watts(p, g->energy, g->simulated));
             sg_start = sg_end;
         }
+        r->energy_simulated = ksum_value(&energy);
         r->energy_analytic = NAN;
         r->steps = job.steps;
         r->total_simulated = ftsim::to_units(job.end - job.start);

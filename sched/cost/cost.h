@@ -5,36 +5,6 @@
 #include "core/core.h"
 #include "cost/shared_rules.h"
 
-/* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
- * in binary, and the simulator's integer clock must agree to the last digit. */
-typedef struct ksum {
-    double s, c;
-} ksum;
-
-static inline void ksum_add(ksum *k, double x)
-{
-    double t = k->s + x;
-    if ((k->s >= 0 ? k->s : -k->s) >= (x >= 0 ? x : -x))
-        k->c += (k->s - t) + x;
-    else
-        k->c += (x - t) + k->s;
-    k->s = t;
-}
-
-static inline double ksum_value(const ksum *k) { return k->s + k->c; }
-
-/* Add n times the compensated sum x to *k: each product goes in exactly
- * (its rounding error added beside it), so n like terms added here give
- * their compensated sum added one by one, up to its own rounding. */
-static inline void ksum_add_n(ksum *k, int64_t n, const ksum *x)
-{
-    double dn = (double)n, y = dn * x->s, z = dn * x->c;
-    ksum_add(k, y);
-    ksum_add(k, __builtin_fma(dn, x->s, -y));
-    ksum_add(k, z);
-    ksum_add(k, __builtin_fma(dn, x->c, -z));
-}
-
 /* A subgraph's latency over waves: the sum of its waves' slowest tiles
  * (ft_timing); the part of ft__sg_acc (below) that several units add
  * through.  ft__waves_tile adds the latency of the tile at traversal

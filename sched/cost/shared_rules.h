@@ -1,8 +1,39 @@
-/* shared_rules.h - the cost rules the simulator (sim/) shares with the library: the bandwidths a step moves data at, the step time at those bandwidths, the overheads a subgraph pays besides its steps, the compute units and the waves tiles run in (SPEC section 8).  The one header of sched/ that sim/ includes; the functions are defined in sched/cost/rates.c and hidden from libfusetile.so (sim/README.md says which parts of the simulator's check depend on them). */
+/* shared_rules.h - the cost rules the simulator (sim/) shares with the library: the bandwidths a step moves data at, the step time at those bandwidths, the overheads a subgraph pays besides its steps, the compute units and the waves tiles run in (SPEC section 8), and the compensated sum (ksum) both add their figures with.  The one header of sched/ that sim/ includes; the functions are defined in sched/cost/rates.c and hidden from libfusetile.so (sim/README.md says which parts of the simulator's check depend on them). */
 #ifndef FT_SHARED_RULES_H
 #define FT_SHARED_RULES_H
 
 #include "fusetile/fusetile.h"
+
+/* Neumaier's compensated sum: step latencies like 819.2 do not add exactly
+ * in binary, and the simulator's integer clock must agree to the last digit, and its
+ * energy account sums its subgraphs' joules as ft_evaluate does. */
+typedef struct ksum {
+    double s, c;
+} ksum;
+
+static inline void ksum_add(ksum *k, double x)
+{
+    double t = k->s + x;
+    if ((k->s >= 0 ? k->s : -k->s) >= (x >= 0 ? x : -x))
+        k->c += (k->s - t) + x;
+    else
+        k->c += (x - t) + k->s;
+    k->s = t;
+}
+
+static inline double ksum_value(const ksum *k) { return k->s + k->c; }
+
+/* Add n times the compensated sum x to *k: each product goes in exactly
+ * (its rounding error added beside it), so n like terms added here give
+ * their compensated sum added one by one, up to its own rounding. */
+static inline void ksum_add_n(ksum *k, int64_t n, const ksum *x)
+{
+    double dn = (double)n, y = dn * x->s, z = dn * x->c;
+    ksum_add(k, y);
+    ksum_add(k, __builtin_fma(dn, x->s, -y));
+    ksum_add(k, z);
+    ksum_add(k, __builtin_fma(dn, x->c, -z));
+}
 
 /* The bandwidths a subgraph's steps move data at, elements per cost unit
  * (read rb, write wb): p's, the shared cache's when the subgraph's
