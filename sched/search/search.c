@@ -200,7 +200,8 @@ int ft__search_scorer_init(search *S, ft_compute_model model)
     if (ft__scorer_init(&S->sc, S->p, model))
         return -1;
     S->sc.stop = scorer_stop;
-    S->sc.ob = S->sh->ob;
+    if (S->sh) /* (a state set up by hand, as the unit tests do: latency) */
+        S->sc.ob = S->sh->ob;
     return 0;
 }
 

@@ -33,7 +33,7 @@ expect lat-same "--objective latency changed the schedule" cmp -s "$tmp/d.json" 
 "$bin" generate --family small --ops 7 --seed 5 -o "$tmp/g5.json"
 probs=("$P" "$tmp/g2.json" "$tmp/g5.json")
 if [ "$slow" = 1 ]; then
-    skip 9 "FT_SLOW: mlsys-2026-1 (9 ops, a time-limited search) left out"
+    skip 10 "FT_SLOW: mlsys-2026-1 (9 ops, a time-limited search) left out"
 else
     probs+=("$root/benchmarks/mlsys-2026-1.json")
 fi
