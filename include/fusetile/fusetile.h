@@ -1043,7 +1043,9 @@ typedef struct ft_search_opts {
 /* Fill *o with the defaults above. */
 void ft_search_opts_init(ft_search_opts *o);
 
-/* Search for the lowest-latency schedule of p under o->model within
+/* Search for the schedule of p of lowest o->objective (latency by
+ * default; energy and edp need p->energy, else FT_EINPUT naming the
+ * objective) under o->model within
  * o->time_limit (passes and limits: sched/search/search.c): fusion of connected subgraphs (MatMul chains, Pointwise and Layout
  * prologues and epilogues), recomputation, granularities, traversal orders,
  * retention and subgraph order, every candidate scored by the exact cost
