@@ -359,7 +359,7 @@ int cli_schedule_run(const cli_sched_job *job)
         if (job->target)
             cli_error("%s--objective %s: the target %s has no `energy` group (the energy model; targets with one: gpu-h100, kpu, "
                       "tpu-*, docs/DEVICE.md \"Energy\")",
-                      pfx(job->cmd), ft_objective_name(job->objective), job->target);
+                      pfx(job->cmd), ft_objective_name(job->objective), t && t->path ? t->path : job->target);
         else
             cli_error("%s--objective %s needs --target with an `energy` group (the problem file has no energy model; e.g. --target "
                       "gpu-h100)",
