@@ -1327,8 +1327,10 @@ static void walked_traffic(const ft__scorer *sc, const sctx *x, ft_subgraph *g, 
  * configuration better than every candidate's best (tiling.c asserts each
  * scored value above its bound); the value of the choice is the energy
  * rule (ft__energy) of the walked traffic and latency; the memoised
- * traffic equals the walked one; the problem's objective bound is below
- * its one-op schedule's value. */
+ * traffic equals the walked one; the latency's choice costs no fewer
+ * joules; the problem's bound of each objective is below the value of
+ * each objective's searched schedule; without an energy model ft_search
+ * refuses energy and edp. */
 static void test_search_score_energy_objective(void **state)
 {
     (void)state;
