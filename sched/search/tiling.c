@@ -293,9 +293,10 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         kc[0] = 1;
     cand *cs = ft__malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
     int nc = 0;
-    /* what the objective counts whatever the configuration */
-    ft__energy_counts base;
-    if (cs && ft__ctx_counts(p, x, g, &base)) {
+    /* what the objective counts whatever the configuration (latency:
+     * nothing) */
+    ft__energy_counts base = {0};
+    if (cs && S->sc.ob.kind != FT_OBJECTIVE_LATENCY && ft__ctx_counts(p, x, g, &base)) {
         ft__free(cs);
         cs = NULL;
     }
