@@ -163,6 +163,8 @@ typedef struct cli_sched_job {
     int parts;                /* --parts (0: the strategy's choice) */
     ft_partition_method partition; /* --partition (default FT_PARTITION_AUTO) */
     const char *csv;          /* --csv: the evaluation's table as CSV ("-": stdout); NULL: none */
+    ft_objective objective;   /* --objective (default FT_OBJECTIVE_LATENCY) */
+    int objective_set;        /* 1: --objective was given (the summary's objective line) */
 } cli_sched_job;
 
 /* Load job->problem, run ft_search with an on_improve callback that writes

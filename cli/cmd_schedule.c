@@ -16,6 +16,7 @@ static const char schedule_help[] =
     "                         [--target TARGET.cfg [--keep-costs] [--no-target-timing]]\n"
     "                         [--strategy NAME] [--start-from LIST] [--patterns FILE]...\n"
     "                         [--partition auto|fit|layers|metis] [--parts N] [--csv FILE]\n"
+    "                         [--objective latency|energy|edp]\n"
     "\n"
     "Search for the lowest-latency schedule of PROBLEM under the cost model\n"
     "(SPEC.md): fusion, recomputation, granularities, traversal orders,\n"
@@ -29,6 +30,15 @@ static const char schedule_help[] =
     "                        FILE is a valid schedule whenever it exists\n"
     "  --compute-model M     native (default: MatMul depth in native-k units) or\n"
     "                        op (a full reduction costs the op's base cost)\n"
+    "  --objective OBJ       what the search minimises: latency (default), energy\n"
+    "                        (joules, the target's `energy` group: static power\n"
+    "                        x latency included) or edp (energy-delay product,\n"
+    "                        J s: the latency-optimal schedule in half the time,\n"
+    "                        then a search of the product linearised around it;\n"
+    "                        the lower product is kept).  energy and edp need\n"
+    "                        --target with an `energy` group (gpu-h100, kpu,\n"
+    "                        tpu-*; exit 2 otherwise).  Given, a summary line\n"
+    "                        says the objective, its value, bound and ratio\n"
     "  --time-limit SECONDS  wall time of the search (default: the contest's\n"
     "                        limit for the problem's size, 2 s up to 5 ops ...\n"
     "                        120 s above 110 ops)\n"
@@ -299,6 +309,18 @@ static int write_final(const cli_sched_job *job, const ft_schedule *s, const ft_
     return rc;
 }
 
+/* The summary's objective line: the objective, its value, its lower bound
+ * (ft_objective_bound) and their ratio, then the schedule's latency and
+ * energy. */
+static void objective_line(const cli_sched_job *job, const ft_problem *p, const ft_eval *ev)
+{
+    static const char *const unit[FT_OBJECTIVE_COUNT] = {"", " J", " J s"};
+    double v = ft_objective_value(p, job->objective, ev), b = ft_objective_bound(p, ev->model, job->objective);
+    fprintf(stderr, "%s: %sobjective %s: %.15g%s, bound %.15g%s, ratio %.4f; latency %.15g, energy %.6g J\n", cli_progname,
+            pfx(job->cmd), ft_objective_name(job->objective), v, unit[job->objective], b, unit[job->objective], b > 0 ? v / b : 0.0,
+            ev->total, ev->energy);
+}
+
 int cli_schedule_run(const cli_sched_job *job)
 {
     ft_status st;
@@ -333,6 +355,19 @@ int cli_schedule_run(const cli_sched_job *job)
             fprintf(stderr, "%s: %sthe target's timing terms are ignored while scoring (--no-target-timing)\n", cli_progname,
                     pfx(job->cmd));
     }
+    if (job->objective != FT_OBJECTIVE_LATENCY && !p->energy.on) {
+        if (job->target)
+            cli_error("%s--objective %s: the target %s has no `energy` group (the energy model; targets with one: gpu-h100, kpu, "
+                      "tpu-*, docs/DEVICE.md \"Energy\")",
+                      pfx(job->cmd), ft_objective_name(job->objective), t && t->path ? t->path : job->target);
+        else
+            cli_error("%s--objective %s needs --target with an `energy` group (the problem file has no energy model; e.g. --target "
+                      "gpu-h100)",
+                      pfx(job->cmd), ft_objective_name(job->objective));
+        ft_problem_free(p);
+        ft_target_free(t);
+        return EXIT_USAGE;
+    }
     ft_target_free(t);   /* everything the search uses is now in p */
     if (job->no_timing)
         memset(&p->timing, 0, sizeof p->timing);
@@ -356,6 +391,7 @@ int cli_schedule_run(const cli_sched_job *job)
     o.patterns_dir = getenv("FT_PATTERNS_DIR"); /* the library reads no environment */
     o.parts = job->parts;
     o.partition = job->partition;
+    o.objective = job->objective;
     o.on_improve = on_improve;
     o.on_progress = on_progress;
     o.on_message = on_message;
@@ -433,6 +469,8 @@ int cli_schedule_run(const cli_sched_job *job)
             fprintf(stderr, "%s: %s", cli_progname, pfx(job->cmd));
             cli_gap_line(stderr, &g);
         }
+        if (job->objective_set || job->objective != FT_OBJECTIVE_LATENCY)
+            objective_line(job, p, &ev);
         for (int i = 0; i < s->nsubgraphs && job->strategy != FT_STRATEGY_SEARCH; i++)
             fprintf(stderr, "%s: %ssubgraph %d: %s\n", cli_progname, pfx(job->cmd), i, s->sg[i].label ? s->sg[i].label : "-");
     }
@@ -534,6 +572,15 @@ int cmd_schedule(int argc, char **argv)
         } else if ((r = cli_opt_search(&o, arg, "schedule", &job.time_limit, &job.threads, &job.seed)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
+        } else if (cli_opt_is(&o, arg, "--objective")) {
+            const char *v = cli_opt_value(&o, "--objective");
+            if (!v)
+                return EXIT_USAGE;
+            if (ft_objective_parse(v, &job.objective)) {
+                cli_error("schedule: --objective is '%s', must be latency, energy or edp", v);
+                return EXIT_USAGE;
+            }
+            job.objective_set = 1;
         } else if (cli_opt_is(&o, arg, "--csv")) {
             if (!(job.csv = cli_opt_file(&o, "--csv")))
                 return EXIT_USAGE;

@@ -251,7 +251,7 @@ static int problem_lowerbound(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *
 }
 
 /* The grouping-strategy options of `p schedule` (-strategy, -startfrom,
- * -patterns, -partition, -parts) into *o; the -patterns list's strings
+ * -patterns, -partition, -parts) and its -objective into *o; the -patterns list's strings
  * into files (at most FT_TCL_MAX_PATTERN_FILES; they live as long as v).
  * TCL_OK or TCL_ERROR with a USAGE error. */
 #define FT_TCL_MAX_PATTERN_FILES 16
@@ -267,7 +267,10 @@ static int strategy_opt(Tcl_Interp *interp, const char *opt, Tcl_Obj *v, ft_sear
         rc = ft_strategy_parse_starts(s, &o->start_from, &st);
     else if (!strcmp(opt, "-partition"))
         rc = ft_partition_method_parse(s, &o->partition, &st);
-    else if (!strcmp(opt, "-parts")) {
+    else if (!strcmp(opt, "-objective")) {
+        if (ft_objective_parse(s, &o->objective))
+            return fttcl_fail(interp, "USAGE", "-objective is \"%s\", must be latency, energy or edp", s);
+    } else if (!strcmp(opt, "-parts")) {
         if (Tcl_GetIntFromObj(NULL, v, &o->parts) != TCL_OK || o->parts < 1)
             return fttcl_fail(interp, "USAGE", "-parts is \"%s\", must be a positive integer", s);
     } else { /* -patterns */
@@ -285,16 +288,18 @@ static int strategy_opt(Tcl_Interp *interp, const char *opt, Tcl_Obj *v, ft_sear
 }
 
 /* p schedule NAME ?-timelimit S? ?-model M? ?-seed N? ?-threads N? ?-target T? ?-keepcosts?
- *   ?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition M? ?-parts N? */
+ *   ?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition M? ?-parts N?
+ *   ?-objective latency|energy|edp? */
 static int problem_schedule(Tcl_Interp *interp, Handle *h, int objc, Tcl_Obj *const objv[])
 {
     static const char *const opts[] = {"-timelimit", "-model",     "-seed",     "-threads",   "-target", "-keepcosts",
-                                       "-strategy",  "-startfrom", "-patterns", "-partition", "-parts",  NULL};
+                                       "-strategy",  "-startfrom", "-patterns", "-partition", "-parts",  "-objective", NULL};
     enum { O_TIMELIMIT, O_MODEL, O_SEED, O_THREADS, O_TARGET, O_KEEPCOSTS };
     if (objc < 3)
         return fttcl_wrong_args(interp, 2, objv,
                           "NAME ?-timelimit SECONDS? ?-model native|op? ?-seed N? ?-threads N? ?-target TARGET? ?-keepcosts? "
-                          "?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition METHOD? ?-parts N?");
+                          "?-strategy NAME? ?-startfrom LIST? ?-patterns FILES? ?-partition METHOD? ?-parts N? "
+                          "?-objective latency|energy|edp?");
     ft_search_opts o;
     ft_search_opts_init(&o);
     o.time_limit = 0;

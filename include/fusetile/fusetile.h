@@ -941,6 +941,39 @@ int ft_strategy_parse_starts(const char *list, unsigned *mask, ft_status *st);
 /* FT_SEARCH_MAX_THREADS (fusetile/limits.h): most search threads. */
 
 /* Options of ft_search; ft_search_opts_init sets the defaults. */
+/* What ft_search minimises.  LATENCY: the total latency (cost units).
+ * ENERGY: the total joules (ft_eval.energy: every subgraph's ft_energy,
+ * static power times its latency included), additive over subgraphs as
+ * latency is.  EDP: the energy-delay product, joules x seconds (not
+ * additive: docs/SCHEDULER.md "Objectives" says how it is searched). */
+typedef enum ft_objective {
+    FT_OBJECTIVE_LATENCY = 0,
+    FT_OBJECTIVE_ENERGY,
+    FT_OBJECTIVE_EDP,
+    FT_OBJECTIVE_COUNT
+} ft_objective;
+
+/* The name of objective o ("latency", "energy", "edp"; NULL out of range). */
+const char *ft_objective_name(ft_objective o);
+
+/* The objective named `name` (ft_objective_name's) into *o: 0, or -1 for
+ * an unknown name (*o untouched). */
+int ft_objective_parse(const char *name, ft_objective *o);
+
+/* The value of objective o for evaluation ev of a schedule of p: ev->total
+ * (latency), ev->energy (joules) or ev->energy x ev->total x
+ * p->energy.seconds_per_unit (edp, J s); 0 for energy and edp when p has
+ * no energy model. */
+double ft_objective_value(const ft_problem *p, ft_objective o, const ft_eval *ev);
+
+/* A lower bound of objective o over every schedule of p under model:
+ * latency, ft_lower_bound_capacity; energy, the joules of p's whole work
+ * (MACs and pointwise inputs), its compulsory traffic at the cheapest
+ * tier it may take, one launch, and static and active power over that
+ * latency bound; edp, the energy bound times the latency bound in
+ * seconds.  0 for energy and edp when p has no energy model. */
+double ft_objective_bound(const ft_problem *p, ft_compute_model model, ft_objective o);
+
 typedef struct ft_search_opts {
     ft_compute_model model;  /* default FT_COMPUTE_NATIVE */
     double time_limit;       /* seconds of wall time, default 10; the search,
@@ -1001,12 +1034,18 @@ typedef struct ft_search_opts {
      * caller that interrupts a search (Ctrl-C in the Python binding).
      * Default NULL. */
     const volatile int *stop;
+    ft_objective objective;  /* what the search minimises (ft_objective):
+                                default FT_OBJECTIVE_LATENCY; energy and
+                                edp need p's energy model (FT_EINPUT
+                                without it) */
 } ft_search_opts;
 
 /* Fill *o with the defaults above. */
 void ft_search_opts_init(ft_search_opts *o);
 
-/* Search for the lowest-latency schedule of p under o->model within
+/* Search for the schedule of p of lowest o->objective (latency by
+ * default; energy and edp need p->energy, else FT_EINPUT naming the
+ * objective) under o->model within
  * o->time_limit (passes and limits: sched/search/search.c): fusion of connected subgraphs (MatMul chains, Pointwise and Layout
  * prologues and epilogues), recomputation, granularities, traversal orders,
  * retention and subgraph order, every candidate scored by the exact cost

@@ -263,7 +263,7 @@ def _on_target2(problem, target, keep_costs):
 
 def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0, target=None,
              keep_costs=False, max_restarts=0, strategy="search", start_from="all", patterns=None,
-             partition="auto", parts=0, progress=None):
+             partition="auto", parts=0, progress=None, objective="latency"):
     """Search for a low-latency schedule (``ft_search``) -> (schedule dict, evaluation dict).
 
     time_limit: seconds of wall time (None: the contest's limit for the
@@ -284,6 +284,13 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
     start_from: the strategies the search also starts from ("all",
     "none" or names joined by commas).
 
+    objective: what the search minimises: "latency" (default), "energy"
+    (joules, the target's energy model: a target with an ``energy``
+    group, InputError otherwise) or "edp" (the energy-delay product, J s);
+    the evaluation then has objective, objective_value, objective_bound
+    (a lower bound of it) and objective_ratio (docs/SCHEDULER.md
+    "Objectives").
+
     progress: None (a tqdm bar, or a line on stderr, when interactive),
     False, True or a callable given a dict about every 0.25 s (what,
     elapsed, limit, fraction, best, bound, ratio, evals, evals_per_s, pass,
@@ -296,7 +303,8 @@ def schedule(problem, time_limit=None, compute_model="native", seed=1, threads=0
     p, t = _on_target2(problem, target, keep_costs)
     try:
         s, ev = _notebook.run_with(progress, "schedule", _fusetile.search, p, time_limit, compute_model, seed, threads,
-                                   max_restarts, strategy, start_from, patterns, partition, parts)
+                                   max_restarts, strategy, start_from, patterns, partition, parts,
+                                   objective=objective)
     except BaseException as e:
         if isinstance(getattr(e, "schedule", None), Schedule):
             e.schedule = e.schedule.to_dict()

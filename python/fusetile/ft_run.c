@@ -506,26 +506,48 @@ static int strategy_opts(ft_search_opts *o, const char *strategy, const char *st
     return 0;
 }
 
+/* Add the objective the search minimised to its evaluation dict e: its
+ * name, value, bound and their ratio (`fusetile schedule`'s objective
+ * line).  0, or -1 with a Python error set. */
+static int objective_keys(PyObject *e, const ft_problem *p, ft_objective ob, const ft_eval *ev)
+{
+    double v = ft_objective_value(p, ob, ev), b = ft_objective_bound(p, ev->model, ob);
+    PyObject *items[4] = {PyUnicode_FromString(ft_objective_name(ob)), PyFloat_FromDouble(v), PyFloat_FromDouble(b),
+                          PyFloat_FromDouble(b > 0 ? v / b : 0.0)};
+    static const char *const keys[4] = {"objective", "objective_value", "objective_bound", "objective_ratio"};
+    int rc = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!items[i] || (rc == 0 && PyDict_SetItemString(e, keys[i], items[i])))
+            rc = -1;
+        Py_XDECREF(items[i]);
+    }
+    return rc;
+}
+
 /* search(problem, time_limit, compute_model='native', seed=1, threads=0,
  * max_restarts=0, strategy='search', start_from='all', patterns=None,
- * partition='auto', parts=0, progress=None) -> (Schedule, evaluation dict);
+ * partition='auto', parts=0, progress=None, objective='latency') -> (Schedule,
+ * evaluation dict, with objective, objective_value, objective_bound and
+ * objective_ratio added);
  * interrupted (Ctrl-C, or an exception from progress): that exception with
  * .schedule (Schedule) and .evaluation (dict), the best found so far */
 PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"problem",  "time_limit", "compute_model", "seed",  "threads",  "max_restarts",
-                             "strategy", "start_from", "patterns",      "partition", "parts", "progress", NULL};
+                             "strategy", "start_from", "patterns",      "partition", "parts", "progress", "objective", NULL};
     PyObject *pobj, *limit = Py_None, *patterns = Py_None, *files = NULL, *progress = NULL;
     ft_search_opts o;
     ft_search_opts_init(&o);
     long long seed = 1, restarts = 0;
     int threads = 0, parts = 0;
-    const char *strategy = NULL, *starts = NULL, *method = NULL, *paths[FTPY_MAX_PATTERN_FILES];
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOziO&:search", kwlist, &FtProblem_Type, &pobj, &limit,
+    const char *strategy = NULL, *starts = NULL, *method = NULL, *objective = NULL, *paths[FTPY_MAX_PATTERN_FILES];
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OO&LiLzzOziO&z:search", kwlist, &FtProblem_Type, &pobj, &limit,
                                      ftpy_model_converter, &o.model, &seed, &threads, &restarts, &strategy, &starts,
-                                     &patterns, &method, &parts, ftpy_progress_converter, &progress))
+                                     &patterns, &method, &parts, ftpy_progress_converter, &progress, &objective))
         return NULL;
+    if (objective && ft_objective_parse(objective, &o.objective))
+        return ftpy_usage("objective is '%s', must be 'latency', 'energy' or 'edp'", objective);
     if (strategy_opts(&o, strategy, starts, method, parts, patterns, &files, paths)) {
         Py_XDECREF(files);
         return NULL;
@@ -578,6 +600,9 @@ PyObject *ftpy_search(PyObject *self, PyObject *args, PyObject *kw)
     /* the gap's evidence after the search: its share of the limit, as
      * `fusetile schedule` (FT_GAP_EVIDENCE_SHARE) */
     e = eval_dict(p, s, &ev, FT_GAP_EVIDENCE_SHARE * o.time_limit);
+    if (e && objective_keys(e, p, o.objective, &ev)) {
+        Py_CLEAR(e);
+    }
     ft_eval_free(&ev);
     if (!e) {
         ft_schedule_free(s);

@@ -320,4 +320,31 @@ int ft__evaluate_walk(const ft_problem *p, const ft_schedule *s, int sg, ft_comp
  * (eval.c; ft_evaluate's and the search's report of a schedule.) */
 int ft__eval_finish(const ft_problem *p, ft_compute_model model, const ksum *total, ft_eval *ev, ft_status *st);
 
+/* The work of the nops ops ops[] (NULL: ops 0 .. nops-1 of p) into c's
+ * macs and pointwise (ft__energy_counts; the rest untouched). */
+void ft__ops_work(const ft_problem *p, const int *ops, int nops, ft__energy_counts *c);
+
+/* ---- the search's objective (energy.c): what a subgraph's value is ---- */
+
+/* The weights the search minimises a subgraph by (ft_search_opts.objective):
+ * its value is we x its joules (ft__energy) + wt x its latency (cost
+ * units).  Latency: we 0, wt 1 (the value is the latency, bit for bit);
+ * energy: we 1, wt 0; edp searches with we 1 and wt the joules per cost
+ * unit of the point it linearises around (search.c, docs/SCHEDULER.md
+ * "Objectives").  Additive over subgraphs whatever the weights. */
+typedef struct ft__objective {
+    ft_objective kind;
+    double we, wt;
+} ft__objective;
+
+/* *ob = the weights of objective kind (edp: energy's; search.c sets wt). */
+void ft__objective_init(ft__objective *ob, ft_objective kind);
+
+/* The value of a subgraph of p with counts c under weights ob: c->latency
+ * exactly when we is 0 and wt 1, else we x ft__energy(p, c) + wt x
+ * c->latency.  Nondecreasing in c's loaded, written and latency (every
+ * energy term is >= 0): counts that bound those from below give a lower
+ * bound of the value. */
+double ft__objective_of(const ft_problem *p, const ft__objective *ob, const ft__energy_counts *c);
+
 #endif

@@ -2,6 +2,7 @@
 #include "cost/cost.h"
 
 #include <string.h>
+#include <math.h>
 
 /* Contract: shared_rules.h. */
 double ft__energy(const ft_problem *p, const ft__energy_counts *c)
@@ -20,6 +21,20 @@ double ft__energy(const ft_problem *p, const ft__energy_counts *c)
     return j + (e->static_watts + e->active_watts) * c->latency * e->seconds_per_unit;
 }
 
+/* Contract: cost.h. */
+void ft__ops_work(const ft_problem *p, const int *ops, int nops, ft__energy_counts *c)
+{
+    c->macs = c->pointwise = 0;
+    for (int j = 0; j < nops; j++) {
+        const ft_op *op = &p->ops[ops ? ops[j] : j];
+        double out = (double)ft_tensor_size(p, op->output);
+        if (op->type == FT_OP_MATMUL)
+            c->macs += out * (double)op->k;
+        else
+            c->pointwise += out * (double)op->ninputs;
+    }
+}
+
 /* Contract: shared_rules.h. */
 int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__energy_counts *c)
 {
@@ -31,15 +46,7 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
     ft__sg_tensors(p, s, sg, produced, written, seen, resident);
     memset(seen, 0, (size_t)nt); /* the retained flags, reused */
     const ft_subgraph *g = &s->sg[sg];
-    c->macs = c->pointwise = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        double out = (double)ft_tensor_size(p, op->output);
-        if (op->type == FT_OP_MATMUL)
-            c->macs += out * (double)op->k;
-        else
-            c->pointwise += out * (double)op->ninputs;
-    }
+    ft__ops_work(p, g->ops, g->nops, c);
     int64_t reads, writes;
     ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, seen, &reads, &writes);
     c->fp_read = (double)reads;
@@ -72,4 +79,76 @@ double ft_energy_watts(const ft_problem *p, double joules, double latency)
     if (!p->energy.on || !(latency > 0))
         return 0;
     return joules / (latency * p->energy.seconds_per_unit);
+}
+
+/* Contract: cost.h. */
+void ft__objective_init(ft__objective *ob, ft_objective kind)
+{
+    ob->kind = kind;
+    ob->we = kind == FT_OBJECTIVE_LATENCY ? 0 : 1;
+    ob->wt = kind == FT_OBJECTIVE_LATENCY ? 1 : 0;
+}
+
+/* Contract: cost.h. */
+double ft__objective_of(const ft_problem *p, const ft__objective *ob, const ft__energy_counts *c)
+{
+    if (ob->we == 0 && ob->wt == 1)
+        return c->latency;
+    if (c->latency == HUGE_VAL)
+        return HUGE_VAL;
+    return ob->we * ft__energy(p, c) + ob->wt * c->latency;
+}
+
+static const char *const objective_names[FT_OBJECTIVE_COUNT] = {"latency", "energy", "edp"};
+
+/* Contract: fusetile.h. */
+const char *ft_objective_name(ft_objective o)
+{
+    return (int)o >= 0 && o < FT_OBJECTIVE_COUNT ? objective_names[o] : NULL;
+}
+
+/* Contract: fusetile.h. */
+int ft_objective_parse(const char *name, ft_objective *o)
+{
+    for (int i = 0; name && i < FT_OBJECTIVE_COUNT; i++)
+        if (strcmp(name, objective_names[i]) == 0) {
+            *o = (ft_objective)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Contract: fusetile.h. */
+double ft_objective_value(const ft_problem *p, ft_objective o, const ft_eval *ev)
+{
+    if (o == FT_OBJECTIVE_LATENCY)
+        return ev->total;
+    if (!p->energy.on)
+        return 0;
+    return o == FT_OBJECTIVE_ENERGY ? ev->energy : ev->energy * ev->total * p->energy.seconds_per_unit;
+}
+
+/* Contract: fusetile.h.  Every schedule runs each op once: its MACs and
+ * pointwise inputs whatever the grouping; it moves at least the
+ * compulsory traffic (ft__compulsory) from and to slow memory, each
+ * element through the fast memory and, with a shared cache, through the
+ * cache (the slow-memory share past the cache, ft__cache_miss_share, is
+ * >= 0: bounded by 0, a footprint of 0); it launches at least one
+ * subgraph and lasts at least the latency bound. */
+double ft_objective_bound(const ft_problem *p, ft_compute_model model, ft_objective o)
+{
+    double t = ft_lower_bound_capacity(p, model, NULL, NULL);
+    if (o == FT_OBJECTIVE_LATENCY)
+        return t;
+    if (!p->energy.on)
+        return 0;
+    ft__energy_counts c = {0};
+    ft__ops_work(p, NULL, p->nops, &c);
+    int64_t reads, writes;
+    ft__compulsory(p, &reads, &writes);
+    c.loaded = (double)reads;
+    c.written = (double)writes;
+    c.latency = t;
+    double e = ft__energy(p, &c);
+    return o == FT_OBJECTIVE_ENERGY ? e : e * t * p->energy.seconds_per_unit;
 }

@@ -452,6 +452,7 @@ int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model)
     memset(sc, 0, sizeof *sc);
     sc->p = p;
     sc->model = model;
+    ft__objective_init(&sc->ob, FT_OBJECTIVE_LATENCY);
     sc->tm = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(tmemo));
     sc->im = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(imemo));
     if (!sc->tm || !sc->im) {
@@ -704,4 +705,138 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     g->order = NULL;
     g->norder = 0;
     return lat;
+}
+
+/* Contract: score.h. */
+int ft__ctx_counts(const ft_problem *p, const sctx *x, const ft_subgraph *g, ft__energy_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    ft__ops_work(p, g->ops, g->nops, c);
+    if (!p->energy.on)
+        return 0;
+    int nt = p->ntensors;
+    unsigned char *tb = ft__calloc(2 * (size_t)nt + 1, 1);
+    if (!tb)
+        return -1;
+    unsigned char *produced = tb, *seen = tb + nt;
+    for (int j = 0; j < g->nops; j++)
+        produced[p->ops[g->ops[j]].output] = 1;
+    int64_t reads, writes;
+    ft__sg_footprint(p, g->ops, g->nops, produced, x->written, x->resident, seen, &reads, &writes);
+    c->fp_read = (double)reads;
+    c->fp_write = (double)writes;
+    ft__free(tb);
+    return 0;
+}
+
+/* Contract: score.h. */
+int ft__score_traffic(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, int64_t *loaded,
+                      int64_t *written)
+{
+    const ft_problem *p = sc->p;
+    int64_t ntx, nty, nk;
+    *loaded = *written = 0;
+    g->w = c->w, g->h = c->h, g->k = c->k;
+    g->order = NULL;
+    g->norder = 0;
+    if (ft__sg_grid(p, g, NULL, &ntx, &nty, &nk))
+        return -1;
+    ft_walk *w;
+    ft_status st;
+    int done = 0;
+    /* each kind of tile once, with its figures (ft__score_tiles' keys) */
+    if (!sc->walk_all && ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {
+        uint64_t gen = ft__memo_gen(sc, w, mx, g, 1);
+        int nrefs = 0;
+        for (int j = 0; j < g->nops; j++)
+            nrefs += 1 + p->ops[g->ops[j]].ninputs;
+        int64_t *rc = ft__malloc(sizeof(int64_t) * (size_t)(nty + ntx + 2 * nrefs));
+        if (rc) {
+            int64_t *cc = rc + nty, *hs = cc + ntx, *ws = hs + nrefs;
+            int nh = ft__sg_lengths(p, g, hs, ws);
+            for (int64_t r = 0; r < nty; r++)
+                rc[r] = mx->rows ? ((int64_t)1 << 40) + r : ft__dim_class(r, g->h, hs, nh);
+            for (int64_t q = 0; q < ntx; q++)
+                cc[q] = mx->cols ? ((int64_t)1 << 40) + q : ft__dim_class(q, g->w, ws, nh);
+            int ff = ft__ff_mode(mx, w, g);
+            int64_t prev = -1, ntiles = ntx * nty, ld = 0, wr = 0;
+            done = 1;
+            for (int64_t pos = 0; pos < ntiles && done; pos++) {
+                int64_t tile = ft__order_tile(c->order, ntx, nty, pos), r = tile / ntx, q = tile % ntx, key[7];
+                key[6] = ft__wave_size(p, ntiles, pos);
+                key[0] = rc[r], key[1] = cc[q];
+                key[2] = prev < 0 ? -1 : rc[prev / ntx], key[3] = prev < 0 ? -1 : cc[prev % ntx];
+                key[4] = prev >= 0 && prev / ntx == r, key[5] = prev >= 0 && prev % ntx == q;
+                tmemo *e = ft__tile_entry(sc->tm, gen, key, w, pos, prev, tile, ff, 1, &sc->tmused, NULL, NULL);
+                if (!e || ((pos & 0x1ff) == 0x1ff && stopped(sc)))
+                    done = 0;
+                else
+                    ld += e->figs.loaded, wr += e->figs.written;
+                prev = tile;
+            }
+            ft__free(rc);
+            /* derived from like tiles: exact only for a regular walk */
+            if (done && ft__walk_irregular(w) && !(mx->rows || mx->cols))
+                done = 0;
+            if (!done)
+                sc->tmsig = 0; /* the next score starts a new generation */
+            *loaded = ld, *written = wr;
+        }
+        ft_walk_free(w);
+    }
+    if (done)
+        return 0;
+    /* every step, in order */
+    if (ntx * nty * nk > FT_SCORE_STEP_CAP || stopped(sc))
+        return -1;
+    if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) != FT_OK)
+        return -1;
+    w->order_kind = c->order;
+    ft_step stp;
+    *loaded = *written = 0;
+    while (ft_walk_next(w, &stp)) {
+        *loaded += stp.loaded_elems;
+        *written += stp.written_elems;
+    }
+    ft_walk_free(w);
+    return 0;
+}
+
+/* Contract: score.h. */
+double ft__sg_objective_bound(const ft__scorer *sc, const ft__energy_counts *base, double lat_lb, double reads_lb, double writes_lb)
+{
+    if (sc->ob.kind == FT_OBJECTIVE_LATENCY)
+        return lat_lb;
+    ft__energy_counts c = *base;
+    c.loaded = reads_lb;
+    c.written = writes_lb;
+    c.latency = lat_lb;
+    return ft__objective_of(sc->p, &sc->ob, &c);
+}
+
+/* Contract: score.h. */
+double ft__sg_objective(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, const ft__energy_counts *base,
+                        double budget)
+{
+    if (sc->ob.kind == FT_OBJECTIVE_LATENCY)
+        return ft__score(sc, x, mx, g, c, budget);
+    /* the latency may take what the budget leaves past the value's other
+     * terms (at no traffic): beyond that the value is past the budget */
+    ft__energy_counts k = *base;
+    k.loaded = k.written = k.latency = 0;
+    double rest = ft__objective_of(sc->p, &sc->ob, &k);
+    double per = sc->ob.wt + sc->ob.we * (sc->p->energy.static_watts + sc->p->energy.active_watts) * sc->p->energy.seconds_per_unit;
+    double lat_budget = per > 0 && budget < INF ? (budget - rest) / per : INF;
+    double lat = ft__score(sc, x, mx, g, c, lat_budget < 0 ? 0 : lat_budget);
+    if (lat == INF)
+        return INF;
+    k.latency = lat;
+    if (lat > lat_budget)
+        return fmax(ft__objective_of(sc->p, &sc->ob, &k), nextafter(budget, INF));
+    int64_t ld, wr;
+    if (ft__score_traffic(sc, x, mx, g, c, &ld, &wr))
+        return INF;
+    k.loaded = (double)ld;
+    k.written = (double)wr;
+    return ft__objective_of(sc->p, &sc->ob, &k);
 }

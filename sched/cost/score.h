@@ -105,6 +105,9 @@ typedef struct ft__scorer {
     /* Nonzero: score nothing new (a deadline passed); asked before each
      * score and every few hundred tiles.  NULL: never stop. */
     int (*stop)(struct ft__scorer *sc);
+    /* What ft__sg_objective values a configuration by (cost.h); latency
+     * after ft__scorer_init. */
+    ft__objective ob;
 } ft__scorer;
 
 /* Set up *sc for p under model: a fresh tile memo, no stop hook (the caller
@@ -189,6 +192,35 @@ int ft__eval_closed(ft__scorer *sc, const ft_schedule *s, int sg, ft_sg_result *
  * and x.  g's granularity is left at c's, its order cleared.  Counts one
  * evaluation (sc->evals) and records sc->kinds_differ. */
 double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget);
+
+/* The counts of subgraph g (ops set) in context x that do not depend on
+ * its configuration (ft__energy_counts: macs, pointwise, fp_read,
+ * fp_write) into *c, loaded, written and latency 0.  0, or -1 on OOM. */
+int ft__ctx_counts(const ft_problem *p, const sctx *x, const ft_subgraph *g, ft__energy_counts *c);
+
+/* Elements subgraph g moves from (*loaded) and to (*written) slow memory
+ * at configuration c in context x, as ft_evaluate counts them
+ * (ft_sg_result): each kind of tile walked once through the tile memo,
+ * else every step walked.  0, or -1 on OOM, past the step cap or when
+ * sc->stop says so. */
+int ft__score_traffic(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, int64_t *loaded,
+                      int64_t *written);
+
+/* The value of subgraph g (ops set) at configuration c in context x under
+ * sc->ob (ft__objective_of, cost.h): ft__score's latency itself, the same
+ * call, when the objective is latency; else the objective of its exact
+ * latency, traffic (ft__score_traffic) and base counts (*base,
+ * ft__ctx_counts').  INF as ft__score; any value > budget once it passes
+ * budget (the latency is scored with the budget the objective leaves it). */
+double ft__sg_objective(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, const ft__energy_counts *base,
+                        double budget);
+
+/* A lower bound of ft__sg_objective's value from a lower bound of the
+ * latency (lat_lb) and of the elements loaded and written (reads_lb,
+ * writes_lb) at a configuration, and the base counts: lat_lb itself for
+ * latency, else ft__objective_of at those counts (a lower bound: it
+ * grows with each of them). */
+double ft__sg_objective_bound(const ft__scorer *sc, const ft__energy_counts *base, double lat_lb, double reads_lb, double writes_lb);
 
 /* ------------------------------------------------------------ shared by score.c and closed.c */
 

@@ -90,6 +90,7 @@ struct shared {
     int threads;
     double bound;
     long improvements;
+    ft__objective ob;         /* what the plans are valued by (cost.h) */
     ft_partition part;        /* a strategy run alone: its groups and labels */
     int strategy_rc;          /* a strategy's error (FT_OK: none) ... */
     ft_status strategy_st;    /* ... and its message */
@@ -199,6 +200,8 @@ int ft__search_scorer_init(search *S, ft_compute_model model)
     if (ft__scorer_init(&S->sc, S->p, model))
         return -1;
     S->sc.stop = scorer_stop;
+    if (S->sh) /* (a state set up by hand, as the unit tests do: latency) */
+        S->sc.ob = S->sh->ob;
     return 0;
 }
 
@@ -248,14 +251,18 @@ static int stop_walk(void *ctx, int64_t done, int64_t total)
 
 /* Figures of schedule s (made from a plan whose latencies are in its
  * reported fields) into *ev: ft_evaluate's walk when it fits before `until`
- * (and o's stop is not asked), else the scorer's latencies after
+ * (and o's stop is not asked) or when o's objective is not latency (its
+ * joules need the walk's traffic: such a search may end past its limit by
+ * its final evaluation), else the scorer's latencies after
  * ft_schedule_validate.  FT_OK, or the error of an invalid schedule. */
 static int figures(const ft_problem *p, const ft_schedule *s, ft_compute_model model, double until,
                    const ft_search_opts *o, ft_eval *ev, ft_status *st)
 {
     double left = until - ft__now_s();
     walk_until w = {until, o};
-    if (!stop_asked(o) && (double)eval_work(p, s) < left * WALK_RATE) {
+    if (o->objective != FT_OBJECTIVE_LATENCY) {
+        return ft_evaluate(p, s, model, ev, st);
+    } else if (!stop_asked(o) && (double)eval_work(p, s) < left * WALK_RATE) {
         int rc = ft_evaluate_progress(p, s, model, stop_walk, &w, ev, st);
         if (rc != FT_EINPUT)
             return rc; /* FT_OK, FT_EINVALID or FT_ENOMEM; FT_EINPUT: cut short */
@@ -303,6 +310,15 @@ static int same_schedule(const ft_schedule *a, const ft_schedule *b)
     return 1;
 }
 
+/* The value of evaluation e under sh's objective: e->total itself for
+ * latency (ft__objective_of). */
+static double eval_value(const shared *sh, const ft_eval *e)
+{
+    if (sh->ob.kind == FT_OBJECTIVE_LATENCY)
+        return e->total;
+    return sh->ob.we * e->energy + sh->ob.wt * e->total;
+}
+
 static void publish(search *S, const plan *P, double total)
 {
     shared *sh = S->sh;
@@ -328,12 +344,12 @@ static void publish(search *S, const plan *P, double total)
             S->deadline = sh->hard - reserve(sh);
         if (frc == FT_OK) {
             double *lat = ft__malloc(sizeof(double) * (size_t)(e.nsubgraphs + 1));
-            if (lat && e.total < sh->best) {
+            if (lat && eval_value(sh, &e) < sh->best) {
                 for (int i = 0; i < e.nsubgraphs; i++) {
                     lat[i] = e.sg[i].latency;
                     s->sg[i].reported = lat[i];
                 }
-                sh->best = e.total;
+                sh->best = eval_value(sh, &e);
                 sh->improvements++;
                 if (sh->o->verbose && sh->o->on_message) {
                     char line[256];
@@ -737,9 +753,10 @@ static int default_threads(void)
     return n < 1 ? 1 : n > FT_SEARCH_MAX_THREADS ? FT_SEARCH_MAX_THREADS : (int)n;
 }
 
-int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, ft_eval *ev, ft_status *st)
+/* ft_search with the plans valued by ob (cost.h): one search. */
+static int search_run(const ft_problem *p, const ft_search_opts *o, const ft__objective *ob, ft_schedule **out, ft_eval *ev,
+                      ft_status *st)
 {
-    ft_status_clear(st);
     *out = NULL;
     memset(ev, 0, sizeof *ev);
     /* the passes skip what they cannot allocate; any failure is reported */
@@ -748,6 +765,7 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
     memset(&sh, 0, sizeof sh);
     pthread_mutex_init(&sh.mu, NULL);
     sh.o = o;
+    sh.ob = *ob;
     sh.t0 = ft__now_s();
     sh.limit = o->time_limit > 0 ? o->time_limit : 1e9;
     sh.hard = sh.t0 + sh.limit;
@@ -757,6 +775,8 @@ int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, f
         sh.threads = FT_SEARCH_MAX_THREADS;
     /* the best bound: the search stops early when it reaches it */
     sh.bound = ft_lower_bound_capacity(p, o->model, NULL, NULL);
+    if (ob->kind != FT_OBJECTIVE_LATENCY) /* weights >= 0: a bound of each term */
+        sh.bound = ob->we * ft_objective_bound(p, o->model, FT_OBJECTIVE_ENERGY) + ob->wt * sh.bound;
     sh.pass = passes[0].name;
 
     int nthreads = sh.threads;
@@ -867,4 +887,58 @@ done:
     ft_eval_free(&sh.pub_ev);
     pthread_mutex_destroy(&sh.mu);
     return rc;
+}
+
+int ft_search(const ft_problem *p, const ft_search_opts *o, ft_schedule **out, ft_eval *ev, ft_status *st)
+{
+    ft_status_clear(st);
+    *out = NULL;
+    memset(ev, 0, sizeof *ev);
+    const char *name = ft_objective_name(o->objective);
+    if (!name)
+        return ft__fail(st, FT_EINPUT, 0, "search options: objective %d is none of latency, energy, edp", (int)o->objective);
+    if (o->objective != FT_OBJECTIVE_LATENCY && !p->energy.on)
+        return ft__fail(st, FT_EINPUT, 0,
+                        "%s: objective %s needs the machine's energy model (a target with an `energy` group), and this machine has none",
+                        p->name ? p->name : "problem", name);
+    ft__objective ob;
+    ft__objective_init(&ob, o->objective);
+    if (o->objective != FT_OBJECTIVE_EDP)
+        return search_run(p, o, &ob, out, ev, st);
+    /* the energy-delay product is not additive over subgraphs: first the
+     * latency-optimal schedule (E0, T0) in half the time, then a search of
+     * its linearisation around that point, E / E0 + T / T0 (the gradient
+     * of E x T there is (T0, E0)), scaled by E0: joules + (E0 / T0) x cost
+     * units; the schedule of lower product is kept (the first on a tie) */
+    double t0 = ft__now_s(), limit = o->time_limit > 0 ? o->time_limit : 0;
+    ft_search_opts o1 = *o;
+    o1.time_limit = limit > 0 ? 0.5 * limit : 0;
+    ft__objective lat;
+    ft__objective_init(&lat, FT_OBJECTIVE_LATENCY);
+    int rc = search_run(p, &o1, &lat, out, ev, st);
+    if (rc != FT_OK || !(ev->total > 0) || !(ev->energy > 0) || stop_asked(o))
+        return rc;
+    ft_search_opts o2 = *o;
+    o2.on_improve = NULL; /* its improvements are of the linearised value, not the product */
+    if (limit > 0) {
+        o2.time_limit = limit - (ft__now_s() - t0);
+        if (o2.time_limit < 0.05 * limit)
+            return FT_OK; /* no time left for the second search */
+    }
+    ob.we = 1;
+    ob.wt = ev->energy / ev->total;
+    ft_schedule *s2;
+    ft_eval e2;
+    ft_status st2;
+    if (search_run(p, &o2, &ob, &s2, &e2, &st2) != FT_OK)
+        return FT_OK; /* the first result stands */
+    if (ft_objective_value(p, FT_OBJECTIVE_EDP, &e2) < ft_objective_value(p, FT_OBJECTIVE_EDP, ev)) {
+        ft_schedule_free(*out);
+        ft_eval_free(ev);
+        *out = s2, *ev = e2;
+    } else {
+        ft_schedule_free(s2);
+        ft_eval_free(&e2);
+    }
+    return FT_OK;
 }

@@ -1,6 +1,8 @@
 /* tiling.c - granularity and traversal choice for one subgraph in its context: candidate tile sizes ordered by a lower bound, each scored exactly. */
 #include "search/search.h"
 
+#include <assert.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,7 +203,7 @@ static void shape_done(search *S, const ft_subgraph *g, shape *sh)
  * boundary input: the regions SPEC 4 maps from regions covering its output
  * cover its input. */
 static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const ft_role *roles, const shape *sh, int64_t w, int64_t h,
-                           int64_t k)
+                           int64_t k, double *reads, double *writes)
 {
     const ft_problem *p = S->p;
     double comp = 0;
@@ -244,6 +246,8 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     ft__rates r;
     ft__fastest_rates(p, &r);
     ft__step_time_at(p, &r, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
+    *reads = (double)(int64_t)(sh->reads_lb + extra);
+    *writes = (double)(int64_t)sh->writes_lb;
     return ft__bound_combine(p, comp / (double)ft__units(p) + ft__waves_overheads(p, (int64_t)tiles, nk, sh->matmul), mem);
 }
 
@@ -289,6 +293,13 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         kc[0] = 1;
     cand *cs = ft__malloc(sizeof(cand) * (size_t)(nwc * nhc * nkc));
     int nc = 0;
+    /* what the objective counts whatever the configuration (latency:
+     * nothing) */
+    ft__energy_counts base = {0};
+    if (cs && S->sc.ob.kind != FT_OBJECTIVE_LATENCY && ft__ctx_counts(p, x, g, &base)) {
+        ft__free(cs);
+        cs = NULL;
+    }
     /* up to FT_SEARCH_MAX_CANDIDATES^3 bounds, each over the ops: the
      * clock is read every 4096 (a large group on a loaded machine took
      * seconds here) */
@@ -298,9 +309,11 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
             for (int d = 0; d < nkc; d++) {
                 if (((a * nhc + b) * nkc + d) % 4096 == 4095 && (late = ft__out_of_time(S)))
                     break;
-                double lb = config_bound(S, x, g, roles, &sh, wc[a], hc[b], kc[d]);
+                double rd, wr, lb = config_bound(S, x, g, roles, &sh, wc[a], hc[b], kc[d], &rd, &wr);
+                /* ordered and cut by a bound of the objective (latency:
+                 * lb itself) */
                 if (lb < INF)
-                    cs[nc++] = (cand){{wc[a], hc[b], kc[d], ORD_RASTER}, lb};
+                    cs[nc++] = (cand){{wc[a], hc[b], kc[d], ORD_RASTER}, ft__sg_objective_bound(&S->sc, &base, lb, rd, wr)};
             }
     shape_done(S, g, &sh);
     ft__free(roles);
@@ -346,7 +359,12 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
         for (int ok = 0; ok < norders; ok++) {
             cfg c = top.c;
             c.order = ok;
-            double lat = ft__score(&S->sc, x, &mx, g, &c, best);
+            double lat = ft__sg_objective(&S->sc, x, &mx, g, &c, &base, best);
+            /* the bound the candidates are ordered and cut by is a lower
+             * bound of the objective (a value past the budget is a
+             * partial sum, a value scored whole is not) */
+            assert(!(lat <= best && lat < INF) || S->sc.ob.kind == FT_OBJECTIVE_LATENCY ||
+                   lat >= top.lb * (1 - 1e-9) - 1e-300);
             if (lat < best) {
                 best = lat;
                 *best_c = c;

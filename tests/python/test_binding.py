@@ -334,6 +334,25 @@ class TestTarget(TmpDir):
         self.assertNotIn("energy_j", fusetile.evaluate(PN, SN, target=CONTEST))
         self.assertIn("energy_j", fusetile.evaluate(PN, fusetile.schedule(PN, time_limit=0.5, target=KPU)[0], target=KPU))
 
+    def test_objective(self):
+        # schedule(objective=...): energy no more joules than latency's
+        # schedule, which is no slower; the evaluation says the objective
+        gpu = os.path.join(os.path.dirname(KPU), "gpu-h100.cfg")
+        res = {ob: fusetile.schedule(PN, time_limit=1, threads=1, target=gpu, objective=ob, progress=False)[1]
+               for ob in ("latency", "energy", "edp")}
+        for ob, d in res.items():
+            self.assertEqual(d["objective"], ob)
+            self.assertGreaterEqual(d["objective_ratio"], 1)
+            self.assertLessEqual(d["objective_bound"], d["objective_value"])
+        self.assertEqual(res["energy"]["objective_value"], res["energy"]["energy_j"])
+        self.assertLessEqual(res["energy"]["energy_j"], res["latency"]["energy_j"] * (1 + 1e-9))
+        self.assertLessEqual(res["latency"]["total"], res["energy"]["total"] * (1 + 1e-9))
+        self.assertEqual(res["latency"]["objective_value"], res["latency"]["total"])
+        with self.assertRaisesRegex(fusetile.UsageError, "objective is 'speed'"):
+            fusetile.schedule(PN, time_limit=0.5, target=gpu, objective="speed")
+        with self.assertRaisesRegex(fusetile.InputError, "objective energy needs the machine's energy model"):
+            fusetile.schedule(PN, time_limit=0.5, target=CONTEST, objective="energy")
+
     def test_contest(self):
         t = fusetile.load_target(CONTEST)
         self.assertTrue(t.contest)

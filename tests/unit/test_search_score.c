@@ -680,6 +680,63 @@ static void test_search_score_op_order_needs_kinds(void **state)
  * the traffic every tiling moves) reaches the best latency: on groups
  * without walks that derive every k-step (where FT_SEARCH_TILING_PATIENCE
  * cuts too), that must find what scoring every candidate finds. */
+/* A whole device whose tile overheads are most of a small subgraph's time
+ * (a GPU's), drawn at random into p's timing (the caller finishes p). */
+static void device_timing(ft_problem *p)
+{
+    static const int units[] = {1, 3, 7};
+    p->timing.units = units[rnd() % 3];
+    p->timing.step_overhead = rnd() % 2 ? 0 : 96;
+    p->timing.tile_overhead = rnd() % 2 ? 500 : 2623;
+    p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 2132;
+    p->timing.overlap = (ft_overlap)(rnd() % 3);
+}
+
+/* Finish p (its terms changed) and set S's scorer up again under model. */
+static void rescore(search *S, ft_problem *p, ft_compute_model model)
+{
+    ft_status st;
+    assert_int_equal(ft_problem_finish(p, &st), FT_OK);
+    ft__scorer_free(&S->sc);
+    assert_int_equal(ft__search_scorer_init(S, model), 0);
+}
+
+/* A random group of up to 4 ops of S's problem into g (its ops in ops[],
+ * 64 slots), its outputs written in X, and its mixinfo: 0 where a tensor
+ * made inside mixes its axes (the tiling's patience, not its bound, cuts
+ * those), else 1. */
+static int bound_group(search *S, sctx *X, int *ops, ft_subgraph *g, mixinfo *mx)
+{
+    int n = random_group(S->p, ops, 4);
+    written_context(S->p, ops, n, X);
+    memset(g, 0, sizeof *g);
+    g->ops = ops;
+    g->nops = n;
+    ft__probe_mixed(&S->sc, X, g, mx);
+    return mx->interior != 2;
+}
+
+/* The tiling's choice for g in X with its bound (returned, its
+ * configuration in *c) equals the best of every candidate; *pruned counts
+ * one more where the bound cut candidates. */
+static double tiling_bound_check(search *S, sctx *X, ft_subgraph *g, cfg *c, int *pruned, int prob, int trial, const char *json)
+{
+    cfg c2;
+    int64_t evals = S->sc.evals;
+    S->tiling_all = 0;
+    double cut = ft__choose_tiling(S, X, g, c);
+    int64_t cut_evals = S->sc.evals - evals;
+    evals = S->sc.evals;
+    S->tiling_all = 1;
+    double all = ft__choose_tiling(S, X, g, &c2);
+    S->tiling_all = 0;
+    *pruned += S->sc.evals - evals > cut_evals;
+    if (!(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all))))
+        print_error("problem %d trial %d: with the bound %.17g, every candidate %.17g\n  %s\n", prob, trial, cut, all, json);
+    assert_true(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all)));
+    return cut;
+}
+
 static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
 {
     (void)state;
@@ -691,44 +748,18 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
         sctx X;
         ft_problem *p = tiling_search(json, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE, &o, &S, &X);
         if (prob % 3) {
-            /* a whole device whose tile overheads are most of a small
-             * subgraph's time (a GPU's): the bound counts them per wave */
-            static const int units[] = {1, 3, 7};
-            ft_status st;
-            p->timing.units = units[rnd() % 3];
-            p->timing.step_overhead = rnd() % 2 ? 0 : 96;
-            p->timing.tile_overhead = rnd() % 2 ? 500 : 2623;
-            p->timing.matmul_tile_overhead = rnd() % 2 ? 0 : 2132;
-            p->timing.overlap = (ft_overlap)(rnd() % 3);
-            assert_int_equal(ft_problem_finish(p, &st), FT_OK);
-            ft__scorer_free(&S.sc);
-            assert_int_equal(ft__search_scorer_init(&S, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE), 0);
+            device_timing(p);
+            rescore(&S, p, prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE);
         }
         for (int trial = 0; trial < 4; trial++) {
             int ops[64];
-            int n = random_group(p, ops, 4);
-            written_context(p, ops, n, &X);
             ft_subgraph g;
-            memset(&g, 0, sizeof g);
-            g.ops = ops;
-            g.nops = n;
             mixinfo mx;
-            ft__probe_mixed(&S.sc, &X, &g, &mx);
-            if (mx.interior == 2)
+            cfg c;
+            if (!bound_group(&S, &X, ops, &g, &mx))
                 continue;
-            cfg c1, c2;
-            int64_t evals = S.sc.evals;
-            S.tiling_all = 0;
-            double cut = ft__choose_tiling(&S, &X, &g, &c1);
-            int64_t cut_evals = S.sc.evals - evals;
-            evals = S.sc.evals;
-            S.tiling_all = 1;
-            double all = ft__choose_tiling(&S, &X, &g, &c2);
+            tiling_bound_check(&S, &X, &g, &c, &pruned, prob, trial, json);
             checked++;
-            pruned += S.sc.evals - evals > cut_evals;
-            if (!(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all))))
-                print_error("problem %d trial %d: with the bound %.17g, every candidate %.17g\n  %s\n", prob, trial, cut, all, json);
-            assert_true(cut == all || fabs(cut - all) <= 1e-9 * fmax(1, fabs(all)));
         }
         tiling_search_free(&S, &X);
         ft_problem_free(p);
@@ -1264,6 +1295,149 @@ static void test_search_score_k_period_equals_walk(void **state)
     assert_true(closed_sgs > nprob);
 }
 
+/* Elements the steps of g at c in context x move from and to slow memory,
+ * every step walked in order (ft_evaluate's loaded and written). */
+static void walked_traffic(const ft__scorer *sc, const sctx *x, ft_subgraph *g, const cfg *c, double *loaded, double *written)
+{
+    const ft_problem *p = sc->p;
+    int64_t ntx, nty, nk;
+    g->w = c->w, g->h = c->h, g->k = c->k;
+    ft__sg_grid(p, g, NULL, &ntx, &nty, &nk);
+    int64_t *ord = malloc(sizeof(int64_t) * (size_t)(ntx * nty));
+    ft__make_order(c->order, ntx, nty, ord);
+    g->order = ord;
+    g->norder = ntx * nty;
+    ft_walk *w;
+    ft_status st;
+    assert_int_equal(ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st), FT_OK);
+    ft_step stp;
+    *loaded = *written = 0;
+    while (ft_walk_next(w, &stp)) {
+        *loaded += (double)stp.loaded_elems;
+        *written += (double)stp.written_elems;
+    }
+    ft_walk_free(w);
+    free(ord);
+    g->order = NULL;
+    g->norder = 0;
+}
+
+/* The energy objective (ft_search_opts.objective, issue 35): with random
+ * energy terms, the tiling's bound, a bound of the joules, prunes no
+ * configuration better than every candidate's best (tiling.c asserts each
+ * scored value above its bound); the value of the choice is the energy
+ * rule (ft__energy) of the walked traffic and latency; the memoised
+ * traffic equals the walked one; the latency's choice costs no fewer
+ * joules; the problem's bound of each objective is below the value of
+ * each objective's searched schedule; without an energy model ft_search
+ * refuses energy and edp. */
+static void test_search_score_energy_objective(void **state)
+{
+    (void)state;
+    int checked = 0, differ = 0, pruned = 0;
+    for (int prob = 0; prob < leak_share(40); prob++) {
+        char *json = random_problem(3 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        ft_problem *p = tiling_search(json, model, &o, &S, &X);
+        ft_status st;
+        if (prob % 3)
+            device_timing(p);
+        ft_energy *e = &p->energy;
+        e->on = 1;
+        e->seconds_per_unit = 1e-9;
+        e->static_watts = rnd() % 2 ? 0 : 121;
+        e->active_watts = (double)(rnd() % 300);
+        e->mac = 1e-12 * (double)(rnd() % 3);
+        e->pointwise = 1e-12 * (double)(rnd() % 5);
+        e->slow_read = 1e-12 * (double)(20 + rnd() % 200);
+        e->slow_write = 1e-12 * (double)(20 + rnd() % 200);
+        e->fast = 1e-12 * (double)(rnd() % 4);
+        e->launch = 1e-9 * (double)(rnd() % 3000);
+        rescore(&S, p, model);
+        ft__objective_init(&S.sc.ob, FT_OBJECTIVE_ENERGY);
+        for (int trial = 0; trial < 4; trial++) {
+            int ops[64];
+            ft_subgraph g;
+            mixinfo mx;
+            cfg c1;
+            if (!bound_group(&S, &X, ops, &g, &mx))
+                continue;
+            double cut = tiling_bound_check(&S, &X, &g, &c1, &pruned, prob, trial, json);
+            if (cut == INF)
+                continue;
+            /* the value: the energy rule of what the walk moves and takes */
+            ft__energy_counts k;
+            assert_int_equal(ft__ctx_counts(p, &X, &g, &k), 0);
+            walked_traffic(&S.sc, &X, &g, &c1, &k.loaded, &k.written);
+            k.latency = full_walk(&S.sc, &X, &g, &c1);
+            double want = ft__energy(p, &k);
+            assert_true(fabs(cut - want) <= 1e-9 * want);
+            int64_t ld, wr;
+            assert_int_equal(ft__score_traffic(&S.sc, &X, &mx, &g, &c1, &ld, &wr), 0);
+            assert_true((double)ld == k.loaded && (double)wr == k.written);
+            S.sc.walk_all = 1;
+            assert_int_equal(ft__score_traffic(&S.sc, &X, &mx, &g, &c1, &ld, &wr), 0);
+            S.sc.walk_all = 0;
+            assert_true((double)ld == k.loaded && (double)wr == k.written);
+            /* the latency objective's choice is never cheaper in joules */
+            ft__objective_init(&S.sc.ob, FT_OBJECTIVE_LATENCY);
+            cfg c3;
+            ft__choose_tiling(&S, &X, &g, &c3);
+            ft__objective_init(&S.sc.ob, FT_OBJECTIVE_ENERGY);
+            double lat_choice = ft__sg_objective(&S.sc, &X, &mx, &g, &c3, &k, INF);
+            assert_true(lat_choice >= cut * (1 - 1e-12));
+            differ += lat_choice > cut * (1 + 1e-12);
+            checked++;
+        }
+        /* the problem's bound below the value of the schedule each
+         * objective's search finds (a few problems: each takes a search) */
+        for (int ob = 0; prob < 4 && ob < FT_OBJECTIVE_COUNT; ob++) {
+            ft_search_opts so;
+            ft_search_opts_init(&so);
+            so.model = model;
+            so.threads = 1;
+            so.time_limit = 0.3;
+            so.objective = (ft_objective)ob;
+            ft_schedule *best;
+            ft_eval ev;
+            if (ft_search(p, &so, &best, &ev, &st) != FT_OK)
+                continue;
+            for (int b = 0; b < FT_OBJECTIVE_COUNT; b++)
+                assert_true(ft_objective_bound(p, model, (ft_objective)b) <= ft_objective_value(p, (ft_objective)b, &ev) * (1 + 1e-12));
+            ft_eval_free(&ev);
+            ft_schedule_free(best);
+        }
+        /* without an energy model the objective is refused */
+        e->on = 0;
+        {
+            ft_search_opts so;
+            ft_search_opts_init(&so);
+            so.objective = FT_OBJECTIVE_EDP;
+            ft_schedule *none;
+            ft_eval ev;
+            assert_int_equal(ft_search(p, &so, &none, &ev, &st), FT_EINPUT);
+            assert_non_null(strstr(st.msg, "objective edp needs the machine's energy model"));
+            assert_null(none);
+        }
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    print_message("%d groups under the energy objective: the bound's choice equals the best of every candidate, its joules the "
+                  "walk's (%d where the bound cut candidates); %d where the latency's choice costs more joules\n", checked, pruned, differ);
+    assert_coverage(checked > 50);
+    /* names */
+    ft_objective ob = FT_OBJECTIVE_LATENCY;
+    assert_int_equal(ft_objective_parse("edp", &ob), 0);
+    assert_int_equal(ob, FT_OBJECTIVE_EDP);
+    assert_string_equal(ft_objective_name(FT_OBJECTIVE_ENERGY), "energy");
+    assert_int_equal(ft_objective_parse("joules", &ob), -1);
+    assert_null(ft_objective_name(FT_OBJECTIVE_COUNT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1276,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_search_score_closed_budget_rounding),
         cmocka_unit_test(test_search_score_evaluate_closed_equals_walk),
         cmocka_unit_test(test_search_score_k_period_equals_walk),
+        cmocka_unit_test(test_search_score_energy_objective),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test_objective.sh - `schedule --objective latency|energy|edp` (issue 35): on targets/gpu-h100.cfg the energy-optimal schedule uses no more joules than the latency-optimal one and the latency-optimal one is no slower (several problems), edp keeps a product no worse than latency's, the summary's objective line (value, bound, ratio >= 1, equal to evaluate's joules), latency unchanged by the option, and the error paths (unknown objective, no energy model: no target, the contest target, a target without the group).
+# usage: test_objective.sh FUSETILE
+set -u
+bin=${1:?usage: test_objective.sh FUSETILE}
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+H=$root/targets/gpu-h100.cfg
+P=$root/benchmarks/example_problem.json
+slow=${FT_SLOW:-0}
+# a short search: problems of up to 7 ops are searched exhaustively within it
+tl=2
+[ "$slow" = 1 ] && tl=20
+
+# --- error paths
+check bad-name 2 err "--objective is 'speed', must be latency, energy or edp" -- "$bin" schedule "$P" --objective speed
+check no-value 2 err 'objective' -- "$bin" schedule "$P" --objective
+check no-target 2 err '--objective energy needs --target with an `energy` group' -- "$bin" schedule "$P" --objective energy
+check contest 2 err 'target .*contest.cfg has no `energy` group' -- "$bin" schedule "$P" --objective edp --target "$root/targets/contest.cfg"
+sed -e '/^energy = {/,/^};/d' "$H" > "$tmp/plain.cfg"
+check no-group 2 err 'target .*plain.cfg has no `energy` group' -- "$bin" schedule "$P" --objective energy --target "$tmp/plain.cfg" -o "$tmp/never.json"
+expect no-output "a refused objective wrote a schedule" test ! -e "$tmp/never.json"
+check help 0 out '--objective OBJ' -- "$bin" schedule --help
+
+# --- latency is the default: the option changes nothing
+check lat-default 0 - - -- "$bin" schedule "$P" --target "$H" --threads 1 --time-limit "$tl" -q -o "$tmp/d.json"
+check lat-explicit 0 err '^fusetile: schedule: objective latency: [0-9.e+-]+, bound [0-9.e+-]+, ratio' -- \
+    "$bin" schedule "$P" --target "$H" --threads 1 --time-limit "$tl" --objective latency -o "$tmp/l.json"
+expect lat-same "--objective latency changed the schedule" cmp -s "$tmp/d.json" "$tmp/l.json"
+
+# --- the three objectives on several problems
+"$bin" generate --family small --ops 6 --seed 2 -o "$tmp/g2.json"
+"$bin" generate --family small --ops 7 --seed 5 -o "$tmp/g5.json"
+probs=("$P" "$tmp/g2.json" "$tmp/g5.json")
+if [ "$slow" = 1 ]; then
+    skip 10 "FT_SLOW: mlsys-2026-1 (9 ops, a time-limited search) left out"
+else
+    probs+=("$root/benchmarks/mlsys-2026-1.json")
+fi
+# figures NAME PROBLEM SCHEDULE: evaluate's total and joules into $tmp/NAME.fig
+figures() {
+    "$bin" evaluate "$2" "$3" --target "$H" --json > "$tmp/ev.json" &&
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(repr(d['total']), repr(d['energy_j']))" "$tmp/ev.json" > "$tmp/$1.fig"
+}
+for prob in "${probs[@]}"; do
+    n=$(basename "$prob" .json)
+    for obj in latency energy edp; do
+        check "$n-$obj" 0 err "objective $obj: [0-9.e+-]+( J| J s)?, bound [0-9.e+-]+( J| J s)?, ratio [0-9.]+" -- \
+            "$bin" schedule "$prob" --target "$H" --threads 1 --time-limit "$tl" --objective "$obj" -o "$tmp/$n-$obj.json"
+        # the bound is a lower bound of the objective
+        expect "$n-$obj-ratio" "ratio below 1: $(grep objective "$tmp/err")" \
+            awk -v obj="$obj" '$0 ~ "objective " obj ":" { for (i = 1; i <= NF; i++) if ($i == "ratio") r = $(i + 1) + 0 } END { exit !(r >= 1) }' "$tmp/err"
+        cp "$tmp/err" "$tmp/$n-$obj.err"
+        figures "$n-$obj" "$prob" "$tmp/$n-$obj.json"
+    done
+    read -r tl_l e_l < "$tmp/$n-latency.fig"
+    read -r tl_e e_e < "$tmp/$n-energy.fig"
+    read -r tl_p e_p < "$tmp/$n-edp.fig"
+    [ -n "${FT_VERBOSE:-}" ] && echo "$n: latency schedule $tl_l units $e_l J; energy schedule $tl_e units $e_e J; edp schedule $tl_p units $e_p J"
+    expect "$n-energy-le" "energy of the energy schedule $e_e > that of the latency schedule $e_l" \
+        python3 -c "import sys; sys.exit(not ($e_e <= $e_l * (1 + 1e-9)))"
+    expect "$n-latency-le" "latency of the latency schedule $tl_l > that of the energy schedule $tl_e" \
+        python3 -c "import sys; sys.exit(not ($tl_l <= $tl_e * (1 + 1e-9)))"
+    expect "$n-edp-le" "energy-delay product of the edp schedule $e_p x $tl_p > the latency schedule's $e_l x $tl_l" \
+        python3 -c "import sys; sys.exit(not ($e_p * $tl_p <= $e_l * $tl_l * (1 + 1e-9)))"
+    # the summary's value is evaluate's joules
+    expect "$n-energy-value" "summary value differs from evaluate's $e_e: $(grep objective "$tmp/$n-energy.err")" \
+        python3 -c "import re, sys; v = float(re.search(r'objective energy: (\S+) J', open(sys.argv[1]).read()).group(1)); sys.exit(not abs(v - $e_e) <= 1e-9 * $e_e)" "$tmp/$n-energy.err"
+done
+
+finish test_objective
