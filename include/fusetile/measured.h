@@ -40,11 +40,19 @@ typedef enum ft_meas_format {
                             * PyTorch's eager mode runs it, one kernel per
                             * op_kernels group of the problem DIR/MODEL-bBATCH.json
                             * (`fusetile import --as eager`) */
-    FT_MEAS_ENERGY = 5     /* kind M_or_op N_or_elements K us_per_op J_per_op ...:
+    FT_MEAS_ENERGY = 5,    /* kind M_or_op N_or_elements K us_per_op J_per_op ...:
                             * energy per op (targets/measured/h100/energy.tsv):
                             * a gemm row as FT_MEAS_GEMM's, a pointwise row
                             * (copy, add, add3, relu, gelu) as FT_MEAS_POINTWISE's;
                             * measured_us is us_per_op, measured_j J_per_op */
+    FT_MEAS_CONV = 6       /* model layer batch in_ch out_ch kh kw stride groups
+                            * in_h in_w out_h out_w ... us_graph: one convolution
+                            * (torch's conv2d on a channels-first tensor,
+                            * targets/measured/h100-c/conv.tsv) as the eager
+                            * lowering runs it: cuDNN's transposes of the input
+                            * and the weight to channels-last, the implicit GEMM
+                            * (im2col and MatMul, one kernel) and the transpose
+                            * back; a depthwise one as PyTorch's own kernel */
 } ft_meas_format;
 
 /* One measured row and the kernels the model times for it. */
