@@ -1,4 +1,4 @@
-/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs, models, energy, conv) read into rows of one-op kernels, and each row's predicted time on a target. */
+/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs, models, energy, conv, kernels) read into rows of one-op kernels, and each row's predicted time on a target. */
 #include "fusetile/measured.h"
 
 #include "cost/cost.h"
@@ -24,6 +24,7 @@ const char *ft_meas_format_name(ft_meas_format f)
     case FT_MEAS_MODELS: return "models";
     case FT_MEAS_ENERGY: return "energy";
     case FT_MEAS_CONV: return "conv";
+    case FT_MEAS_KERNELS: return "kernels";
     }
     return "?";
 }
@@ -230,7 +231,7 @@ static int add_conv(ft_meas_row *r, const conv_geom *g, ft_status *st)
         int x = T(rin, g->cin), in = x;
         if (g->ho != g->h || g->wo != g->w || g->cout != g->cin) {
             in = T(rows, g->cout);
-            OP("Layout", KIND_DEPTHWISE, "window", x, -1, 1, in, 1, 0);
+            OP("Layout", "conv2d", "window", x, -1, 1, in, 1, 0);
         }
         int o = T(rows, g->cout);
         OP("Pointwise", KIND_DEPTHWISE, "conv", in, -1, 1, o, (int)(g->kh * g->kw), 0);
@@ -425,6 +426,7 @@ typedef struct columns {
     int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, model, batch, time;
     int kind, m_or_op, n_or_elements, joules;   /* energy */
     int layer, in_ch, out_ch, kh, kw, stride, pad, groups, in_h, in_w, conv_oh, conv_ow;   /* conv */
+    int rows, cols, out_rows;   /* kernels */
     const char *time_name;
 } columns;
 
@@ -472,6 +474,17 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
                            "out_h out_w) without a us_graph column");
         return FT_OK;
     }
+    c->rows = column(rd, "rows");
+    c->cols = column(rd, "cols");
+    c->out_rows = column(rd, "out_rows");
+    if (c->kind >= 0 && c->rows >= 0 && c->cols >= 0 && c->out_rows >= 0) {
+        *f = FT_MEAS_KERNELS;
+        c->time_name = "us";
+        c->time = column(rd, c->time_name);
+        if (c->time < 0)
+            return fail_at(rd, NULL, "a kernels file (kind rows cols out_rows) without a us column");
+        return FT_OK;
+    }
     if (c->kind >= 0 && c->m_or_op >= 0 && c->n_or_elements >= 0 && c->k >= 0) {
         *f = FT_MEAS_ENERGY;
         c->time_name = "us_per_op";
@@ -496,7 +509,7 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
         return fail_at(rd, NULL,
                        "header names no known format (gemm: M N K; pointwise: op ninputs elements; graph_ops: problem "
                        "op type out_w out_h K ninputs; graphs: problem ops; models: model batch; conv: model layer "
-                       "batch in_ch out_ch kh kw stride pad groups in_h in_w out_h out_w)");
+                       "batch in_ch out_ch kh kw stride pad groups in_h in_w out_h out_w; kernels: kind rows cols out_rows)");
     int whole = *f == FT_MEAS_GRAPHS || *f == FT_MEAS_MODELS;
     c->time_name = whole ? "us_cudagraph" : "us_graph";
     c->time = column(rd, c->time_name);
@@ -577,6 +590,29 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
         static const int ins[3] = {0, 1, 2};
         return add_pointwise(r, known[which].kind, known[which].nin, ins, known[which].nin, w, h, rd->st);
+    }
+    if (f == FT_MEAS_KERNELS) {
+        const char *kind = get_str(rd, c->kind);
+        int pool = strcmp(kind, "max_pool2d") == 0;
+        if (!pool && strcmp(kind, "batch_norm") != 0)
+            return fail_at(rd, "kind", "\"%.40s\" is not batch_norm or max_pool2d", kind);
+        int64_t rows, cols, out;
+        if ((rc = get_int(rd, c->rows, "rows", 1, MAX_EXTENT * 64, &rows)) ||
+            (rc = get_int(rd, c->cols, "cols", 1, MAX_EXTENT, &cols)) ||
+            (rc = get_int(rd, c->out_rows, "out_rows", 1, MAX_EXTENT * 64, &out)))
+            return rc;
+        if (!pool && out != rows)
+            return fail_at(rd, "out_rows", "%lld, but batch_norm keeps its rows (%lld)", (long long)out, (long long)rows);
+        snprintf(label, sizeof label, "%s %lldx%lld line %d", kind, (long long)rows, (long long)cols, rd->line);
+        if (!(r->label = ft__strdup(label)) || !(r->problem = ft__strdup(kind)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        r->bare = 1;
+        int64_t w[2] = {cols, cols}, h[2] = {rows, out};
+        int ids[2] = {0, 1};
+        ft_problem *kp;
+        if ((rc = ft_kernel_new(&kp, pool ? "Layout" : "Pointwise", kind, 1, w, h, rd->st)))
+            return rc;
+        return row_add(r, kp, ids, rd->st);
     }
     if (f == FT_MEAS_CONV) {
         conv_geom g;
@@ -745,7 +781,8 @@ int ft_meas_held_out(const ft_measured *m, int i)
 {
     if (m->format == FT_MEAS_MODELS)
         return 1;   /* whole networks check a model; calibration never fits them */
-    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE || m->format == FT_MEAS_ENERGY)
+    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE || m->format == FT_MEAS_ENERGY ||
+        m->format == FT_MEAS_KERNELS)
         return i % 3 == 2;
     const char *name = m->rows[i].problem;
     /* rank of the problem among the distinct names m has, in name order */

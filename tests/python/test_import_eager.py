@@ -53,7 +53,7 @@ class TestEager(unittest.TestCase):
     def test_depthwise_is_one_kernel_without_transposes(self):
         d, _ = support.problem(support.graph(Depthwise, (2, 8, 6, 6)), as_="eager")
         self.assertEqual(d["op_names"], ["conv/window", "conv"])
-        self.assertEqual(d["op_kinds"], ["depthwise_conv2d", "depthwise_conv2d"])
+        self.assertEqual(d["op_kinds"], ["conv2d", "depthwise_conv2d"])
         self.assertEqual(d["op_kernels"], [0, 0])
 
     def test_eager_keeps_batch_norm_and_groups_kernels(self):

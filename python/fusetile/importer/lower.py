@@ -294,8 +294,8 @@ class _Lowering:
         elif depthwise:
             kind = DEPTHWISE if self.opts.eager else n.op
             W0 = X
-            if (Ho, Wo) != (H, W) or Cout != Cin:
-                X = self.p.layout(X, rows, Cout, 1, f"{name}/window", kind, f"{name}/window")
+            if (Ho, Wo) != (H, W) or Cout != Cin:   # the gather of the windows: its own kind, not the class's
+                X = self.p.layout(X, rows, Cout, 1, f"{name}/window", n.op, f"{name}/window")
                 self.stats["depthwise conv2d window Layout"] += 1
             O = self.p.pointwise([X], rows, Cout, kh * kw, name, kind, out)
             if X is not W0:
