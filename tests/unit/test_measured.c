@@ -483,7 +483,7 @@ static size_t gemm_row(char *out, const ft_target *t, int64_t m, int64_t n, int6
     ft_status st;
     assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
     int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0, 0};
+    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0, 0, 0};
     double us;
     assert_int_equal(ft_meas_predict(&r, t, NULL, NULL, &us, &st), FT_OK);
     ft_problem_free(kp);
@@ -526,7 +526,7 @@ static void test_calibrate_recovers_synthetic(void **state)
             ft_problem *two[2] = {kp, kp};   /* add3: two adds, (a + b) + c */
             int add1[3] = {0, 1, o == 3 ? 4 : 2}, add2[3] = {4, 2, 3}, one[2] = {0, 1};
             int *ids[2] = {nin == 1 ? one : add1, add2};
-            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0, 0};
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0, 0, 0};
             double us;
             assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
             plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
@@ -802,6 +802,24 @@ static void test_split_overhead(void **state)
     ft_target_free(t);
 }
 
+/* Fit the n settings names of t to m's rows (all of them) from where t
+ * has them and check each lands within 1 % of want; o and r keep the
+ * fit's options and result. */
+static void fit_recovers(ft_target *t, ft_measured *m, const char *const *names, const double *want, int n, ft_calib_opts *o,
+                         ft_calib_result *r)
+{
+    ft_status st;
+    ft_calib_opts_init(o);
+    o->free = names;
+    o->nfree = n;
+    o->all_rows = 1;
+    assert_int_equal(ft_calibrate(t, &m, 1, o, r, &st), FT_OK);
+    for (int i = 0; i < n; i++)
+        printf("  %-36s start %-10g fitted %-12.6g known %g\n", names[i], r->before[i], r->after[i], want[i]);
+    for (int i = 0; i < n; i++)
+        assert_rel(r->after[i], want[i], 0.01);
+}
+
 /* Calibration recovers the new settings from data made by a known
  * target: the resident part of the shared cache from GEMMs whose
  * footprints pass a partition, the misaligned efficiency from misaligned
@@ -831,16 +849,8 @@ static void test_calibrate_recovers_gpu_rules(void **state)
     free(text);
     ft_target *t = h100();
     ft_calib_opts o;
-    ft_calib_opts_init(&o);
-    o.free = names;
-    o.nfree = 3;
-    o.all_rows = 1;
     ft_calib_result r;
-    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
-    for (int i = 0; i < 3; i++)
-        printf("  %-30s start %-10g fitted %-12.6g known %g\n", names[i], r.before[i], r.after[i], want[i]);
-    for (int i = 0; i < 3; i++)
-        assert_rel(r.after[i], want[i], 0.01);
+    fit_recovers(t, m, names, want, 3, &o, &r);
     /* a target without a shared cache has no resident part to fit */
     t->cache_capacity_bytes = 0;
     o.nfree = 1;
@@ -930,16 +940,8 @@ static void test_conv_rows_and_recovery(void **state)
     for (int i = 2; i < 5; i++)
         *ft_target_setting(t, names[i], NULL) = 1.5 * want[i];
     ft_calib_opts o;
-    ft_calib_opts_init(&o);
-    o.free = names;
-    o.nfree = 5;
-    o.all_rows = 1;
     ft_calib_result r;
-    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
-    for (int i = 0; i < 5; i++)
-        printf("  %-36s start %-10g fitted %-12.6g known %g\n", names[i], r.before[i], r.after[i], want[i]);
-    for (int i = 0; i < 5; i++)
-        assert_rel(r.after[i], want[i], 0.01);
+    fit_recovers(t, m, names, want, 5, &o, &r);
     ft_measured_free(m);
     ft_target_free(t);
     ft_target_free(truth);
