@@ -336,6 +336,12 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
         }
         if (t->split_overhead > 0)
             member_num(f, "split_overhead", t->split_overhead);
+        if (t->conv_efficiency < 1)
+            member_num(f, "conv_efficiency", t->conv_efficiency);
+        if (t->conv_small_channels > 0) {
+            fprintf(f, ", \"conv_small_channels\": %lld", (long long)t->conv_small_channels);
+            member_num(f, "conv_small_efficiency", t->conv_small_efficiency);
+        }
         if (t->cache_capacity_bytes > 0) {
             fprintf(f, ", \"shared_cache\": {\"capacity_bytes\": %lld, \"partitions\": %lld", (long long)t->cache_capacity_bytes,
                     (long long)t->cache_partitions);

@@ -80,7 +80,10 @@ int cli_models_import(const char *meas_path, int image, char *dir, size_t n)
                 if (strcmp(fld[i], "batch") == 0)
                     cb = i;
             }
-            if (cm < 0 || cb < 0)
+            int conv = 0;   /* a conv (in_ch ...) or kernels (out_rows ...) file names model and batch too */
+            for (int i = 0; i < nf; i++)
+                conv |= strcmp(fld[i], "in_ch") == 0 || strcmp(fld[i], "out_rows") == 0;
+            if (cm < 0 || cb < 0 || conv)
                 break;   /* not a models file */
             const char *tmp = getenv("TMPDIR");
             char path[PATH_MAX];

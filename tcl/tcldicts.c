@@ -203,6 +203,9 @@ static const struct target_field {
     {"misaligned_efficiency", F_DBL, offsetof(ft_target, misaligned_efficiency), 1},
     {"aligned_elements", F_INT, offsetof(ft_target, aligned_elements), 1},
     {"split_overhead", F_DBL, offsetof(ft_target, split_overhead), 1},
+    {"conv_efficiency", F_DBL, offsetof(ft_target, conv_efficiency), 1},
+    {"conv_small_channels", F_INT, offsetof(ft_target, conv_small_channels), 1},
+    {"conv_small_efficiency", F_DBL, offsetof(ft_target, conv_small_efficiency), 1},
     {"run_overhead", F_DBL, offsetof(ft_target, run_overhead), 1},
     {"replay_interval", F_DBL, offsetof(ft_target, replay_interval), 1},
 };

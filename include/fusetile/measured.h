@@ -40,11 +40,26 @@ typedef enum ft_meas_format {
                             * PyTorch's eager mode runs it, one kernel per
                             * op_kernels group of the problem DIR/MODEL-bBATCH.json
                             * (`fusetile import --as eager`) */
-    FT_MEAS_ENERGY = 5     /* kind M_or_op N_or_elements K us_per_op J_per_op ...:
+    FT_MEAS_ENERGY = 5,    /* kind M_or_op N_or_elements K us_per_op J_per_op ...:
                             * energy per op (targets/measured/h100/energy.tsv):
                             * a gemm row as FT_MEAS_GEMM's, a pointwise row
                             * (copy, add, add3, relu, gelu) as FT_MEAS_POINTWISE's;
                             * measured_us is us_per_op, measured_j J_per_op */
+    FT_MEAS_CONV = 6,      /* model layer batch in_ch out_ch kh kw stride groups
+                            * in_h in_w out_h out_w ... us_graph: one convolution
+                            * (torch's conv2d on a channels-first tensor,
+                            * targets/measured/h100-c/conv.tsv) as the eager
+                            * lowering runs it: cuDNN's transposes of the input
+                            * and the weight to channels-last, the implicit GEMM
+                            * (im2col and MatMul, one kernel) and the transpose
+                            * back; a depthwise one as PyTorch's own kernel */
+    FT_MEAS_KERNELS = 7    /* kind rows cols out_rows ... us: one kernel of
+                            * PyTorch's eager mode as a profiler timed it alone
+                            * (targets/measured/h100-c/eager_kernels.tsv):
+                            * batch_norm (the transform, a Pointwise op on rows x
+                            * cols) or max_pool2d (a Layout op, rows x cols in,
+                            * out_rows x cols out); no run overhead, no replay
+                            * interval (bare) */
 } ft_meas_format;
 
 /* One measured row and the kernels the model times for it. */
@@ -63,6 +78,8 @@ typedef struct ft_meas_row {
     int ntensors;
     int batch;             /* models: the batch; else 0 */
     double measured_j;     /* energy: J_per_op, > 0; else 0 */
+    int bare;              /* 1: the kernels' own time, as a profiler reports it: no
+                            * run overhead and no replay interval (FT_MEAS_KERNELS) */
 } ft_meas_row;
 
 typedef struct ft_measured {

@@ -80,6 +80,15 @@ typedef struct ft_target {
                                         a MatMul keeps when its K or N (its output's width) is
                                         not a multiple of aligned_elements, (0, 1] (default 1) */
     int64_t aligned_elements;        /* compute.aligned_elements: elements, > 0 (default 8) */
+    double conv_efficiency;          /* compute.conv_efficiency: share of the MatMul speed a
+                                        convolution's GEMM (a MatMul op of kind "conv2d": a
+                                        library's implicit GEMM) keeps, (0, 1] (default 1);
+                                        ft_target_conv_efficiency */
+    int64_t conv_small_channels;     /* compute.conv_small_channels: a convolution of fewer input
+                                        channels than this runs at conv_small_efficiency
+                                        instead (a library's path for tiny Cin, such as a
+                                        stem's 3), >= 0 (default 0: none) */
+    double conv_small_efficiency;    /* compute.conv_small_efficiency: (0, 1] (default 1) */
     double memory_efficiency;        /* slow_memory.efficiency: share of both bandwidths
                                         reached, (0, 1] (default 1) */
     double step_overhead;            /* execution.step_overhead: cycles every step pays, >= 0
@@ -194,7 +203,7 @@ void ft_target_free(ft_target *t);
  * whole-device terms: both bandwidths times memory_efficiency, MatMul and
  * Pointwise base costs divided by their efficiencies (a MatMul whose K or
  * N is not a multiple of aligned_elements by misaligned_efficiency too,
- * ft_target_misaligned), units,
+ * ft_target_misaligned; a convolution's by ft_target_conv_efficiency), units,
  * step_overhead, cache capacity (ft_target_cache_elements)
  * and bandwidth (elements per cycle); then every op whose kind is named in
  * compute.kind_cost has its base cost multiplied by that factor
@@ -224,6 +233,16 @@ int ft_target_misaligned(const ft_target *t, const ft_problem *p, const ft_op *o
  * contest target).  The tile menu of ft_kernel_time takes only tiles
  * that fit. */
 int ft_target_tile_fits_registers(const ft_target *t, int64_t w, int64_t h);
+
+/* The share of t's MatMul speed that op (of problem p) keeps as a
+ * convolution: 1 unless op is a MatMul of kind "conv2d" whose left
+ * operand an im2col (a Layout of kind "conv2d" in p) makes, a library's
+ * implicit GEMM (a 1x1 convolution is a plain GEMM); then
+ * compute.conv_small_efficiency when its input channels (the width of
+ * the im2col's input) are fewer than compute.conv_small_channels, else
+ * compute.conv_efficiency.  ft_target_apply divides the op's base cost by
+ * it (not with keep_costs). */
+double ft_target_conv_efficiency(const ft_target *t, const ft_problem *p, const ft_op *op);
 
 /* The factor compute.kind_cost gives ops of kind `kind` (NULL: none): the
  * entry named exactly so, or 1. */

@@ -541,7 +541,8 @@ int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t, const ft_k
     int rc = reuse_spans(r, span, st), gen = 0;
     double cap = ft_target_cache_elements(t);
     ksum sum = {0, 0};
-    ksum_add(&sum, t->run_overhead);
+    if (!r->bare)
+        ksum_add(&sum, t->run_overhead);
     for (int i = 0; i < n && rc == FT_OK; i++) {
         double c, held = r->tensors && cap > 0 ? window_others(r, i, span[i], cap, mark, &gen) : 0;
         rc = ft_kernel_time_shared(r->kernels[i], t, fixed ? &fixed[i] : NULL, held, &c, chosen ? &chosen[i] : NULL, st);
@@ -555,7 +556,7 @@ int ft_meas_predict_kernels(const ft_meas_row *r, const ft_target *t, const ft_k
     if (rc)
         return rc;
     /* back-to-back replays: the next is launched while this one runs */
-    *us = fmax(t->replay_interval, ksum_value(&sum)) / t->clock_hz * 1e6;
+    *us = fmax(r->bare ? 0 : t->replay_interval, ksum_value(&sum)) / t->clock_hz * 1e6;
     return FT_OK;
 }
 

@@ -1,4 +1,4 @@
-/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs) read into rows of one-op kernels, and each row's predicted time on a target. */
+/* measured.c - measured TSV files (gemm, pointwise, graph_ops, graphs, models, energy, conv, kernels) read into rows of one-op kernels, and each row's predicted time on a target. */
 #include "fusetile/measured.h"
 
 #include "cost/cost.h"
@@ -23,6 +23,8 @@ const char *ft_meas_format_name(ft_meas_format f)
     case FT_MEAS_GRAPHS: return "graphs";
     case FT_MEAS_MODELS: return "models";
     case FT_MEAS_ENERGY: return "energy";
+    case FT_MEAS_CONV: return "conv";
+    case FT_MEAS_KERNELS: return "kernels";
     }
     return "?";
 }
@@ -178,6 +180,104 @@ static int add_eager_kernels(ft_meas_row *r, const ft_problem *p, ft_status *st)
     return rc;
 }
 
+/* The eager lowering's kinds of cuDNN's transposes and of PyTorch's
+ * depthwise convolution (python/fusetile/importer/lower.py). */
+#define KIND_TO_NHWC "nchw_to_nhwc"
+#define KIND_TO_NCHW "nhwc_to_nchw"
+#define KIND_DEPTHWISE "depthwise_conv2d"
+
+/* The geometry of one measured convolution (a conv row). */
+typedef struct conv_geom {
+    int64_t n, cin, cout, kh, kw, stride, pad, groups, h, w, ho, wo;
+} conv_geom;
+
+/* One op of a convolution's lowering (add_conv). */
+typedef struct conv_op {
+    const char *type, *kind, *name;
+    int in[2], nin, out, factor, kernel;
+} conv_op;
+
+/* Add to r the kernels of convolution g as `fusetile import --as eager`
+ * lowers torch's conv2d on a channels-first tensor (docs/LOWERING.md:
+ * transposes around cuDNN's implicit GEMM; a 1x1 stride-1 one a GEMM
+ * alone, a depthwise one PyTorch's own kernel): a
+ * small problem of its ops and op_kernels, run through add_eager_kernels.
+ * Groups other than 1 and depthwise are refused (FT_EINPUT, no message:
+ * the caller names the field). */
+static int add_conv(ft_meas_row *r, const conv_geom *g, ft_status *st)
+{
+    int64_t rin = g->n * g->h * g->w, rows = g->n * g->ho * g->wo, k = g->cin * g->kh * g->kw;
+    int identity = g->kh == 1 && g->kw == 1 && g->stride == 1 && g->pad == 0;
+    /* tensors (height x width), ops (type, kind, inputs, output, factor, kernel) */
+    int64_t th[8], tw[8];
+    conv_op ops[6];
+    int nt = 0, no = 0;
+#define T(hh, ww) (th[nt] = (hh), tw[nt] = (ww), nt++)
+#define OP(ty, ki, na, i0, i1, ni, o, f, ke) (ops[no] = (conv_op){ty, ki, na, {i0, i1}, ni, o, f, ke}, no++)
+    if (g->groups == 1 && identity) {   /* a plain GEMM on the channels-first tensor */
+        int x = T(rin, g->cin), wt = T(k, g->cout), o = T(rows, g->cout);
+        OP("MatMul", "conv2d", "conv", x, wt, 2, o, 1, 0);
+    } else if (g->groups == 1) {
+        int x = T(rin, g->cin), xt = T(rin, g->cin);
+        OP("Layout", KIND_TO_NHWC, "to_nhwc", x, -1, 1, xt, 1, 0);
+        int left = T(rows, k);
+        OP("Layout", "conv2d", "im2col", xt, -1, 1, left, 1, 1);
+        int wt = T(k, g->cout), wtt = T(k, g->cout);
+        OP("Layout", KIND_TO_NHWC, "weight_to_nhwc", wt, -1, 1, wtt, 1, 2);
+        int o = T(rows, g->cout), on = T(rows, g->cout);
+        OP("MatMul", "conv2d", "conv", left, wtt, 2, o, 1, 1);
+        OP("Layout", KIND_TO_NCHW, "to_nchw", o, -1, 1, on, 1, 3);
+    } else if (g->groups == g->cin && g->cout % g->cin == 0) {
+        int x = T(rin, g->cin), in = x;
+        if (g->ho != g->h || g->wo != g->w || g->cout != g->cin) {
+            in = T(rows, g->cout);
+            OP("Layout", "conv2d", "window", x, -1, 1, in, 1, 0);
+        }
+        int o = T(rows, g->cout);
+        OP("Pointwise", KIND_DEPTHWISE, "conv", in, -1, 1, o, (int)(g->kh * g->kw), 0);
+    } else {
+        return FT_EINPUT;
+    }
+#undef T
+#undef OP
+    char json[4096];
+    size_t n = sizeof json, lw = 0;
+#define PUT(...) lw += (size_t)snprintf(json + lw, lw < n ? n - lw : 0, __VA_ARGS__)
+    PUT("{\"widths\":[");
+    for (int i = 0; i < nt; i++)
+        PUT("%s%lld", i ? "," : "", (long long)tw[i]);
+    PUT("],\"heights\":[");
+    for (int i = 0; i < nt; i++)
+        PUT("%s%lld", i ? "," : "", (long long)th[i]);
+    static const char *const lists[] = {"inputs", "outputs", "base_costs", "op_types", "op_kinds", "op_names", "op_kernels"};
+    for (int l = 0; l < 7; l++) {
+        PUT("],\"%s\":[", lists[l]);
+        for (int i = 0; i < no; i++) {
+            PUT("%s", i ? "," : "");
+            if (l == 0)
+                PUT(ops[i].nin == 2 ? "[%d,%d]" : "[%d]", ops[i].in[0], ops[i].in[1]);
+            else if (l == 1)
+                PUT("[%d]", ops[i].out);
+            else if (l == 2)
+                PUT("%d", ops[i].factor);
+            else if (l == 6)
+                PUT("%d", ops[i].kernel);
+            else
+                PUT("\"%s\"", l == 3 ? ops[i].type : l == 4 ? ops[i].kind : ops[i].name);
+        }
+    }
+    PUT("],\"fast_memory_capacity\":1,\"slow_memory_bandwidth\":1,\"native_granularity\":[1,1]}");
+#undef PUT
+    if (lw >= n)
+        return ft__fail(st, FT_EINPUT, 0, "%s: the convolution's problem is too long", r->label);
+    ft_problem *p;
+    int rc = ft_problem_parse(json, r->label, &p, st);
+    if (rc == FT_OK)
+        rc = add_eager_kernels(r, p, st);
+    ft_problem_free(p);
+    return rc;
+}
+
 int ft_meas_model_problem(const char *model, long long batch, char *buf, size_t n, ft_status *st)
 {
     size_t len = strlen(model);
@@ -325,6 +425,8 @@ static int problem_named(reader *rd, const char *name, const char *column, const
 typedef struct columns {
     int m, n, k, op, ninputs, elements, problem, type, out_w, out_h, ops, model, batch, time;
     int kind, m_or_op, n_or_elements, joules;   /* energy */
+    int layer, in_ch, out_ch, kh, kw, stride, pad, groups, in_h, in_w, conv_oh, conv_ow;   /* conv */
+    int rows, cols, out_rows;   /* kernels */
     const char *time_name;
 } columns;
 
@@ -356,6 +458,33 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     c->m_or_op = column(rd, "M_or_op");
     c->n_or_elements = column(rd, "N_or_elements");
     c->joules = column(rd, "J_per_op");
+    static const char *const conv_cols[] = {"layer", "in_ch", "out_ch", "kh", "kw", "stride", "pad", "groups",
+                                            "in_h", "in_w", "out_h", "out_w"};
+    int *conv_at[] = {&c->layer, &c->in_ch, &c->out_ch, &c->kh, &c->kw, &c->stride, &c->pad, &c->groups,
+                      &c->in_h, &c->in_w, &c->conv_oh, &c->conv_ow};
+    int conv = c->model >= 0 && c->batch >= 0;
+    for (int i = 0; i < (int)(sizeof conv_cols / sizeof conv_cols[0]); i++)
+        conv &= (*conv_at[i] = column(rd, conv_cols[i])) >= 0;
+    if (conv) {
+        *f = FT_MEAS_CONV;
+        c->time_name = "us_graph";
+        c->time = column(rd, c->time_name);
+        if (c->time < 0)
+            return fail_at(rd, NULL, "a conv file (model layer batch in_ch out_ch kh kw stride pad groups in_h in_w "
+                           "out_h out_w) without a us_graph column");
+        return FT_OK;
+    }
+    c->rows = column(rd, "rows");
+    c->cols = column(rd, "cols");
+    c->out_rows = column(rd, "out_rows");
+    if (c->kind >= 0 && c->rows >= 0 && c->cols >= 0 && c->out_rows >= 0) {
+        *f = FT_MEAS_KERNELS;
+        c->time_name = "us";
+        c->time = column(rd, c->time_name);
+        if (c->time < 0)
+            return fail_at(rd, NULL, "a kernels file (kind rows cols out_rows) without a us column");
+        return FT_OK;
+    }
     if (c->kind >= 0 && c->m_or_op >= 0 && c->n_or_elements >= 0 && c->k >= 0) {
         *f = FT_MEAS_ENERGY;
         c->time_name = "us_per_op";
@@ -379,7 +508,8 @@ static int header(reader *rd, ft_meas_format *f, columns *c)
     else
         return fail_at(rd, NULL,
                        "header names no known format (gemm: M N K; pointwise: op ninputs elements; graph_ops: problem "
-                       "op type out_w out_h K ninputs; graphs: problem ops; models: model batch)");
+                       "op type out_w out_h K ninputs; graphs: problem ops; models: model batch; conv: model layer "
+                       "batch in_ch out_ch kh kw stride pad groups in_h in_w out_h out_w; kernels: kind rows cols out_rows)");
     int whole = *f == FT_MEAS_GRAPHS || *f == FT_MEAS_MODELS;
     c->time_name = whole ? "us_cudagraph" : "us_graph";
     c->time = column(rd, c->time_name);
@@ -460,6 +590,55 @@ static int data_row(reader *rd, ft_meas_format f, const columns *c, ft_meas_row 
             return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
         static const int ins[3] = {0, 1, 2};
         return add_pointwise(r, known[which].kind, known[which].nin, ins, known[which].nin, w, h, rd->st);
+    }
+    if (f == FT_MEAS_KERNELS) {
+        const char *kind = get_str(rd, c->kind);
+        int pool = strcmp(kind, "max_pool2d") == 0;
+        if (!pool && strcmp(kind, "batch_norm") != 0)
+            return fail_at(rd, "kind", "\"%.40s\" is not batch_norm or max_pool2d", kind);
+        int64_t rows, cols, out;
+        if ((rc = get_int(rd, c->rows, "rows", 1, MAX_EXTENT * 64, &rows)) ||
+            (rc = get_int(rd, c->cols, "cols", 1, MAX_EXTENT, &cols)) ||
+            (rc = get_int(rd, c->out_rows, "out_rows", 1, MAX_EXTENT * 64, &out)))
+            return rc;
+        if (!pool && out != rows)
+            return fail_at(rd, "out_rows", "%lld, but batch_norm keeps its rows (%lld)", (long long)out, (long long)rows);
+        snprintf(label, sizeof label, "%s %lldx%lld line %d", kind, (long long)rows, (long long)cols, rd->line);
+        if (!(r->label = ft__strdup(label)) || !(r->problem = ft__strdup(kind)))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        r->bare = 1;
+        int64_t w[2] = {cols, cols}, h[2] = {rows, out};
+        int ids[2] = {0, 1};
+        ft_problem *kp;
+        if ((rc = ft_kernel_new(&kp, pool ? "Layout" : "Pointwise", kind, 1, w, h, rd->st)))
+            return rc;
+        return row_add(r, kp, ids, rd->st);
+    }
+    if (f == FT_MEAS_CONV) {
+        conv_geom g;
+        int64_t *v[] = {&g.n, &g.cin, &g.cout, &g.kh, &g.kw, &g.stride, &g.pad, &g.groups, &g.h, &g.w, &g.ho, &g.wo};
+        const int cols[] = {c->batch, c->in_ch, c->out_ch, c->kh, c->kw, c->stride, c->pad, c->groups,
+                            c->in_h, c->in_w, c->conv_oh, c->conv_ow};
+        static const char *const names[] = {"batch", "in_ch", "out_ch", "kh", "kw", "stride", "pad", "groups",
+                                            "in_h", "in_w", "out_h", "out_w"};
+        for (int i = 0; i < 12; i++)
+            if ((rc = get_int(rd, cols[i], names[i], i == 6 ? 0 : 1, MAX_EXTENT, v[i])))
+                return rc;
+        if (g.cin % g.groups || g.cout % g.groups)
+            return fail_at(rd, "groups", "%lld does not divide in_ch %lld and out_ch %lld", (long long)g.groups,
+                           (long long)g.cin, (long long)g.cout);
+        if ((double)g.n * (double)(g.h * g.w > g.ho * g.wo ? g.h * g.w : g.ho * g.wo) > (double)MAX_EXTENT * 64 ||
+            (double)g.cin * (double)(g.kh * g.kw) > (double)MAX_EXTENT)
+            return fail_at(rd, "batch", "the convolution is too large (over %lld rows)", (long long)MAX_EXTENT * 64);
+        snprintf(label, sizeof label, "%.60s %.80s b%lld", get_str(rd, c->model), get_str(rd, c->layer), (long long)g.n);
+        if (!(r->label = ft__strdup(label)) || !(r->problem = ft__strdup(get_str(rd, c->model))))
+            return ft__fail(rd->st, FT_ENOMEM, 0, "out of memory");
+        r->batch = (int)g.n;
+        rc = add_conv(r, &g, rd->st);
+        if (rc == FT_EINPUT && !rd->st->msg[0])
+            return fail_at(rd, "groups", "%lld groups of %lld channels: only 1 group and depthwise (groups = in_ch) "
+                           "are modelled", (long long)g.groups, (long long)g.cin);
+        return rc;
     }
     if (f == FT_MEAS_MODELS) {
         const char *model = get_str(rd, c->model);
@@ -602,7 +781,8 @@ int ft_meas_held_out(const ft_measured *m, int i)
 {
     if (m->format == FT_MEAS_MODELS)
         return 1;   /* whole networks check a model; calibration never fits them */
-    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE || m->format == FT_MEAS_ENERGY)
+    if (m->format == FT_MEAS_GEMM || m->format == FT_MEAS_POINTWISE || m->format == FT_MEAS_ENERGY ||
+        m->format == FT_MEAS_KERNELS)
         return i % 3 == 2;
     const char *name = m->rows[i].problem;
     /* rank of the problem among the distinct names m has, in name order */

@@ -60,6 +60,9 @@ static const setting schema[] = {
     {"compute", "accumulator_bytes", K_INT, 0, 0, R_POSITIVE, OFF(accumulator_bytes)},
     {"compute", "misaligned_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(misaligned_efficiency)},
     {"compute", "aligned_elements", K_INT, 0, 0, R_POSITIVE, OFF(aligned_elements)},
+    {"compute", "conv_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(conv_efficiency)},
+    {"compute", "conv_small_channels", K_INT, 0, 0, R_NONNEGATIVE, OFF(conv_small_channels)},
+    {"compute", "conv_small_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(conv_small_efficiency)},
     {"execution", "step_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(step_overhead)},
     {"execution", "tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(tile_overhead)},
     {"execution", "matmul_tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(matmul_tile_overhead)},
@@ -484,6 +487,10 @@ static int finish(loader *L, const config_t *cfg)
         t->misaligned_efficiency = 1;
     if (!L->seen[find("compute", "aligned_elements")])
         t->aligned_elements = 8;
+    if (!L->seen[find("compute", "conv_efficiency")])
+        t->conv_efficiency = 1;
+    if (!L->seen[find("compute", "conv_small_efficiency")])
+        t->conv_small_efficiency = 1;
     t->energy_on = L->seen[find("", "energy")];
     if (!L->seen[find("energy", "slow_write_pj")])
         t->energy_slow_write_pj = -1;   /* as slow_read_pj, also when a fit moves that */
@@ -618,7 +625,8 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
             ft_op *o = &p->ops[i];
             if (o->type == FT_OP_MATMUL)
                 o->base_cost = tile * (double)t->native_k / (t->matmul_macs_per_cycle * t->matmul_efficiency *
-                                                              (ft_target_misaligned(t, p, o) ? t->misaligned_efficiency : 1));
+                                                              (ft_target_misaligned(t, p, o) ? t->misaligned_efficiency : 1) *
+                                                              ft_target_conv_efficiency(t, p, o));
             else /* Pointwise, and Layout: a copy of its one input */
                 o->base_cost = tile * (double)o->ninputs / (t->pointwise_elements_per_cycle * t->pointwise_efficiency);
             o->base_cost *= ft_target_kind_cost(t, o->kind);
@@ -638,6 +646,17 @@ int ft_target_misaligned(const ft_target *t, const ft_problem *p, const ft_op *o
     if (t->contest || op->type != FT_OP_MATMUL || t->aligned_elements <= 0)
         return 0;
     return op->k % t->aligned_elements != 0 || p->tensors[op->output].width % t->aligned_elements != 0;
+}
+
+double ft_target_conv_efficiency(const ft_target *t, const ft_problem *p, const ft_op *op)
+{
+    if (t->contest || op->type != FT_OP_MATMUL || !op->kind || strcmp(op->kind, "conv2d") != 0)
+        return 1;
+    int made = p->tensors[op->inputs[0]].producer;
+    if (made < 0 || p->ops[made].type != FT_OP_LAYOUT || !p->ops[made].kind || strcmp(p->ops[made].kind, "conv2d") != 0)
+        return 1;   /* no im2col: a 1x1 convolution, a plain GEMM */
+    int64_t channels = p->tensors[p->ops[made].inputs[0]].width;   /* the im2col's input: one row a pixel */
+    return t->conv_small_channels > 0 && channels < t->conv_small_channels ? t->conv_small_efficiency : t->conv_efficiency;
 }
 
 int ft_target_tile_fits_registers(const ft_target *t, int64_t w, int64_t h)
@@ -703,6 +722,10 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", MatMul tiles within %lld B of registers", (long long)t->register_file_bytes);
     if (t->misaligned_efficiency < 1)
         ADD(", misaligned MatMul efficiency %g", t->misaligned_efficiency);
+    if (t->conv_efficiency < 1)
+        ADD(", convolution efficiency %g", t->conv_efficiency);
+    if (t->conv_small_channels > 0)
+        ADD(" (%g under %lld channels)", t->conv_small_efficiency, (long long)t->conv_small_channels);
     if (t->split_overhead > 0)
         ADD(", split-K overhead %g cycles", t->split_overhead);
     if (t->matmul_efficiency < 1)

@@ -123,7 +123,7 @@ check import-mlp-stdout 0 out '"widths": \[256,512,512,512,128,128\]' -- "$bin" 
 build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
 h100=$(cd "$(dirname "$0")/../.." && pwd)/targets/gpu-h100.cfg
 if PYTHONPATH="$build/python" "$py" -c 'import fusetile._fusetile' >/dev/null 2>&1; then
-    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 805.778, native 64x64, base costs MatMul 144.01942461989.*, Pointwise 32 per input, gelu x73.9234$' \
+    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 805.778, native 64x64, base costs MatMul 144.01942461989.*, Pointwise 32 per input, gelu x73.9234, nchw_to_nhwc x58.1415, nhwc_to_nchw x10.337, depthwise_conv2d x455.674, batch_norm x96.3574, max_pool2d x451.97$' \
         -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
     check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[144.01942461989[0-9]*,2365.5488,32,64,144.01942461989[0-9]*\]' "$tmp/gelu.json"
     check import-target-imported-for 0 - '' -- grep -q "^  \"imported_for\": {\"target\":\"gpu-h100\",\"file\":\"$h100\"}" "$tmp/gelu.json"

@@ -33,7 +33,29 @@ def lowered(as_):
     return support.problem(support.graph(ConvBnRelu, (2, 8, 6, 6)), as_=as_)
 
 
+class Depthwise(nn.Module):
+    """a depthwise 3x3 convolution of stride 2 (PyTorch's own kernel, no cuDNN transposes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, 2, 1, groups=8, bias=False)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
 class TestEager(unittest.TestCase):
+    def test_kernel_classes_have_kinds_of_their_own(self):
+        d, _ = lowered("eager")
+        # cuDNN's transposes are classes of their own (a target times them apart from the GEMM)
+        self.assertEqual(d["op_kinds"][:5], ["nchw_to_nhwc", "conv2d", "nchw_to_nhwc", "conv2d", "nhwc_to_nchw"])
+
+    def test_depthwise_is_one_kernel_without_transposes(self):
+        d, _ = support.problem(support.graph(Depthwise, (2, 8, 6, 6)), as_="eager")
+        self.assertEqual(d["op_names"], ["conv/window", "conv"])
+        self.assertEqual(d["op_kinds"], ["conv2d", "depthwise_conv2d"])
+        self.assertEqual(d["op_kernels"], [0, 0])
+
     def test_eager_keeps_batch_norm_and_groups_kernels(self):
         d, stats = lowered("eager")
         self.assertEqual(d["op_names"], ["conv/to_nhwc", "conv/im2col", "conv/weight_to_nhwc", "conv", "conv/to_nchw",

@@ -483,7 +483,7 @@ static size_t gemm_row(char *out, const ft_target *t, int64_t m, int64_t n, int6
     ft_status st;
     assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
     int gids[3] = {0, 1, 2}, *gid[1] = {gids};
-    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0, 0};
+    ft_meas_row r = {0, "g", NULL, 1, 1, &kp, gid, 3, 0, 0, 0};
     double us;
     assert_int_equal(ft_meas_predict(&r, t, NULL, NULL, &us, &st), FT_OK);
     ft_problem_free(kp);
@@ -526,7 +526,7 @@ static void test_calibrate_recovers_synthetic(void **state)
             ft_problem *two[2] = {kp, kp};   /* add3: two adds, (a + b) + c */
             int add1[3] = {0, 1, o == 3 ? 4 : 2}, add2[3] = {4, 2, 3}, one[2] = {0, 1};
             int *ids[2] = {nin == 1 ? one : add1, add2};
-            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0, 0};
+            ft_meas_row r = {0, "p", NULL, 1, o == 3 ? 2 : 1, two, ids, o == 3 ? 5 : nin + 1, 0, 0, 0};
             double us;
             assert_int_equal(ft_meas_predict(&r, truth, NULL, NULL, &us, &st), FT_OK);
             plen += (size_t)sprintf(ptext + plen, "%s\t%d\t%lld\t%.17g\n", ops[o], o == 3 ? 3 : nin, (long long)e, us);
@@ -802,6 +802,24 @@ static void test_split_overhead(void **state)
     ft_target_free(t);
 }
 
+/* Fit the n settings names of t to m's rows (all of them) from where t
+ * has them and check each lands within 1 % of want; o and r keep the
+ * fit's options and result. */
+static void fit_recovers(ft_target *t, ft_measured *m, const char *const *names, const double *want, int n, ft_calib_opts *o,
+                         ft_calib_result *r)
+{
+    ft_status st;
+    ft_calib_opts_init(o);
+    o->free = names;
+    o->nfree = n;
+    o->all_rows = 1;
+    assert_int_equal(ft_calibrate(t, &m, 1, o, r, &st), FT_OK);
+    for (int i = 0; i < n; i++)
+        printf("  %-36s start %-10g fitted %-12.6g known %g\n", names[i], r->before[i], r->after[i], want[i]);
+    for (int i = 0; i < n; i++)
+        assert_rel(r->after[i], want[i], 0.01);
+}
+
 /* Calibration recovers the new settings from data made by a known
  * target: the resident part of the shared cache from GEMMs whose
  * footprints pass a partition, the misaligned efficiency from misaligned
@@ -831,16 +849,8 @@ static void test_calibrate_recovers_gpu_rules(void **state)
     free(text);
     ft_target *t = h100();
     ft_calib_opts o;
-    ft_calib_opts_init(&o);
-    o.free = names;
-    o.nfree = 3;
-    o.all_rows = 1;
     ft_calib_result r;
-    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
-    for (int i = 0; i < 3; i++)
-        printf("  %-30s start %-10g fitted %-12.6g known %g\n", names[i], r.before[i], r.after[i], want[i]);
-    for (int i = 0; i < 3; i++)
-        assert_rel(r.after[i], want[i], 0.01);
+    fit_recovers(t, m, names, want, 3, &o, &r);
     /* a target without a shared cache has no resident part to fit */
     t->cache_capacity_bytes = 0;
     o.nfree = 1;
@@ -849,6 +859,103 @@ static void test_calibrate_recovers_gpu_rules(void **state)
     ft_measured_free(m);
     ft_target_free(t);
     ft_target_free(truth);
+}
+
+/* conv.tsv's rows (model layer batch in_ch out_ch kh kw stride pad
+ * groups in_h in_w out_h out_w ... us_graph), each convolution as `--as
+ * eager` lowers it; n rows of geometry g, times us (NULL: 10 us each). */
+static char *conv_text(int n, const int (*g)[12], const double *us)
+{
+    char *text = malloc(1 << 16);
+    size_t len = (size_t)sprintf(text, "model\tlayer\tuses\tbatch\tin_ch\tout_ch\tkh\tkw\tstride\tpad\tdilation\tgroups\tbias\t"
+                                       "in_h\tin_w\tout_h\tout_w\tus_stream\tus_graph\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(text + len, "net\tl%d\t1\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t1\t%d\t0\t%d\t%d\t%d\t%d\t1\t%.9g\n", i, g[i][0],
+                               g[i][1], g[i][2], g[i][3], g[i][4], g[i][5], g[i][6], g[i][7], g[i][8], g[i][9], g[i][10],
+                               g[i][11], us ? us[i] : 10.0);
+    return text;
+}
+
+/* A conv file's rows are the eager lowering's kernels (transposes around
+ * the implicit GEMM; a 1x1 GEMM alone; a depthwise kernel alone), the
+ * convolution rule slows only an implicit GEMM, the small-channel path
+ * only under conv_small_channels; and calibration recovers the conv
+ * settings and the kernel classes' costs from rows made by a known
+ * target. */
+static void test_conv_rows_and_recovery(void **state)
+{
+    (void)state;
+    /* batch in out kh kw stride pad groups h w ho wo */
+    static const int g[][12] = {
+        {32, 3, 64, 7, 7, 2, 3, 1, 224, 224, 112, 112},  {1, 3, 64, 7, 7, 2, 3, 1, 224, 224, 112, 112},
+        {32, 64, 64, 3, 3, 1, 1, 1, 56, 56, 56, 56},     {8, 128, 128, 3, 3, 1, 1, 1, 28, 28, 28, 28},
+        {32, 256, 256, 3, 3, 1, 1, 1, 14, 14, 14, 14},   {32, 64, 256, 1, 1, 1, 0, 1, 56, 56, 56, 56},
+        {32, 144, 144, 3, 3, 1, 1, 144, 56, 56, 56, 56}, {32, 96, 96, 3, 3, 2, 1, 96, 112, 112, 56, 56},
+        {16, 4, 32, 3, 3, 1, 1, 1, 64, 64, 64, 64},      {32, 512, 512, 3, 3, 1, 1, 1, 7, 7, 7, 7},
+    };
+    enum { N = sizeof g / sizeof g[0] };
+    char *text = conv_text(N, g, NULL);
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("conv.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    assert_int_equal(m->format, FT_MEAS_CONV);
+    assert_string_equal(ft_meas_format_name(m->format), "conv");
+    assert_int_equal(m->rows[0].nkernels, 4);   /* to_nhwc, weight_to_nhwc, im2col + MatMul, to_nchw */
+    assert_int_equal(m->rows[5].nkernels, 1);   /* 1x1: the GEMM alone */
+    assert_int_equal(m->rows[6].nkernels, 1);   /* depthwise, stride 1: one Pointwise */
+    assert_int_equal(m->rows[7].nkernels, 1);   /* depthwise, stride 2: window and Pointwise, one kernel */
+    assert_int_equal(m->rows[7].kernels[0]->nops, 2);
+    assert_string_equal(m->rows[0].kernels[0]->ops[0].kind, "nchw_to_nhwc");
+    assert_string_equal(m->rows[0].kernels[3]->ops[0].kind, "nhwc_to_nchw");
+    /* the rule: an implicit GEMM at conv_efficiency, under 8 channels at
+     * conv_small_efficiency, a 1x1 convolution at the GEMM's speed */
+    ft_target *truth = h100();
+    const ft_problem *k2 = m->rows[2].kernels[2], *k0 = m->rows[0].kernels[2], *k5 = m->rows[5].kernels[0];
+    assert_int_equal(k2->nops, 2);
+    truth->conv_efficiency = 0.5;
+    truth->conv_small_efficiency = 0.1;
+    truth->conv_small_channels = 8;
+    assert_rel(ft_target_conv_efficiency(truth, k2, &k2->ops[1]), 0.5, 0);
+    assert_rel(ft_target_conv_efficiency(truth, k0, &k0->ops[1]), 0.1, 0);
+    assert_rel(ft_target_conv_efficiency(truth, k5, &k5->ops[0]), 1, 0);
+    assert_rel(ft_target_conv_efficiency(truth, k2, &k2->ops[0]), 1, 0);   /* the im2col itself */
+    static const char *const names[] = {"compute.conv_efficiency", "compute.conv_small_efficiency",
+                                        "compute.kind_cost.nchw_to_nhwc", "compute.kind_cost.nhwc_to_nchw",
+                                        "compute.kind_cost.depthwise_conv2d"};
+    const double want[] = {0.55, 0.08, 40, 12, 300};
+    for (int i = 0; i < 5; i++)
+        *ft_target_setting(truth, names[i], NULL) = want[i];
+    double us[N];
+    for (int i = 0; i < N; i++)
+        assert_int_equal(ft_meas_predict(&m->rows[i], truth, NULL, NULL, &us[i], &st), FT_OK);
+    ft_measured_free(m);
+    text = conv_text(N, g, us);
+    assert_int_equal(ft_measured_load(put("conv.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    ft_target *t = h100();   /* conv efficiencies 1 there unless the file sets them: start apart from truth */
+    t->conv_small_channels = 8;
+    *ft_target_setting(t, names[0], NULL) = 0.8;
+    *ft_target_setting(t, names[1], NULL) = 0.3;
+    for (int i = 2; i < 5; i++)
+        *ft_target_setting(t, names[i], NULL) = 1.5 * want[i];
+    ft_calib_opts o;
+    ft_calib_result r;
+    fit_recovers(t, m, names, want, 5, &o, &r);
+    ft_measured_free(m);
+    ft_target_free(t);
+    ft_target_free(truth);
+    /* a grouped convolution that is not depthwise is refused, by its field */
+    static const int grouped[][12] = {{1, 64, 64, 3, 3, 1, 1, 4, 8, 8, 8, 8}};
+    text = conv_text(1, grouped, NULL);
+    load_fails(text, NULL, "groups: 4 groups of 64 channels: only 1 group and depthwise");
+    free(text);
+    static const int odd[][12] = {{1, 64, 60, 3, 3, 1, 1, 8, 8, 8, 8, 8}};
+    text = conv_text(1, odd, NULL);
+    load_fails(text, NULL, "groups: 8 does not divide in_ch 64 and out_ch 60");
+    free(text);
+    load_fails("model\tlayer\tbatch\tin_ch\tout_ch\tkh\tkw\tstride\tpad\tgroups\tin_h\tin_w\tout_h\tout_w\n", NULL,
+               "a conv file (model layer batch in_ch out_ch kh kw stride pad groups in_h in_w out_h out_w) without a us_graph column");
 }
 
 int main(void)
@@ -869,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_split_overhead),
         cmocka_unit_test(test_calibrate_recovers_gpu_rules),
         cmocka_unit_test(test_calibrate_recovers_energy),
+        cmocka_unit_test(test_conv_rows_and_recovery),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -24,6 +24,10 @@ NCHW_OPS = {"conv2d", "batch_norm"} | C.POOLING
 INHERIT_OPS = C.ELEMENTWISE_BINARY | C.ELEMENTWISE_UNARY | {"dropout", "identity"}
 
 
+# --as eager's op kinds of kernels that are no canonical op's own: cuDNN's transposes of a
+# convolution's operands to channels-last and of its output back, and PyTorch's depthwise
+# convolution (a target times each kind as a class: compute.kind_cost, docs/DEVICE.md)
+TO_NHWC, TO_NCHW, DEPTHWISE = "nchw_to_nhwc", "nhwc_to_nchw", "depthwise_conv2d"
 LOWERINGS = ("compiler", "eager")   # `fusetile import --as`: the default, and PyTorch's own kernels
 
 
@@ -262,11 +266,17 @@ class _Lowering:
             raise ImportFailure(node_where(n.name, n.op), "a convolution whose weight is computed is not supported",
                                 "the weight must be a parameter")
         X = self.request(x, nchw(), name, n.op)
-        if self.opts.eager:   # cuDNN on a channels-first tensor: a transpose kernel to channels-last first
-            X = self.p.layout(X, N * H * W, Cin, 1, f"{name}/to_nhwc", n.op, f"{name}/to_nhwc")
+        depthwise = g > 1 and g == Cin and Cout % Cin == 0
+        identity_window = kh == 1 and kw == 1 and a["stride"] == [1, 1] and not any(a["padding"])
+        # --as eager: cuDNN on a channels-first tensor transposes it to channels-last first, a
+        # strided kernel of its own (kind TO_NHWC); a depthwise convolution runs PyTorch's own
+        # kernel and a 1x1 stride-1 one a plain GEMM on the channels-first tensor, with no
+        # transposes (targets/measured/h100-c/model_kernels.tsv)
+        cudnn = self.opts.eager and not depthwise and not (g == 1 and identity_window)
+        if cudnn:
+            X = self.p.layout(X, N * H * W, Cin, 1, f"{name}/to_nhwc", TO_NHWC, f"{name}/to_nhwc")
             self.stats["conv2d input and weight transposed to channels-last by kernels of their own (--as eager)"] += 1
         rows = N * Ho * Wo
-        identity_window = kh == 1 and kw == 1 and a["stride"] == [1, 1] and not any(a["padding"])
         if g == 1:
             K = Cin * kh * kw
             if identity_window:
@@ -276,16 +286,20 @@ class _Lowering:
                 L = self.p.layout(X, rows, K, 1, f"{name}/im2col", n.op, f"{name}/im2col")
                 self.stats["conv2d im2col Layout"] += 1
             R = self.weight(w, K, Cout, name, n.op)
-            if self.opts.eager:
-                R = self.p.layout(R, K, Cout, 1, f"{name}/weight_to_nhwc", n.op, f"{name}/weight_to_nhwc")
+            if cudnn:
+                R = self.p.layout(R, K, Cout, 1, f"{name}/weight_to_nhwc", TO_NHWC, f"{name}/weight_to_nhwc")
             O = self.p.matmul(L, R, name, n.op, out)
             if L is not X:
                 self.p.same_kernel(L, O)
-        elif g == Cin and Cout % Cin == 0:
-            if (Ho, Wo) != (H, W) or Cout != Cin:
+        elif depthwise:
+            kind = DEPTHWISE if self.opts.eager else n.op
+            W0 = X
+            if (Ho, Wo) != (H, W) or Cout != Cin:   # the gather of the windows: its own kind, not the class's
                 X = self.p.layout(X, rows, Cout, 1, f"{name}/window", n.op, f"{name}/window")
                 self.stats["depthwise conv2d window Layout"] += 1
-            O = self.p.pointwise([X], rows, Cout, kh * kw, name, n.op, out)
+            O = self.p.pointwise([X], rows, Cout, kh * kw, name, kind, out)
+            if X is not W0:
+                self.p.same_kernel(X, O)   # one kernel (a no-op without op_kernels)
             self.stats["depthwise conv2d as Pointwise"] += 1
         elif g <= self.opts.group_split:
             cg, og = Cin // g, Cout // g
@@ -308,8 +322,8 @@ class _Lowering:
             self.p.same_kernel(L, Of)
             O = self.p.layout(Of, rows, Cout, 1, name, n.op, out)
             self.stats["grouped conv2d folded into one GEMM"] += 1
-        if self.opts.eager:   # and the output back to channels-first
-            O = self.p.layout(O, rows, Cout, 1, f"{name}/to_nchw", n.op, f"{name}/to_nchw")
+        if cudnn:   # and the output back to channels-first
+            O = self.p.layout(O, rows, Cout, 1, f"{name}/to_nchw", TO_NCHW, f"{name}/to_nchw")
             self.stats["conv2d output transposed back to channels-first by a kernel of its own (--as eager)"] += 1
         self.mat[out] = (O, nchw())
 
