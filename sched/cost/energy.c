@@ -1,14 +1,14 @@
-/* energy.c - the energy rule (ft_energy, fusetile.h): joules of a subgraph from its work, traffic, footprint and latency; shared with the simulator through shared_rules.h, called by ft_evaluate and the measured-file predictions. */
+/* energy.c - the energy rule and the power rule (ft_energy, fusetile.h): joules of a subgraph from its work, traffic, footprint and latency, and its latency under a power limit; shared with the simulator through shared_rules.h, called by ft_evaluate, the scorer and the measured-file predictions. */
 #include "cost/cost.h"
 
+#include <math.h>
 #include <string.h>
 
-/* Contract: shared_rules.h. */
-double ft__energy(const ft_problem *p, const ft__energy_counts *c)
+/* The dynamic joules of a subgraph of p with counts c: every term of the
+ * energy rule but the watts x latency one, at the full clock. */
+static double dynamic_joules(const ft_problem *p, const ft__energy_counts *c)
 {
     const ft_energy *e = &p->energy;
-    if (!e->on)
-        return 0;
     double moved = c->loaded + c->written;
     double j = e->mac * c->macs + e->pointwise * c->pointwise + e->fast * moved + e->launch;
     if (p->timing.cache_capacity > 0) {
@@ -17,7 +17,53 @@ double ft__energy(const ft_problem *p, const ft__energy_counts *c)
     } else {
         j += e->slow_read * c->loaded + e->slow_write * c->written;
     }
-    return j + (e->static_watts + e->active_watts) * c->latency * e->seconds_per_unit;
+    return j;
+}
+
+/* Contract: shared_rules.h. */
+double ft__energy(const ft_problem *p, const ft__energy_counts *c)
+{
+    const ft_energy *e = &p->energy;
+    if (!e->on)
+        return 0;
+    double j = dynamic_joules(p, c), w = e->static_watts + e->active_watts, secs = c->latency * e->seconds_per_unit;
+    /* under the limit the lowered clock and voltage leave the dynamic part
+     * at the power left times the latency (ft__power_latency) */
+    if (e->power_limit > 0 && secs > 0)
+        j = fmin(j, (e->power_limit - w) * secs);
+    return j + w * secs;
+}
+
+/* Contract: shared_rules.h. */
+double ft__power_latency(const ft_problem *p, const ft__energy_counts *c)
+{
+    const ft_energy *e = &p->energy;
+    double t = c->latency;
+    if (!ft__power_limited(p) || !(t > 0) || !isfinite(t))
+        return t;
+    /* D joules over t at the full clock; at a clock s times it, D s^2
+     * over t / s draws D s^3 / t: the power left A is met at
+     * s = cbrt(A t / D) */
+    double d = dynamic_joules(p, c), avail = e->power_limit - e->static_watts - e->active_watts, secs = t * e->seconds_per_unit;
+    if (!(avail > 0))
+        return INFINITY; /* (the target loader refuses such a limit) */
+    if (!(d > avail * secs))
+        return t;
+    return cbrt(d * secs * secs / avail) / e->seconds_per_unit;
+}
+
+/* Contract: shared_rules.h. */
+void ft__ops_work(const ft_problem *p, const int *ops, int nops, double *macs, double *pointwise)
+{
+    *macs = *pointwise = 0;
+    for (int j = 0; j < nops; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        double out = (double)ft_tensor_size(p, op->output);
+        if (op->type == FT_OP_MATMUL)
+            *macs += out * (double)op->k;
+        else
+            *pointwise += out * (double)op->ninputs;
+    }
 }
 
 /* Contract: shared_rules.h. */
@@ -31,15 +77,7 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
     ft__sg_tensors(p, s, sg, produced, written, seen, resident);
     memset(seen, 0, (size_t)nt); /* the retained flags, reused */
     const ft_subgraph *g = &s->sg[sg];
-    c->macs = c->pointwise = 0;
-    for (int j = 0; j < g->nops; j++) {
-        const ft_op *op = &p->ops[g->ops[j]];
-        double out = (double)ft_tensor_size(p, op->output);
-        if (op->type == FT_OP_MATMUL)
-            c->macs += out * (double)op->k;
-        else
-            c->pointwise += out * (double)op->ninputs;
-    }
+    ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
     int64_t reads, writes;
     ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, seen, &reads, &writes);
     c->fp_read = (double)reads;

@@ -105,6 +105,13 @@ typedef struct ft__scorer {
     /* Nonzero: score nothing new (a deadline passed); asked before each
      * score and every few hundred tiles.  NULL: never stop. */
     int (*stop)(struct ft__scorer *sc);
+    /* p has a power limit (ft__power_limited): each score also counts the
+     * elements its steps load and write (the tiles' figures) into loaded
+     * and written, for the power rule (ft__power_latency); pflags: two
+     * flags per tensor for its footprint */
+    int power;
+    int64_t loaded, written;
+    unsigned char *pflags;
 } ft__scorer;
 
 /* Set up *sc for p under model: a fresh tile memo, no stop hook (the caller
