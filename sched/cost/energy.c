@@ -4,6 +4,10 @@
 #include <math.h>
 #include <string.h>
 
+/* The least power left to run at, as a share of the power limit (see
+ * ft__power_latency). */
+#define FT_POWER_MIN_SHARE 1e-3
+
 /* The dynamic joules of a subgraph of p with counts c: every term of the
  * energy rule but the watts x latency one, at the full clock. */
 static double dynamic_joules(const ft_problem *p, const ft__energy_counts *c)
@@ -30,7 +34,7 @@ double ft__energy(const ft_problem *p, const ft__energy_counts *c)
     /* under the limit the lowered clock and voltage leave the dynamic part
      * at the power left times the latency (ft__power_latency) */
     if (e->power_limit > 0 && secs > 0)
-        j = fmin(j, (e->power_limit - w) * secs);
+        j = fmin(j, fmax(e->power_limit - w, FT_POWER_MIN_SHARE * e->power_limit) * secs);
     return j + w * secs;
 }
 
@@ -45,8 +49,10 @@ double ft__power_latency(const ft_problem *p, const ft__energy_counts *c)
      * over t / s draws D s^3 / t: the power left A is met at
      * s = cbrt(A t / D) */
     double d = dynamic_joules(p, c), avail = e->power_limit - e->static_watts - e->active_watts, secs = t * e->seconds_per_unit;
-    if (!(avail > 0))
-        return INFINITY; /* (the target loader refuses such a limit) */
+    /* the target loader refuses a limit at or under static_watts +
+     * active_watts; a fit (calibrate) that moves active_watts past it
+     * meets the least power left, a share of the limit, not a failure */
+    avail = fmax(avail, FT_POWER_MIN_SHARE * e->power_limit);
     if (!(d > avail * secs))
         return t;
     return cbrt(d * secs * secs / avail) / e->seconds_per_unit;

@@ -636,7 +636,9 @@ static void test_calibrate_recovers_energy(void **state)
     ft_calib_opts_init(&o);
     o.all_rows = 1;
     ft_calib_result r;
-    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
+    int crc = ft_calibrate(t, &m, 1, &o, &r, &st);
+    if (crc) printf("  calibrate: %s\n", st.msg);
+    assert_int_equal(crc, FT_OK);
     printf("  %d rows, %d steps, cost %.3g -> %.3g\n", r.rows, r.iterations, r.cost_before, r.cost_after);
     for (int i = 0; i < np; i++) {
         printf("  %-22s start %-10g fitted %-12.6g known %g\n", r.names[i], r.before[i], r.after[i], want[i]);
