@@ -374,6 +374,8 @@ void cli_target_json(FILE *f, const ft_target *t, int keep_costs)
             member_num(f, "cache_pj", t->energy_cache_pj);
             member_num(f, "fast_pj", t->energy_fast_pj);
             member_num(f, "launch_pj", t->energy_launch_pj);
+            if (t->energy_power_limit_watts > 0)
+                member_num(f, "power_limit_watts", t->energy_power_limit_watts);
             fputc('}', f);
         } else {
             fputs(", \"energy\": null", f);

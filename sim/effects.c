@@ -9,14 +9,14 @@
 /* The timing effects of a target (ft_timing), each of which can be turned
  * off in a copy of the problem. */
 enum { EFF_LATENCY, EFF_WRITE_BW, EFF_DUPLEX, EFF_LAUNCH, EFF_PIPELINE, EFF_UNITS, EFF_CACHE, EFF_FLOOR, EFF_STEP_OVERHEAD,
-       EFF_TILE_OVERHEAD, EFF_MATMUL_TILE_OVERHEAD, EFF_RESIDENT, NEFFECTS };
+       EFF_TILE_OVERHEAD, EFF_MATMUL_TILE_OVERHEAD, EFF_RESIDENT, EFF_POWER, NEFFECTS };
 
 _Static_assert(NEFFECTS == FT_SIM_NEFFECTS, "FT_SIM_NEFFECTS counts the effects");
 
 static const char *const effect_name[NEFFECTS] = {"transfer latency", "write bandwidth", "separate channels", "launch overhead",
                                                   "double buffering", "units",           "shared cache",      "cache floor",
                                                   "step overhead",    "tile overhead",     "MatMul tile overhead",
-                                                  "partial residency"};
+                                                  "partial residency", "power limit"};
 
 /* Whether p's timing has effect e. */
 static int effect_present(const ft_problem *p, int e)
@@ -34,6 +34,7 @@ static int effect_present(const ft_problem *p, int e)
     case EFF_TILE_OVERHEAD: return t->tile_overhead > 0;
     case EFF_MATMUL_TILE_OVERHEAD: return t->matmul_tile_overhead > 0;
     case EFF_RESIDENT: return t->cache_capacity > 0 && t->cache_resident > 0;
+    case EFF_POWER: return p->energy.on && p->energy.power_limit > 0;
     default: return t->step_overhead > 0;
     }
 }
@@ -44,7 +45,8 @@ static int effect_present(const ft_problem *p, int e)
  * shared cache off: no cache; cache floor off: a cache that every
  * subgraph fits, so no subgraph waits for the slow memory behind it;
  * partial residency off: a footprint larger than the cache is moved
- * whole, all or nothing). */
+ * whole, all or nothing; power limit off: the full clock whatever the
+ * power). */
 static void effect_off(ft_problem *p, int e)
 {
     ft_timing *t = &p->timing;
@@ -63,6 +65,7 @@ static void effect_off(ft_problem *p, int e)
     case EFF_TILE_OVERHEAD: t->tile_overhead = 0; break;
     case EFF_MATMUL_TILE_OVERHEAD: t->matmul_tile_overhead = 0; break;
     case EFF_RESIDENT: t->cache_resident = 0; break;
+    case EFF_POWER: p->energy.power_limit = 0; break;
     default: t->step_overhead = 0; break;
     }
 }

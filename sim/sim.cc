@@ -211,6 +211,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             throw std::bad_alloc();
         ftsim::fs_t sg_start = 0; /* the subgraphs run back to back from the replay's start */
         ksum energy = {0, 0}; /* summed as ft_evaluate sums its subgraphs' joules */
+        double stretched = 0; /* what the power limit added to the subgraphs' times */
         for (int i = 0; i < s->nsubgraphs; i++) {
             ft_sim_sg *g = &r->sg[i];
             g->analytic = NAN;
@@ -238,16 +239,25 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             c.fp_read = (double)q.fp_reads;
             c.fp_write = (double)q.fp_writes;
             c.latency = g->simulated;
+            /* under a power limit the replay's time at the clock that fits
+             * (the rule ft_evaluate applies, from the replay's own counts) */
+            c.latency = ft__power_latency(p, &c);
+            stretched += c.latency - g->simulated;
+            g->simulated = c.latency;
             g->energy = ft__energy(p, &c);
             ksum_add(&energy, g->energy);
-            /* the power track: the subgraph's average power over its span */
+            /* the power track: the subgraph's average power over its span
+             * (the replay's, at the full clock: under a power limit the
+             * level is the average at the lowered clock, so the track's
+             * integral falls short of the joules by the stretch) */
             ft_trace_power(trace.t, ftsim::to_units(sg_start), ftsim::to_units(sg_end), ft_energy_watts(p, g->energy, g->simulated));
             sg_start = sg_end;
         }
         r->energy_simulated = ksum_value(&energy);
         r->energy_analytic = NAN;
         r->steps = job.steps;
-        r->total_simulated = ftsim::to_units(job.end - job.start);
+        const double replayed_total = ftsim::to_units(job.end - job.start);
+        r->total_simulated = replayed_total + stretched;
         if (o->analytic) {
             std::string amsg;
             int arc = fill_analytic(p, s, o, job.steps, r, &amsg);
@@ -277,7 +287,8 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         }
         ft_trace *t = trace.t;
         trace.t = NULL;
-        if (t && ft_trace_close(t, r->total_simulated, err, sizeof err) != FT_OK) {
+        /* the trace shows the replay at the full clock */
+        if (t && ft_trace_close(t, replayed_total, err, sizeof err) != FT_OK) {
             sim->msg = err[0] ? err : "cannot write the trace files";
             return FT_EINPUT;
         }

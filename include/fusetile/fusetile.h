@@ -286,7 +286,16 @@ typedef struct ft_timing {
  *   + (static_watts + active_watts) x latency x seconds_per_unit
  * where loaded and written are the subgraph's elements moved from and to
  * slow memory (ft_sg_result) and the footprint counts each tensor it
- * reads from or writes to slow memory whole and once. */
+ * reads from or writes to slow memory whole and once.  With a power limit
+ * (power_limit > 0; the power rule, ft__power_latency in shared_rules.h,
+ * docs/DEVICE.md "Power and the clock"): the dynamic part D (every term
+ * but the watts x latency one) at the full clock over the latency T would
+ * draw D / T watts; past the power left, A = power_limit - static_watts -
+ * active_watts, the clock falls until it fits, its voltage with it, so
+ * that D scales with the clock squared: the latency becomes
+ * T' = max(T, cbrt(D x T^2 / A)) (seconds) and the energy at T' is
+ * min(D, A x T') + (static_watts + active_watts) x T', the limit times
+ * T' when it binds. */
 typedef struct ft_energy {
     int on;                   /* 1: the terms below hold */
     double seconds_per_unit;  /* seconds of one cost unit (1 / clock_hz), > 0 */
@@ -299,6 +308,8 @@ typedef struct ft_energy {
     double cache;             /* J per element moved through the shared cache, >= 0 */
     double fast;              /* J per element moved into or out of fast memory, >= 0 */
     double launch;            /* J per subgraph (its kernel's launch), >= 0 */
+    double power_limit;       /* W the machine may draw (energy.power_limit_watts),
+                                 > static_watts + active_watts; 0: no limit */
 } ft_energy;
 
 typedef struct ft_problem {

@@ -159,8 +159,8 @@ void ft_sim_free(ft_sim *sim);
 /* Number of timing effects a replay can turn off (transfer latency, write
  * bandwidth, separate channels, launch overhead, double buffering, units,
  * shared cache, cache floor, step overhead, tile overhead, MatMul tile
- * overhead, partial residency). */
-#define FT_SIM_NEFFECTS 12
+ * overhead, partial residency, power limit). */
+#define FT_SIM_NEFFECTS 13
 
 /* |sim - ana| / |ana|: 0 when equal, infinity when either is NaN or ana
  * is 0 and they differ. */

@@ -133,6 +133,8 @@ typedef struct ft_target {
     double energy_cache_pj;          /* energy.cache_pj: pJ per byte through the shared cache (default 0) */
     double energy_fast_pj;           /* energy.fast_pj: pJ per byte into or out of fast memory (default 0) */
     double energy_launch_pj;         /* energy.launch_pj: pJ per subgraph, its kernel launch (default 0) */
+    double energy_power_limit_watts; /* energy.power_limit_watts: W the machine may draw, above static_watts +
+                                        active_watts (default 0: no limit; ft_energy.power_limit) */
     int nkind_costs;                 /* compute.kind_cost: NAME = factor entries */
     char *kind_names[FT_TARGET_MAX_KINDS]; /* op kinds (op_kinds names: "gelu") */
     double kind_costs[FT_TARGET_MAX_KINDS]; /* factors > 0 on those ops' base costs */

@@ -493,13 +493,18 @@ double ft__score_closed(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_
     if (!used)
         return -1;
     double sum = -1;
-    if (closed_run(sc, mx, w, g, order, 0, budget, used, &nused, &cut, acc) == FT_OK) {
+    sc->loaded = sc->written = 0;
+    if (closed_run(sc, mx, w, g, order, sc->power, budget, used, &nused, &cut, acc) == FT_OK) {
         sum = 0;
         for (int u = 0; u < nused && sum < INF; u++) {
             if ((double)used[u]->ws > p->capacity)
                 sum = INF;
             else if (!acc->waves)
                 ft__sg_acc_tiles(acc, used[u]->n, &(ksum){used[u]->lat, 0});
+            if (sc->power) { /* the figures' traffic (ft__score) */
+                sc->loaded += used[u]->n * used[u]->figs.loaded;
+                sc->written += used[u]->n * used[u]->figs.written;
+            }
         }
         if (sum < INF)
             sum = ft__sg_acc_total(acc);

@@ -320,9 +320,6 @@ int ft__evaluate_walk(const ft_problem *p, const ft_schedule *s, int sg, ft_comp
  * (eval.c; ft_evaluate's and the search's report of a schedule.) */
 int ft__eval_finish(const ft_problem *p, ft_compute_model model, const ksum *total, ft_eval *ev, ft_status *st);
 
-/* The work of the nops ops ops[] (NULL: ops 0 .. nops-1 of p) into c's
- * macs and pointwise (ft__energy_counts; the rest untouched). */
-void ft__ops_work(const ft_problem *p, const int *ops, int nops, ft__energy_counts *c);
 
 /* ---- the search's objective (energy.c): what a subgraph's value is ---- */
 

@@ -1,15 +1,18 @@
-/* energy.c - the energy rule (ft_energy, fusetile.h): joules of a subgraph from its work, traffic, footprint and latency; shared with the simulator through shared_rules.h, called by ft_evaluate and the measured-file predictions. */
+/* energy.c - the energy rule and the power rule (ft_energy, fusetile.h): joules of a subgraph from its work, traffic, footprint and latency, and its latency under a power limit; shared with the simulator through shared_rules.h, called by ft_evaluate, the scorer and the measured-file predictions. */
 #include "cost/cost.h"
 
-#include <string.h>
 #include <math.h>
+#include <string.h>
 
-/* Contract: shared_rules.h. */
-double ft__energy(const ft_problem *p, const ft__energy_counts *c)
+/* The least power left to run at, as a share of the power limit (see
+ * ft__power_latency). */
+#define FT_POWER_MIN_SHARE 1e-3
+
+/* The dynamic joules of a subgraph of p with counts c: every term of the
+ * energy rule but the watts x latency one, at the full clock. */
+static double dynamic_joules(const ft_problem *p, const ft__energy_counts *c)
 {
     const ft_energy *e = &p->energy;
-    if (!e->on)
-        return 0;
     double moved = c->loaded + c->written;
     double j = e->mac * c->macs + e->pointwise * c->pointwise + e->fast * moved + e->launch;
     if (p->timing.cache_capacity > 0) {
@@ -18,20 +21,54 @@ double ft__energy(const ft_problem *p, const ft__energy_counts *c)
     } else {
         j += e->slow_read * c->loaded + e->slow_write * c->written;
     }
-    return j + (e->static_watts + e->active_watts) * c->latency * e->seconds_per_unit;
+    return j;
 }
 
-/* Contract: cost.h. */
-void ft__ops_work(const ft_problem *p, const int *ops, int nops, ft__energy_counts *c)
+/* Contract: shared_rules.h. */
+double ft__energy(const ft_problem *p, const ft__energy_counts *c)
 {
-    c->macs = c->pointwise = 0;
+    const ft_energy *e = &p->energy;
+    if (!e->on)
+        return 0;
+    double j = dynamic_joules(p, c), w = e->static_watts + e->active_watts, secs = c->latency * e->seconds_per_unit;
+    /* under the limit the lowered clock and voltage leave the dynamic part
+     * at the power left times the latency (ft__power_latency) */
+    if (e->power_limit > 0 && secs > 0)
+        j = fmin(j, fmax(e->power_limit - w, FT_POWER_MIN_SHARE * e->power_limit) * secs);
+    return j + w * secs;
+}
+
+/* Contract: shared_rules.h. */
+double ft__power_latency(const ft_problem *p, const ft__energy_counts *c)
+{
+    const ft_energy *e = &p->energy;
+    double t = c->latency;
+    if (!ft__power_limited(p) || !(t > 0) || !isfinite(t))
+        return t;
+    /* D joules over t at the full clock; at a clock s times it, D s^2
+     * over t / s draws D s^3 / t: the power left A is met at
+     * s = cbrt(A t / D) */
+    double d = dynamic_joules(p, c), avail = e->power_limit - e->static_watts - e->active_watts, secs = t * e->seconds_per_unit;
+    /* the target loader refuses a limit at or under static_watts +
+     * active_watts; a fit (calibrate) that moves active_watts past it
+     * meets the least power left, a share of the limit, not a failure */
+    avail = fmax(avail, FT_POWER_MIN_SHARE * e->power_limit);
+    if (!(d > avail * secs))
+        return t;
+    return cbrt(d * secs * secs / avail) / e->seconds_per_unit;
+}
+
+/* Contract: shared_rules.h. */
+void ft__ops_work(const ft_problem *p, const int *ops, int nops, double *macs, double *pointwise)
+{
+    *macs = *pointwise = 0;
     for (int j = 0; j < nops; j++) {
         const ft_op *op = &p->ops[ops ? ops[j] : j];
         double out = (double)ft_tensor_size(p, op->output);
         if (op->type == FT_OP_MATMUL)
-            c->macs += out * (double)op->k;
+            *macs += out * (double)op->k;
         else
-            c->pointwise += out * (double)op->ninputs;
+            *pointwise += out * (double)op->ninputs;
     }
 }
 
@@ -46,7 +83,7 @@ int ft__sg_energy_counts(const ft_problem *p, const ft_schedule *s, int sg, ft__
     ft__sg_tensors(p, s, sg, produced, written, seen, resident);
     memset(seen, 0, (size_t)nt); /* the retained flags, reused */
     const ft_subgraph *g = &s->sg[sg];
-    ft__ops_work(p, g->ops, g->nops, c);
+    ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
     int64_t reads, writes;
     ft__sg_footprint(p, g->ops, g->nops, produced, written, resident, seen, &reads, &writes);
     c->fp_read = (double)reads;
@@ -143,7 +180,7 @@ double ft_objective_bound(const ft_problem *p, ft_compute_model model, ft_object
     if (!p->energy.on)
         return 0;
     ft__energy_counts c = {0};
-    ft__ops_work(p, NULL, p->nops, &c);
+    ft__ops_work(p, NULL, p->nops, &c.macs, &c.pointwise);
     int64_t reads, writes;
     ft__compulsory(p, &reads, &writes);
     c.loaded = (double)reads;

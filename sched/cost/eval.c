@@ -15,7 +15,8 @@ typedef struct progress {
 #define PROGRESS_EVERY (1 << 18)
 
 /* Subgraph sg's energy into r->energy from its figures (ft__energy; 0
- * when p's energy model is off).  FT_OK or FT_ENOMEM. */
+ * when p's energy model is off), its latency first lengthened under p's
+ * power limit (ft__power_latency).  FT_OK or FT_ENOMEM. */
 static int sg_energy(const ft_problem *p, const ft_schedule *s, int sg, ft_sg_result *r, ft_status *st)
 {
     r->energy = 0;
@@ -27,6 +28,7 @@ static int sg_energy(const ft_problem *p, const ft_schedule *s, int sg, ft_sg_re
     c.loaded = (double)r->loaded;
     c.written = (double)r->written;
     c.latency = r->latency;
+    c.latency = r->latency = ft__power_latency(p, &c);
     r->energy = ft__energy(p, &c);
     return FT_OK;
 }

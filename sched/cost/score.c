@@ -455,7 +455,10 @@ int ft__scorer_init(ft__scorer *sc, const ft_problem *p, ft_compute_model model)
     ft__objective_init(&sc->ob, FT_OBJECTIVE_LATENCY);
     sc->tm = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(tmemo));
     sc->im = ft__calloc(FT_SCORE_TILE_MEMO, sizeof(imemo));
-    if (!sc->tm || !sc->im) {
+    sc->power = ft__power_limited(p);
+    if (sc->power)
+        sc->pflags = ft__calloc(2, (size_t)p->ntensors + 1);
+    if (!sc->tm || !sc->im || (sc->power && !sc->pflags)) {
         ft__scorer_free(sc);
         return -1;
     }
@@ -466,6 +469,7 @@ void ft__scorer_free(ft__scorer *sc)
 {
     ft__free(sc->tm);
     ft__free(sc->im);
+    ft__free(sc->pflags);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -490,7 +494,8 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
 {
     const ft_problem *p = sc->p;
     tmemo *tm = sc->tm;
-    uint64_t gen = ft__memo_gen(sc, w, mx, g, 0);
+    uint64_t gen = ft__memo_gen(sc, w, mx, g, sc->power);
+    sc->loaded = sc->written = 0;
     ft__sg_acc own;
     if (!acc)
         acc = &own;
@@ -526,7 +531,7 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             int64_t pr = prev / ntx, pc = prev % ntx;
             key[0] = rc[r], key[1] = cc[c], key[2] = rc[pr], key[3] = cc[pc], key[4] = pr == r, key[5] = pc == c;
         }
-        tmemo *e = ft__tile_entry(tm, gen, key, w, pos, prev, tile, ff, 0, &sc->tmused, NULL, NULL);
+        tmemo *e = ft__tile_entry(tm, gen, key, w, pos, prev, tile, ff, sc->power, &sc->tmused, NULL, NULL);
         if (!e) {
             ft__free(rc);
             return -1;
@@ -541,6 +546,10 @@ double ft__score_tiles(ft__scorer *sc, const mixinfo *mx, ft_walk *w, const ft_s
             return INF;
         }
         ft__sg_acc_tile(acc, pos, e->lat);
+        if (sc->power) {
+            sc->loaded += e->figs.loaded;
+            sc->written += e->figs.written;
+        }
         sum = ft__sg_acc_total(acc);
         if (sum > budget)
             break;
@@ -601,10 +610,13 @@ static double score_steps(ft__scorer *sc, ft_walk *w, int64_t nk, double budget,
     ft_step stp;
     double sum = 0;
     ft__sg_acc_init(acc, sc->p);
+    sc->loaded = sc->written = 0;
     while (ft_walk_next(w, &stp)) {
         if ((double)stp.working_set > sc->p->capacity)
             return INF;
         ft__sg_acc_step(acc, stp.index / nk, stp.kstep == nk - 1, stp.latency);
+        sc->loaded += stp.loaded_elems;
+        sc->written += stp.written_elems;
         sum = ft__sg_acc_total(acc);
         /* (a walk that stops inside the first tile has not seen every
          * need: assume the op order matters) */
@@ -617,6 +629,29 @@ static double score_steps(ft__scorer *sc, ft_walk *w, int64_t nk, double budget,
             return INF;
     }
     return sum;
+}
+
+/* Latency lat of g (its steps' traffic in sc->loaded and sc->written) in
+ * context x at the clock sc's power limit allows (ft__power_latency, as
+ * ft_evaluate lengthens it). */
+static double power_latency(ft__scorer *sc, const sctx *x, const ft_subgraph *g, double lat)
+{
+    const ft_problem *p = sc->p;
+    int nt = p->ntensors;
+    unsigned char *produced = sc->pflags, *seen = sc->pflags + nt + 1;
+    for (int j = 0; j < g->nops; j++)
+        produced[p->ops[g->ops[j]].output] = 1;
+    ft__energy_counts e;
+    int64_t reads, writes;
+    ft__ops_work(p, g->ops, g->nops, &e.macs, &e.pointwise);
+    ft__sg_footprint(p, g->ops, g->nops, produced, x->written, x->resident, seen, &reads, &writes);
+    memset(sc->pflags, 0, 2 * ((size_t)nt + 1));
+    e.loaded = (double)sc->loaded;
+    e.written = (double)sc->written;
+    e.fp_read = (double)reads;
+    e.fp_write = (double)writes;
+    e.latency = lat;
+    return ft__power_latency(p, &e);
 }
 
 double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget)
@@ -700,6 +735,10 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
          * to it (ft__score_closed) */
         if (past && lat <= whole_budget)
             lat = nextafter(whole_budget, INF);
+        /* under a power limit, at the clock it allows (a latency past the
+         * budget only grows past it) */
+        else if (sc->power && !past)
+            lat = power_latency(sc, x, g, lat);
     }
     sc->evals++;
     g->order = NULL;
@@ -711,7 +750,7 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
 int ft__ctx_counts(const ft_problem *p, const sctx *x, const ft_subgraph *g, ft__energy_counts *c)
 {
     memset(c, 0, sizeof *c);
-    ft__ops_work(p, g->ops, g->nops, c);
+    ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
     if (!p->energy.on)
         return 0;
     int nt = p->ntensors;

@@ -108,6 +108,13 @@ typedef struct ft__scorer {
     /* What ft__sg_objective values a configuration by (cost.h); latency
      * after ft__scorer_init. */
     ft__objective ob;
+    /* p has a power limit (ft__power_limited): each score also counts the
+     * elements its steps load and write (the tiles' figures) into loaded
+     * and written, for the power rule (ft__power_latency); pflags: two
+     * flags per tensor for its footprint */
+    int power;
+    int64_t loaded, written;
+    unsigned char *pflags;
 } ft__scorer;
 
 /* Set up *sc for p under model: a fresh tile memo, no stop hook (the caller

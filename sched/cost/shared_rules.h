@@ -150,13 +150,35 @@ typedef struct ft__energy_counts {
     double written;    /* elements moved to slow memory (ft_sg_result.written) */
     double fp_read;    /* its footprint: elements of the tensors it reads from slow memory, each once */
     double fp_write;   /* ... and of those it writes to slow memory, each once */
-    double latency;    /* cost units */
+    double latency;    /* cost units: its latency as run (ft__power_latency's where p has a power limit) */
 } ft__energy_counts;
 
 /* Joules of a subgraph of p with counts c: the rule at ft_energy
  * (fusetile.h), the one place it is written (sched/cost/energy.c); 0 when
- * p->energy is off. */
+ * p->energy is off.  Under a power limit c->latency is the limited one
+ * (ft__power_latency's): the dynamic part is then at most the power left
+ * times that latency. */
 double ft__energy(const ft_problem *p, const ft__energy_counts *c);
+
+/* The power rule (ft_energy, fusetile.h; docs/DEVICE.md "Power and the
+ * clock"), the one place it is written (sched/cost/energy.c): the latency
+ * in cost units of a subgraph of p with counts c whose latency at the full
+ * clock is c->latency, under p's power limit: c->latency when p has none
+ * (energy off or power_limit 0) or its power fits, else the longer latency
+ * at the clock that fits, max(T, cbrt(D x T^2 / A)).  ft_evaluate (eval.c),
+ * the scorer (ft__score) and the simulator call it. */
+double ft__power_latency(const ft_problem *p, const ft__energy_counts *c);
+
+/* Whether p has a power limit (ft__power_latency can lengthen a latency). */
+static inline int ft__power_limited(const ft_problem *p)
+{
+    return p->energy.on && p->energy.power_limit > 0;
+}
+
+/* The multiply-accumulates of the MatMuls among ops[0..nops) of p (M x N x
+ * K each; ops NULL: ops 0 .. nops-1 of p) into *macs and the input
+ * elements of the others into *pointwise (ft__energy_counts). */
+void ft__ops_work(const ft_problem *p, const int *ops, int nops, double *macs, double *pointwise);
 
 /* The work and footprint of subgraph sg of s (which passed
  * ft_schedule_validate) into c's macs, pointwise, fp_read and fp_write

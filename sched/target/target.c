@@ -95,6 +95,7 @@ static const setting schema[] = {
     {"energy", "cache_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_cache_pj)},
     {"energy", "fast_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_fast_pj)},
     {"energy", "launch_pj", K_REAL, 0, 0, R_NONNEGATIVE, OFF(energy_launch_pj)},
+    {"energy", "power_limit_watts", K_REAL, 0, 0, R_POSITIVE, OFF(energy_power_limit_watts)},
 };
 #define NSCHEMA ((int)(sizeof schema / sizeof schema[0]))
 
@@ -494,6 +495,12 @@ static int finish(loader *L, const config_t *cfg)
     t->energy_on = L->seen[find("", "energy")];
     if (!L->seen[find("energy", "slow_write_pj")])
         t->energy_slow_write_pj = -1;   /* as slow_read_pj, also when a fit moves that */
+    if (t->energy_power_limit_watts > 0 && !(t->energy_power_limit_watts > t->energy_static_watts + t->energy_active_watts)) {
+        const config_setting_t *s = config_lookup(cfg, "energy.power_limit_watts");
+        return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: energy.power_limit_watts is %.15g W, not above static_watts + active_watts (%.15g W): "
+                        "nothing would be left to run at",
+                        where_file(L, s), where_line(s), t->energy_power_limit_watts, t->energy_static_watts + t->energy_active_watts);
+    }
     if (t->capacity_bytes < t->element_bytes) {
         const config_setting_t *s = config_lookup(cfg, "fast_memory.capacity_bytes");
         return ft__fail(L->st, FT_EINPUT, 0, "%s:%d: fast_memory.capacity_bytes is %lld, less than one element (element_bytes = %lld)",
@@ -618,6 +625,7 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
         e->cache = t->energy_cache_pj * pj * eb;
         e->fast = t->energy_fast_pj * pj * eb;
         e->launch = t->energy_launch_pj * pj;
+        e->power_limit = t->energy_power_limit_watts;
     }
     if (!keep_costs) {
         double tile = (double)t->native_w * (double)t->native_h;

@@ -95,6 +95,52 @@ json_check sim-total 'd["energy_j"] == d["energy_analytic_j"] and d["energy_rela
 check sim-h100 0 out '"energy_analytic_j"' -- "$bin" simulate "$P" "$tmp/s.json" --target "$H" --json
 json_check sim-h100-j 'd["energy_j"] > 0 and d["energy_analytic_j"] > 0 and d["energy_relative_difference"] < 0.1'
 
+# --- the power limit (docs/DEVICE.md "Power and the clock"): one.cfg at
+# 15.4 W, 0.4 W above its static and active 15 W, so that its MatMul
+# subgraphs (1024 MACs a cycle at 1.5 pJ: about 1.5 W) run at a lower clock
+sed 's/^  launch_pj = 1e5;/  launch_pj = 1e5;\n  power_limit_watts = 15.4;/' "$tmp/one.cfg" > "$tmp/lim.cfg"
+sed 's/^  launch_pj = 1e5;/  launch_pj = 1e5;\n  power_limit_watts = 12;/' "$tmp/one.cfg" > "$tmp/lowlim.cfg"
+check power-low 2 err 'lowlim.cfg:[0-9]+: energy.power_limit_watts is 12 W, not above static_watts \+ active_watts \(15 W\)' -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/lowlim.cfg"
+sed 's/^  launch_pj = 1e5;/  launch_pj = 1e5;\n  power_limit_watts = -3;/' "$tmp/one.cfg" > "$tmp/neglim.cfg"
+check power-negative 2 err 'neglim.cfg:[0-9]+: .*energy.power_limit_watts' -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/neglim.cfg"
+check power-eval 0 - - -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/one.cfg" --json
+cp "$tmp/out" "$tmp/full.json"
+check power-eval-lim 0 - - -- "$bin" evaluate "$P" "$tmp/s.json" --target "$tmp/lim.cfg" --json
+cp "$tmp/out" "$tmp/lim.json"
+json_check power-setting 'd["target_settings"]["energy"]["power_limit_watts"] == 15.4'
+# the rule by hand: a subgraph whose power passes the limit takes
+# max(T, cbrt(D T^2 / A)) (seconds, D its dynamic joules at the full
+# clock, A = 0.4 W) and draws the limit; the others are untouched; no
+# subgraph draws more than the limit
+expect power-rule "a limited subgraph is not the power rule's" "$py" - "$tmp/full.json" "$tmp/lim.json" <<'PY'
+import json, sys
+f, l = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+slowed = 0
+for a, b in zip(f["subgraphs"], l["subgraphs"]):
+    T = a["latency"] / 1e9
+    D = a["energy_j"] - 15 * T
+    want = max(T, (D * T * T / 0.4) ** (1 / 3))
+    assert abs(b["latency"] / 1e9 - want) <= 1e-12 * want, (a["index"], b["latency"], want * 1e9)
+    if want > T:
+        slowed += 1
+        assert abs(b["energy_j"] - 15.4 * want) <= 1e-9 * b["energy_j"], (a["index"], b["energy_j"], 15.4 * want)
+    else:
+        assert abs(b["energy_j"] - a["energy_j"]) <= 1e-12 * a["energy_j"]
+    assert b["energy_j"] / (b["latency"] / 1e9) <= 15.4 * (1 + 1e-9)
+assert slowed > 0 and l["total"] > f["total"], slowed
+PY
+# the simulator: its own replay under the same rule, equal to the last digit
+check power-sim 0 out '"energy_agree": true' -- "$bin" simulate "$P" "$tmp/s.json" --target "$tmp/lim.cfg" --json
+json_check power-sim-equal 'd["total_simulated"] == d["total_analytic"] and d["energy_j"] == d["energy_analytic_j"] and all(s["simulated"] == s["analytic"] and s["energy_j"] == s["energy_analytic_j"] for s in d["subgraphs"])'
+json_check power-sim-slowed 'd["total_analytic"] > '"$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/full.json")"
+# the report of effects names it, and with it off the replay is the full clock's
+json_check power-sim-effect '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "power limit"][0] == '"$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["total"]))' "$tmp/full.json")"
+# the search scores what evaluate gives: the schedule it writes evaluates
+# to the latency it reported
+check power-sched 0 - - -- "$bin" schedule "$P" --target "$tmp/lim.cfg" --time-limit 1 -o "$tmp/slim.json" --quiet
+check power-sched-eval 0 - - -- "$bin" evaluate "$P" "$tmp/slim.json" --target "$tmp/lim.cfg" --json
+json_check power-sched-latency 'abs(d["total"] - '"$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["subgraph_latencies"]))' "$tmp/slim.json" | tr -d '[]' | tr ',' '+' | sed 's/^/(/; s/$/)/')"') <= 1e-9 * d["total"]'
+
 # --- validate and calibrate on the energy file
 check validate 0 out '^MAPE +[0-9.]+ % over 17 rows' -- "$bin" validate --target "$H" --measured "$E" --max-error 15
 expect validate-energy "not read as an energy file" grep -q '(energy, 17 rows' "$tmp/out"

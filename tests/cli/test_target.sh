@@ -266,8 +266,8 @@ check imported-bad 2 err 'bad-imported.json: imported_for.target: expected a non
 printf 'name = "x";\0\n' >"$tmp/nul.cfg"
 check nul-byte 2 err 'nul.cfg: not a text file \(a NUL byte at offset 11\)' -- "$bin" schedule "$P" --target "$tmp/nul.cfg"
 # the whole target line, however long (it was cut at 352 bytes of the
-# whole-device terms: "...MatMul efficiency 0.888769, Point")
-check gpu-h100-line 0 out '^target .*\(gpu-h100\): .*MatMul efficiency 0\.888769, Pointwise ops unpadded; base costs from the target.s throughput \(MatMul [0-9.]+, Pointwise 32 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz$' \
+# whole-device terms: "...MatMul efficiency 0.997456, Point")
+check gpu-h100-line 0 out '^target .*\(gpu-h100\): .*MatMul efficiency 0\.997456, Pointwise ops unpadded; base costs from the target.s throughput \(MatMul [0-9.]+, Pointwise 32 per input, cycles per native tile\); one cost unit = one cycle at 1830000000 Hz$' \
     -- "$bin" evaluate "$B" "$tmp/kpu-chip-mlsys-2026-1.json" --target "$targets/gpu-h100.cfg"
 check schedule-help 0 out '--target FILE' -- "$bin" schedule --help
 check schedule-help-name 0 out "shipped target's name" -- "$bin" schedule --help

@@ -601,6 +601,7 @@ static void test_calibrate_recovers_energy(void **state)
                                         "energy.cache_pj", "energy.launch_pj", "energy.active_watts"};
     const double want[] = {1.2, 90, 60, 4, 2e6, 30};
     const int np = 6;
+    truth->energy_power_limit_watts = 0; /* the full clock (the limit: test_calibrate_recovers_power_limit) */
     assert_int_equal(ft_calib_nenergy_free, np);
     for (int i = 0; i < np; i++) {
         assert_string_equal(ft_calib_energy_free[i], names[i]);
@@ -632,11 +633,15 @@ static void test_calibrate_recovers_energy(void **state)
     }
     /* start at the file's fitted values; every row fitted */
     ft_target *t = h100();
+    t->energy_power_limit_watts = 0;
+    t->energy_cache_pj = 10; /* (the file's is near 0: a start the fit's stopping rule leaves short of 4) */
     ft_calib_opts o;
     ft_calib_opts_init(&o);
     o.all_rows = 1;
     ft_calib_result r;
-    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
+    int crc = ft_calibrate(t, &m, 1, &o, &r, &st);
+    if (crc) printf("  calibrate: %s\n", st.msg);
+    assert_int_equal(crc, FT_OK);
     printf("  %d rows, %d steps, cost %.3g -> %.3g\n", r.rows, r.iterations, r.cost_before, r.cost_after);
     for (int i = 0; i < np; i++) {
         printf("  %-22s start %-10g fitted %-12.6g known %g\n", r.names[i], r.before[i], r.after[i], want[i]);
@@ -652,6 +657,88 @@ static void test_calibrate_recovers_energy(void **state)
     double j, meas;
     assert_int_equal(ft_meas_predict_figure(&m->rows[0], plain, &j, &meas, &st), FT_EINPUT);
     ft_target_free(plain);
+    ft_measured_free(m);
+    ft_target_free(t);
+    ft_target_free(truth);
+}
+
+/* The power limit (energy.power_limit_watts): calibration recovers a known
+ * limit from the joules it gives (its big GEMMs run slower at a lower
+ * clock, drawing the limit); the kernel times the scorer gives are those
+ * ft_evaluate gives the same kernel at the same form. */
+static void test_calibrate_recovers_power_limit(void **state)
+{
+    (void)state;
+    ft_target *truth = h100();
+    assert_true(truth->energy_power_limit_watts > 560);
+    truth->energy_power_limit_watts = 560;
+    char *text = malloc(1 << 14);
+    size_t len = (size_t)sprintf(text, "kind\tM_or_op\tN_or_elements\tK\tus_per_op\tJ_per_op\n");
+    for (int64_t m = 512; m <= 8192; m *= 4)
+        for (int64_t k = 512; k <= 8192; k *= 4)
+            len += (size_t)sprintf(text + len, "gemm\t%lld\t4096\t%lld\t1\t1\n", (long long)m, (long long)k);
+    len += (size_t)sprintf(text + len, "pointwise\tcopy\t16777216\t0\t1\t1\n");
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put("syn_power.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    int limited = 0;
+    for (int i = 0; i < m->nrows; i++) {
+        double j, meas, us, us_full;
+        ft_kernel_choice form;
+        assert_int_equal(ft_meas_predict_figure(&m->rows[i], truth, &j, &meas, &st), FT_OK);
+        m->rows[i].measured_j = j;
+        /* a limited row draws the limit: its joules are 560 W x its time */
+        assert_int_equal(ft_meas_predict_kernels(&m->rows[i], truth, NULL, &form, &us, &j, &st), FT_OK);
+        truth->energy_power_limit_watts = 0;
+        assert_int_equal(ft_meas_predict_kernels(&m->rows[i], truth, &form, NULL, &us_full, &j, &st), FT_OK);
+        truth->energy_power_limit_watts = 560;
+        if (us > us_full * (1 + 1e-9)) {
+            limited++;
+            assert_rel(m->rows[i].measured_j, 560 * us * 1e-6, 1e-9 * m->rows[i].measured_j);
+        }
+    }
+    printf("  %d of %d rows at the limit\n", limited, m->nrows);
+    assert_true(limited >= 2 && limited < m->nrows);
+    ft_target *t = h100();
+    static const char *const names[] = {"energy.power_limit_watts"};
+    ft_calib_opts o;
+    ft_calib_opts_init(&o);
+    o.all_rows = 1;
+    o.free = names;
+    o.nfree = 1;
+    ft_calib_result r;
+    assert_int_equal(ft_calibrate(t, &m, 1, &o, &r, &st), FT_OK);
+    printf("  %s start %g fitted %.6g known 560 (cost %.3g -> %.3g)\n", r.names[0], r.before[0], r.after[0], r.cost_before,
+           r.cost_after);
+    assert_rel(r.after[0], 560, 0.01 * 560);
+    assert_true(r.cost_after < 1e-8);
+
+    /* the scorer's kernel time (ft_kernel_time) equals ft_evaluate's
+     * latency of the kernel at the same form, both at the limited clock */
+    int64_t w[3] = {8192, 8192, 8192}, h[3] = {8192, 8192, 8192};
+    ft_problem *kp;
+    assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+    double cyc, full;
+    ft_kernel_choice c = {128, 256, 128, 1, 0, 0, 0};
+    assert_int_equal(ft_kernel_time(kp, truth, &c, &cyc, NULL, &st), FT_OK);
+    ft_problem *p = ft_problem_clone(kp);
+    assert_non_null(p);
+    assert_int_equal(ft_target_apply(truth, p, 0, &st), FT_OK);
+    int all[1] = {0};
+    ft_subgraph one = {.nops = 1, .ops = all, .w = 128, .h = 256, .k = 128};
+    ft_schedule s = {.name = "kernel", .nsubgraphs = 1, .sg = &one, .len_granularities = -1, .len_retain = -1,
+                     .len_orders = -1, .len_latencies = -1};
+    ft_eval ev;
+    assert_int_equal(ft_evaluate(p, &s, FT_COMPUTE_NATIVE, &ev, &st), FT_OK);
+    truth->energy_power_limit_watts = 0;
+    assert_int_equal(ft_kernel_time(kp, truth, &c, &full, NULL, &st), FT_OK);
+    printf("  8192^3 at 128x256x128: %.0f cycles at the full clock, %.0f at 560 W (evaluate %.0f)\n", full, cyc, ev.total);
+    assert_true(cyc > 1.1 * full);
+    assert_rel(ev.sg[0].latency, cyc, 1e-9 * cyc);
+    ft_eval_free(&ev);
+    ft_problem_free(p);
+    ft_problem_free(kp);
     ft_measured_free(m);
     ft_target_free(t);
     ft_target_free(truth);
@@ -765,6 +852,7 @@ static void test_misaligned_matmul(void **state)
     (void)state;
     ft_target *t = h100();
     assert_int_equal(t->aligned_elements, 8);
+    t->energy_power_limit_watts = 0; /* the full clock: the rule alone */
     t->misaligned_efficiency = 1;
     double a1 = gemm_time(t, 8192, 8192, 4096, NULL), m1 = gemm_time(t, 8192, 8192, 4095, NULL);
     double n1 = gemm_time(t, 8192, 8190, 4096, NULL), r1 = gemm_time(t, 8190, 8192, 4096, NULL);
@@ -977,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_calibrate_recovers_gpu_rules),
         cmocka_unit_test(test_calibrate_recovers_energy),
         cmocka_unit_test(test_conv_rows_and_recovery),
+        cmocka_unit_test(test_calibrate_recovers_power_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
