@@ -243,6 +243,12 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
     return p->timing.launch_overhead + fmax(compute, memory);
 }
 
+/* The candidate extents of a kernel's tile along each output side: native
+ * >> 3 up to native << 3 (these, when no region of a kernel without a
+ * MatMul fits, from native >> 6: one element on a 64-wide native tile). */
+#define KERNEL_EXTENT_LO (-3)
+#define KERNEL_EXTENT_FINE (-6)
+
 /* Capacity of the shared cache left to a kernel when `occupied` elements
  * of it hold other kernels' data: at least half an element, so that a
  * full cache leaves every footprint (one element or more) cold while the
@@ -258,9 +264,10 @@ static double cand_bound(const ft_problem *p, int64_t w, int64_t h, int64_t k)
  * aligned or a misaligned one (a slice of a split-K GEMM runs as the
  * whole GEMM's operands are laid out).
  * Candidates whose bound reaches `budget` are not timed: *cycles is
- * INFINITY when that cuts them all. */
-static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
-                      double occupied, int misaligned, double *cycles, ft_kernel_choice *g, ft_status *st)
+ * INFINITY when that cuts them all.  lo: the smallest extent, native >>
+ * -lo (KERNEL_EXTENT_LO or KERNEL_EXTENT_FINE). */
+static int tiled_time_at(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
+                         double occupied, int misaligned, int lo, double *cycles, ft_kernel_choice *g, ft_status *st)
 {
     ft_problem *p = ft_problem_clone(k);
     int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
@@ -285,9 +292,9 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     if (fixed) {
         cs[ncand++] = (cand){fixed->w, fixed->h, fixed->k, 0};
     } else {
-        int64_t ws[8], hs[8], ks[8];
-        int nw = extents(ow, p->native_w, -3, 3, p->allow_larger, ws);
-        int nh = extents(oh, p->native_h, -3, 3, p->allow_larger, hs);
+        int64_t ws[3 - KERNEL_EXTENT_FINE + 1], hs[3 - KERNEL_EXTENT_FINE + 1], ks[3 - KERNEL_EXTENT_FINE + 1];
+        int nw = extents(ow, p->native_w, lo, 3, p->allow_larger, ws);
+        int nh = extents(oh, p->native_h, lo, 3, p->allow_larger, hs);
         int nk = 1;
         ks[0] = ft_native_k(p);
         if (op->type == FT_OP_MATMUL)
@@ -299,6 +306,8 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
         int mm = 0;
         for (int i = 0; i < p->nops; i++)
             mm |= p->ops[i].type == FT_OP_MATMUL;
+        /* 7 x 7 x 6 at most with a MatMul (KERNEL_EXTENT_LO), 10 x 10 x 1 without */
+        assert(nw * nh * nk <= (int)(sizeof cs / sizeof cs[0]));
         for (int a = 0; a < nw; a++)
             for (int b = 0; b < nh; b++)
                 for (int c = 0; c < nk && (!mm || ft_target_tile_fits_registers(t, ws[a], hs[b])); c++)
@@ -345,13 +354,28 @@ static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_c
     }
     ft__scorer_free(&S);
     ft__free(flags);
+    int matmul = 0;
+    for (int i = 0; i < p->nops; i++)
+        matmul |= p->ops[i].type == FT_OP_MATMUL;
     ft_problem_free(p);
+    /* a kernel without a MatMul whose regions at the usual extents fit
+     * nowhere (a pooling Layout whose every output element reads a whole
+     * feature map) is tried at tiles down to one element */
+    if (!isfinite(best) && !fixed && !matmul && lo > KERNEL_EXTENT_FINE && ncand > 0 && cs[0].bound < budget)
+        return tiled_time_at(k, t, NULL, budget, occupied, misaligned, KERNEL_EXTENT_FINE, cycles, g, st);
     if (!isfinite(best) && (fixed || ncand == 0 || cs[0].bound < budget))
         return ft__fail(st, FT_EINPUT, 0, "%s kernel %lldx%lld: %s fits %s's fast memory",
                         k->ops[k->nops - 1].kind ? k->ops[k->nops - 1].kind : "op", (long long)ow, (long long)oh,
                         fixed ? "the granularity given no longer" : "no granularity", t->name);
     *cycles = best;
     return FT_OK;
+}
+
+/* tiled_time_at from the usual extents (KERNEL_EXTENT_LO). */
+static int tiled_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double budget,
+                      double occupied, int misaligned, double *cycles, ft_kernel_choice *g, ft_status *st)
+{
+    return tiled_time_at(k, t, fixed, budget, occupied, misaligned, KERNEL_EXTENT_LO, cycles, g, st);
 }
 
 /* The split-K form of MatMul kernel k in s slices: the MatMul of the

@@ -127,4 +127,16 @@ printf 'M\tN\tK\tus_graph\n4096\t4096\t1001\t60\n4096\t4095\t2048\t110\n2048\t20
 check cal-misaligned 0 out 'compute.misaligned_efficiency' -- "$bin" calibrate --target "$T" --measured "$tmp/mis.tsv" \
     --free compute.misaligned_efficiency --all-rows --quiet
 
+# a kernel without a MatMul whose regions fit nowhere at the usual tile
+# extents (efficientnet_b0's and regnet_y_400mf's pooling at batch 32:
+# every output element reads a whole feature map) is timed at finer tiles,
+# not refused (it stopped the whole file)
+mkdir -p "$tmp/pool"
+printf '%s\n' '{"widths": [32, 32], "heights": [401408, 32], "inputs": [[0]], "outputs": [[1]], "base_costs": [1605632],' \
+    ' "op_types": ["Layout"], "fast_memory_capacity": 600000, "slow_memory_bandwidth": 50, "native_granularity": [128, 128],' \
+    ' "op_kinds": ["adaptive_avg_pool2d"]}' > "$tmp/pool/pool.json"
+printf 'problem\top\ttype\tout_w\tout_h\tK\tninputs\tus_stream\tus_graph\npool\t0\tLayout\t32\t32\t0\t1\t20.0\t10.0\n' > "$tmp/pool/ops.tsv"
+check val-pool-fine 0 out '^pool op 0 +2 +10\.000 +[0-9]+\.[0-9]+ ' -- "$bin" validate --target "$T" --measured "$tmp/pool/ops.tsv" \
+    --problems "$tmp/pool" --max-error 1000
+
 finish validate
