@@ -210,7 +210,11 @@ static void device_summary(FILE *f, const ft_target *t, const ft_problem *p)
         ADD("tile overhead %.15g cycles", p->timing.tile_overhead);
     if (p->timing.matmul_tile_overhead > 0)
         ADD("MatMul tile overhead %.15g cycles", p->timing.matmul_tile_overhead);
-    if (t->memory_efficiency < 1)
+    double read_eff, write_eff;
+    ft_target_memory_efficiencies(t, &read_eff, &write_eff);
+    if (read_eff != write_eff)
+        ADD("slow memory efficiency %.15g read, %.15g write (in the bandwidths above)", read_eff, write_eff);
+    else if (t->memory_efficiency < 1)
         ADD("slow memory efficiency %.15g (in the bandwidths above)", t->memory_efficiency);
     if (t->matmul_efficiency < 1)
         ADD("MatMul efficiency %.15g", t->matmul_efficiency);

@@ -91,6 +91,13 @@ typedef struct ft_target {
     double conv_small_efficiency;    /* compute.conv_small_efficiency: (0, 1] (default 1) */
     double memory_efficiency;        /* slow_memory.efficiency: share of both bandwidths
                                         reached, (0, 1] (default 1) */
+    double read_efficiency;          /* slow_memory.read_efficiency: share of the read
+                                        bandwidth reached, (0, 1] (default -1: as
+                                        memory_efficiency, also when a fit moves that);
+                                        ft_target_memory_efficiencies */
+    double write_efficiency;         /* slow_memory.write_efficiency: share of the write
+                                        bandwidth reached, (0, 1] (default -1: as
+                                        memory_efficiency) */
     double step_overhead;            /* execution.step_overhead: cycles every step pays, >= 0
                                         (default 0) */
     double tile_overhead;            /* execution.tile_overhead: cycles every tile pays once,
@@ -202,7 +209,8 @@ void ft_target_free(ft_target *t);
  * (ft_timing): write_bandwidth / element_bytes, transfer_latency,
  * launch_overhead, overlap FT_OVERLAP_PIPELINE with double buffering and
  * FT_OVERLAP_NONE without, duplex from separate_channels; and the
- * whole-device terms: both bandwidths times memory_efficiency, MatMul and
+ * whole-device terms: the read and write bandwidths times their efficiencies
+ * (ft_target_memory_efficiencies), MatMul and
  * Pointwise base costs divided by their efficiencies (a MatMul whose K or
  * N is not a multiple of aligned_elements by misaligned_efficiency too,
  * ft_target_misaligned; a convolution's by ft_target_conv_efficiency), units,
@@ -245,6 +253,14 @@ int ft_target_tile_fits_registers(const ft_target *t, int64_t w, int64_t h);
  * compute.conv_efficiency.  ft_target_apply divides the op's base cost by
  * it (not with keep_costs). */
 double ft_target_conv_efficiency(const ft_target *t, const ft_problem *p, const ft_op *op);
+
+/* The shares of t's slow-memory read and write bandwidths reached, into
+ * *read_eff and *write_eff: slow_memory.read_efficiency and
+ * .write_efficiency, each slow_memory.efficiency when not given (so a fit
+ * of efficiency moves both).  ft_target_apply multiplies the read and
+ * write bandwidths by them; every model (analytic, scorer, simulator)
+ * takes the bandwidths from there. */
+void ft_target_memory_efficiencies(const ft_target *t, double *read_eff, double *write_eff);
 
 /* The factor compute.kind_cost gives ops of kind `kind` (NULL: none): the
  * entry named exactly so, or 1. */

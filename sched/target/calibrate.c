@@ -394,6 +394,11 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
         snprintf(r->names[i], FT_CALIB_NAME, "%s", names[i]);
         r->before[i] = *F.slot[i];
         double v = *F.slot[i];
+        if (!(v > 0) && strncmp(names[i], "slow_memory.", 12) == 0 && strstr(names[i], "_efficiency")) {
+            double read_eff, write_eff;   /* not given: from slow_memory.efficiency */
+            ft_target_memory_efficiencies(t, &read_eff, &write_eff);
+            v = strstr(names[i], "read_") ? read_eff : write_eff;
+        }
         if (!(v > 0))
             v = ft_calib_reset_value(t, files, nfiles, o->all_rows, names[i]);
         th[i] = to_theta(&F, i, v);

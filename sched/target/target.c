@@ -54,6 +54,8 @@ static const setting schema[] = {
     {"shared_cache", "partitions", K_INT, 0, 0, R_UNITS, OFF(cache_partitions)},
     {"shared_cache", "resident_bytes", K_REAL, 0, 0, R_NONNEGATIVE, OFF(cache_resident_bytes)},
     {"slow_memory", "efficiency", K_REAL, 0, 0, R_FRACTION, OFF(memory_efficiency)},
+    {"slow_memory", "read_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(read_efficiency)},
+    {"slow_memory", "write_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(write_efficiency)},
     {"compute", "matmul_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(matmul_efficiency)},
     {"compute", "pointwise_efficiency", K_REAL, 0, 0, R_FRACTION, OFF(pointwise_efficiency)},
     {"compute", "register_file_bytes", K_INT, 0, 0, R_NONNEGATIVE, OFF(register_file_bytes)},
@@ -478,6 +480,10 @@ static int finish(loader *L, const config_t *cfg)
         t->cache_partitions = 1;
     if (!L->seen[find("slow_memory", "efficiency")])
         t->memory_efficiency = 1;
+    if (!L->seen[find("slow_memory", "read_efficiency")])
+        t->read_efficiency = -1;   /* as efficiency, also when a fit moves that */
+    if (!L->seen[find("slow_memory", "write_efficiency")])
+        t->write_efficiency = -1;
     if (!L->seen[find("compute", "matmul_efficiency")])
         t->matmul_efficiency = 1;
     if (!L->seen[find("compute", "pointwise_efficiency")])
@@ -592,13 +598,15 @@ int ft_target_apply(const ft_target *t, ft_problem *p, int keep_costs, ft_status
         return FT_OK;
     double eb = (double)t->element_bytes;
     p->capacity = (double)(t->capacity_bytes / t->element_bytes);
-    p->bandwidth = t->read_bandwidth * t->memory_efficiency / eb;
+    double read_eff, write_eff;
+    ft_target_memory_efficiencies(t, &read_eff, &write_eff);
+    p->bandwidth = t->read_bandwidth * read_eff / eb;
     p->native_w = t->native_w;
     p->native_h = t->native_h;
     p->native_k = t->native_k;
     p->allow_larger = t->allow_larger_granularity;
     p->pointwise_exact = t->pointwise_unpadded;
-    p->timing.write_bandwidth = t->write_bandwidth * t->memory_efficiency / eb;
+    p->timing.write_bandwidth = t->write_bandwidth * write_eff / eb;
     p->timing.transfer_latency = t->transfer_latency;
     p->timing.launch_overhead = t->launch_overhead;
     p->timing.overlap = t->double_buffering ? FT_OVERLAP_PIPELINE : FT_OVERLAP_NONE;
@@ -654,6 +662,12 @@ int ft_target_misaligned(const ft_target *t, const ft_problem *p, const ft_op *o
     if (t->contest || op->type != FT_OP_MATMUL || t->aligned_elements <= 0)
         return 0;
     return op->k % t->aligned_elements != 0 || p->tensors[op->output].width % t->aligned_elements != 0;
+}
+
+void ft_target_memory_efficiencies(const ft_target *t, double *read_eff, double *write_eff)
+{
+    *read_eff = t->read_efficiency > 0 ? t->read_efficiency : t->memory_efficiency;
+    *write_eff = t->write_efficiency > 0 ? t->write_efficiency : t->memory_efficiency;
 }
 
 double ft_target_conv_efficiency(const ft_target *t, const ft_problem *p, const ft_op *op)
@@ -740,7 +754,11 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", MatMul efficiency %g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)
         ADD(", Pointwise efficiency %g", t->pointwise_efficiency);
-    if (t->memory_efficiency < 1)
+    double read_eff, write_eff;
+    ft_target_memory_efficiencies(t, &read_eff, &write_eff);
+    if (read_eff != write_eff)
+        ADD(", slow memory efficiency %g read, %g write", read_eff, write_eff);
+    else if (t->memory_efficiency < 1)
         ADD(", slow memory efficiency %g", t->memory_efficiency);
     if (t->step_overhead > 0)
         ADD(", step overhead %g cycles", t->step_overhead);

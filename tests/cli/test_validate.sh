@@ -117,6 +117,17 @@ check rf-none-fits 2 err '^fusetile: .*one.tsv:2: matmul kernel 128x128: no tile
 sed 's/misaligned_efficiency = [0-9.]*;/misaligned_efficiency = 1.5;/' "$T" > "$tmp/me.cfg"
 check misaligned-range 2 err 'compute.misaligned_efficiency is 1.5, must be above 0 and at most 1' \
     -- "$bin" validate --target "$tmp/me.cfg" --measured "$tmp/one.tsv"
+sed 's/^  efficiency = \([0-9.]*\);/  efficiency = \1;\n  write_efficiency = 0;/' "$T" > "$tmp/we.cfg"
+check write-eff-range 2 err 'we.cfg:[0-9]+: slow_memory.write_efficiency is 0, must be above 0 and at most 1' \
+    -- "$bin" validate --target "$tmp/we.cfg" --measured "$tmp/one.tsv"
+sed 's/^  efficiency = \([0-9.]*\);/  efficiency = \1;\n  read_efficiency = 1.2;/' "$T" > "$tmp/re.cfg"
+check read-eff-range 2 err 're.cfg:[0-9]+: slow_memory.read_efficiency is 1.2, must be above 0 and at most 1' \
+    -- "$bin" validate --target "$tmp/re.cfg" --measured "$tmp/one.tsv"
+# separate read and write efficiencies: fitted (written into a file that
+# had neither) and shown by the target's summary
+check cal-rw-eff 0 out 'slow_memory.write_efficiency' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" \
+    --free slow_memory.read_efficiency,slow_memory.write_efficiency --quiet -o "$tmp/rw.cfg"
+expect cal-rw-eff-written "read/write efficiencies not written" grep -q '^ *read_efficiency = .*fitted' "$tmp/rw.cfg"
 sed 's/resident_bytes = [0-9.e+]*;/resident_bytes = -1;/' "$T" > "$tmp/rb.cfg"
 check resident-range 2 err 'shared_cache.resident_bytes is -1, must be zero or positive' \
     -- "$bin" validate --target "$tmp/rb.cfg" --measured "$tmp/one.tsv"

@@ -949,6 +949,50 @@ static void test_calibrate_recovers_gpu_rules(void **state)
     ft_target_free(truth);
 }
 
+/* The read and write efficiencies of slow memory: each defaults to
+ * slow_memory.efficiency (and follows it when a fit moves it), each scales
+ * its own bandwidth, and calibration recovers both from GEMMs that mostly
+ * read (GEMV-like) or mostly write (a short K) made by a known target. */
+static void test_calibrate_recovers_memory_efficiencies(void **state)
+{
+    (void)state;
+    ft_target *truth = h100();
+    double re, we;
+    assert_true(truth->read_efficiency < 0 && truth->write_efficiency < 0);
+    ft_target_memory_efficiencies(truth, &re, &we);
+    assert_true(re == truth->memory_efficiency && we == truth->memory_efficiency);
+    static const char *const names[] = {"slow_memory.read_efficiency", "slow_memory.write_efficiency"};
+    const double want[] = {0.9, 0.55};
+    for (int i = 0; i < 2; i++)
+        *ft_target_setting(truth, names[i], NULL) = want[i];
+    /* each scales its own bandwidth only */
+    int64_t w[3] = {64, 64, 64}, h[3] = {64, 64, 64};
+    ft_problem *kp;
+    ft_status st;
+    assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+    assert_int_equal(ft_target_apply(truth, kp, 0, &st), FT_OK);
+    double eb = (double)truth->element_bytes;
+    assert_rel(kp->bandwidth, truth->read_bandwidth * 0.9 / eb, 1e-12);
+    assert_rel(kp->timing.write_bandwidth, truth->write_bandwidth * 0.55 / eb, 1e-12);
+    ft_problem_free(kp);
+    char *text = malloc(1 << 16);
+    size_t len = (size_t)sprintf(text, "M\tN\tK\tus_graph\n");
+    static const int64_t shapes[][3] = {{8192, 128, 8192}, {128, 16384, 4096}, {16384, 128, 4096}, {256, 8192, 8192},
+                                        {8192, 8192, 16},  {16384, 8192, 32},  {8192, 16384, 64},  {12288, 12288, 16}};
+    for (int i = 0; i < 8; i++)
+        len += gemm_row(text + len, truth, shapes[i][0], shapes[i][1], shapes[i][2]);
+    ft_measured *m;
+    assert_int_equal(ft_measured_load(put("syn_mem.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    ft_target *t = h100();
+    ft_calib_opts o;
+    ft_calib_result r;
+    fit_recovers(t, m, names, want, 2, &o, &r);
+    ft_measured_free(m);
+    ft_target_free(t);
+    ft_target_free(truth);
+}
+
 /* conv.tsv's rows (model layer batch in_ch out_ch kh kw stride pad
  * groups in_h in_w out_h out_w ... us_graph), each convolution as `--as
  * eager` lowers it; n rows of geometry g, times us (NULL: 10 us each). */
@@ -1063,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_misaligned_matmul),
         cmocka_unit_test(test_split_overhead),
         cmocka_unit_test(test_calibrate_recovers_gpu_rules),
+        cmocka_unit_test(test_calibrate_recovers_memory_efficiencies),
         cmocka_unit_test(test_calibrate_recovers_energy),
         cmocka_unit_test(test_conv_rows_and_recovery),
         cmocka_unit_test(test_calibrate_recovers_power_limit),
