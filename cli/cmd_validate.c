@@ -521,8 +521,8 @@ int cmd_validate(int argc, char **argv)
                 const ft_kernel_choice *f = &forms[i][j];
                 const ft_problem *k = r->kernels[j];
                 const char *kn = k->ops[k->nops - 1].name;
-                printf("%s{\"w\": %lld, \"h\": %lld, \"k\": %lld, \"split\": %d, \"us\": ", j ? ", " : "", (long long)f->w,
-                       (long long)f->h, (long long)f->k, f->split);
+                printf("%s{\"w\": %lld, \"h\": %lld, \"k\": %lld, \"split\": %d, \"streamk\": %s, \"us\": ", j ? ", " : "",
+                       (long long)f->w, (long long)f->h, (long long)f->k, f->split, f->streamk ? "true" : "false");
                 cli_json_number(stdout, kus[i][j]);
                 printf(", \"ops\": %d, \"name\": ", k->nops);
                 if (kn)

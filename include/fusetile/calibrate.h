@@ -86,7 +86,10 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles,
 /* Write target file `in_path` to `out_path` (atomically) with the settings
  * names[i] set to values[i]: each setting's line gets the value and the
  * comment `note` in place of its own; a setting the file lacks is added
- * to its group (the group too when missing).  The written file is loaded
+ * to its group (the group too when missing); a negative value is a
+ * setting left at its "off" default (execution.streamk_overhead -1, a
+ * read or write efficiency as slow_memory.efficiency) and is not
+ * written.  The written file is loaded
  * back and every value checked.  FT_OK, FT_EINPUT (a file that cannot be
  * read or written, a layout the writer cannot edit), FT_ENOMEM. */
 int ft_target_write_fitted(const char *in_path, const char *out_path,

@@ -145,11 +145,13 @@ int ft_kernel_of_ops(const ft_problem *p, const int *ops, int nops,
 
 /* How a kernel runs: its granularity, and for a MatMul split along K into
  * `split` slices (1: not split) the granularity of the add of the slices'
- * partial sums. */
+ * partial sums; streamk 1: a MatMul not split, run stream-K (its tiles'
+ * k-iterations spread evenly over the units, docs/DEVICE.md). */
 typedef struct ft_kernel_choice {
     int64_t w, h, k;
     int split;
     int64_t add_w, add_h, add_k;
+    int streamk;
 } ft_kernel_choice;
 
 /* The model's time in cycles of kernel k (from ft_kernel_new or a row) on
@@ -164,7 +166,13 @@ typedef struct ft_kernel_choice {
  * at least one native k-slice deep), as GEMM libraries run one whose M x N
  * fills too few units: the MatMul of the slices stacked along M plus the
  * add of their partial sums as the kernel's last pass (its launch not
- * paid twice).  The fastest form is
+ * paid twice).  On a target with execution.streamk_overhead, a kernel
+ * that is one MatMul whose tiles at the chosen granularity make more than
+ * one wave, the last one partial, is also timed stream-K (ft_kernel_choice
+ * streamk): the data-parallel form's time past its launch scaled by the
+ * fractional over the whole waves (tiles / units over their ceiling), not
+ * below the lower bound of the candidates' order, plus the overhead (the
+ * fix-up of the tiles shared by two units).  The fastest form is
  * kept and written to *chosen (may be NULL).  With `fixed` (may be NULL)
  * only that form is timed: how calibration re-times a kernel as a
  * target's settings move.  Returns FT_OK, FT_EINPUT when nothing fits the

@@ -89,6 +89,9 @@ typedef struct ft_target {
                                         instead (a library's path for tiny Cin, such as a
                                         stem's 3), >= 0 (default 0: none) */
     double conv_small_efficiency;    /* compute.conv_small_efficiency: (0, 1] (default 1) */
+    double streamk_overhead;         /* execution.streamk_overhead: cycles a stream-K GEMM
+                                        pays for its fix-up, >= 0 (default -1: no stream-K
+                                        form; ft_kernel_time) */
     double memory_efficiency;        /* slow_memory.efficiency: share of both bandwidths
                                         reached, (0, 1] (default 1) */
     double read_efficiency;          /* slow_memory.read_efficiency: share of the read

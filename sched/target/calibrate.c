@@ -107,7 +107,7 @@ static void set_theta(fit *F, const double *th)
 static int same_forms(const ft_kernel_choice *a, const ft_kernel_choice *b, int n)
 {
     for (int i = 0; i < n; i++)
-        if (a[i].w != b[i].w || a[i].h != b[i].h || a[i].k != b[i].k || a[i].split != b[i].split ||
+        if (a[i].w != b[i].w || a[i].h != b[i].h || a[i].k != b[i].k || a[i].split != b[i].split || a[i].streamk != b[i].streamk ||
             a[i].add_w != b[i].add_w || a[i].add_h != b[i].add_h || a[i].add_k != b[i].add_k)
             return 0;
     return 1;
@@ -468,7 +468,15 @@ int ft_calibrate(ft_target *t, ft_measured *const *files, int nfiles, const ft_c
                 break;
         }
     }
-    if (!rc) {   /* every way out of the rounds leaves th at best_th */
+    if (!rc && best >= r->cost_before) {
+        /* a setting given as "off" (-1: no stream-K form; a read or write
+         * efficiency as slow_memory.efficiency) has no value in the fit's
+         * range: when no value beats it, it stays as given; so does
+         * every setting of a fit that lowers nothing */
+        for (int i = 0; i < np; i++)
+            *F.slot[i] = r->after[i] = r->before[i];
+        r->cost_after = r->cost_before;
+    } else if (!rc) {   /* every way out of the rounds leaves th at best_th */
         set_theta(&F, best_th);
         r->cost_after = best;
         for (int i = 0; i < np; i++)

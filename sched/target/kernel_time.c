@@ -407,6 +407,34 @@ static int split_kernels(const ft_problem *k, int s, ft_problem **mm, ft_problem
     return rc;
 }
 
+/* The stream-K time of MatMul kernel k (not yet mapped onto t) whose
+ * data-parallel form at granularity g takes dp cycles: INFINITY unless
+ * its tiles make more than one wave of the units with the last partial.
+ * Stream-K gives every unit the same share of the tiles' k-iterations, so
+ * the waves past the launch take tiles / units of the whole waves' time,
+ * not below the candidates' lower bound at g (cand_bound: the compute
+ * over all units, the tensors moved once), plus t's streamk_overhead (the
+ * fix-up: a tile shared by two units has its partial accumulators written
+ * to a workspace and summed). */
+static int streamk_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *g, double dp, double *cycles,
+                        ft_status *st)
+{
+    *cycles = INFINITY;
+    ft_problem *p = ft_problem_clone(k);
+    int rc = !p ? ft__fail(st, FT_ENOMEM, 0, "out of memory") : ft_target_apply(t, p, 0, st);
+    if (rc == FT_OK) {
+        const ft_tensor *out = &p->tensors[p->ops[p->nops - 1].output];
+        int64_t tiles = ft__ceil_div(out->width, g->w) * ft__ceil_div(out->height, g->h), units = ft__units(p);
+        if (tiles > units && tiles % units != 0) {
+            double whole = (double)ft__ceil_div(tiles, units), launch = p->timing.launch_overhead;
+            double spread = launch + (dp - launch) * ((double)tiles / (double)units) / whole;
+            *cycles = fmax(spread, cand_bound(p, g->w, g->h, g->k)) + t->streamk_overhead;
+        }
+    }
+    ft_problem_free(p);
+    return rc;
+}
+
 int ft_kernel_time(const ft_problem *k, const ft_target *t, const ft_kernel_choice *fixed, double *cycles,
                    ft_kernel_choice *chosen, ft_status *st)
 {
@@ -421,8 +449,23 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
         return ft__fail(st, FT_EINPUT, 0, "%s: a contest target has no clock; give a machine target", t->path);
     if (k->nops < 1 || k->nops > FT_KERNEL_MAX_OPS)
         return ft__fail(st, FT_EINPUT, 0, "kernel of %d ops (1 to %d, FT_KERNEL_MAX_OPS)", k->nops, FT_KERNEL_MAX_OPS);
-    ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0};
+    ft_kernel_choice best = {0, 0, 0, 1, 0, 0, 0, 0};
     int rc = tiled_time(k, t, fixed && fixed->split == 1 ? fixed : NULL, INFINITY, occupied, -1, cycles, &best, st);
+    const ft_op *op = &k->ops[k->nops - 1];
+    /* stream-K: the data-parallel form's tiles, their k-loops spread over
+     * the units (a kernel that is one MatMul alone, as split-K) */
+    int sk_on = t->streamk_overhead >= 0 && k->nops == 1 && op->type == FT_OP_MATMUL;
+    if (rc == FT_OK && sk_on && (!fixed || (fixed->split == 1 && fixed->streamk))) {
+        double sk;
+        if ((rc = streamk_time(k, t, &best, *cycles, &sk, st)))
+            return rc;
+        if (fixed && !isfinite(sk))
+            return ft__fail(st, FT_EINPUT, 0, "%s kernel: the stream-K form given no longer applies", op->kind ? op->kind : "op");
+        if (fixed || sk < *cycles) {
+            *cycles = sk;
+            best.streamk = 1;
+        }
+    }
     if (fixed && fixed->split == 1) {
         if (chosen && rc == FT_OK)
             *chosen = best;
@@ -432,7 +475,6 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
         return rc;
     if (rc)
         *cycles = INFINITY;
-    const ft_op *op = &k->ops[k->nops - 1];
     int64_t m = k->tensors[op->output].height, n = k->tensors[op->output].width;
     int misaligned = ft_target_misaligned(t, k, op);
     /* split-K for a kernel that is one MatMul alone (a fused kernel's
@@ -445,12 +487,12 @@ int ft_kernel_time_shared(const ft_problem *k, const ft_target *t, const ft_kern
         ft_problem *mm, *add;
         if ((rc = split_kernels(k, s, &mm, &add, st)))
             return rc;
-        ft_kernel_choice c = {0, 0, 0, s, 0, 0, 0};
-        ft_kernel_choice cadd = {0, 0, 0, 1, 0, 0, 0};
+        ft_kernel_choice c = {0, 0, 0, s, 0, 0, 0, 0};
+        ft_kernel_choice cadd = {0, 0, 0, 1, 0, 0, 0, 0};
         ft_kernel_choice fmm, fadd;
         if (fixed) {
-            fmm = (ft_kernel_choice){fixed->w, fixed->h, fixed->k, 1, 0, 0, 0};
-            fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0};
+            fmm = (ft_kernel_choice){fixed->w, fixed->h, fixed->k, 1, 0, 0, 0, 0};
+            fadd = (ft_kernel_choice){fixed->add_w, fixed->add_h, fixed->add_k, 1, 0, 0, 0, 0};
         }
         double tm, ta;
         double budget = fixed ? INFINITY : *cycles + t->launch_overhead - t->split_overhead;

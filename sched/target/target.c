@@ -69,6 +69,7 @@ static const setting schema[] = {
     {"execution", "tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(tile_overhead)},
     {"execution", "matmul_tile_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(matmul_tile_overhead)},
     {"execution", "split_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(split_overhead)},
+    {"execution", "streamk_overhead", K_REAL, 0, 0, R_NONNEGATIVE, OFF(streamk_overhead)},
     {"fast_memory", "capacity_bytes", K_INT, 1, 0, R_POSITIVE, OFF(capacity_bytes)},
     {"slow_memory", "read_bandwidth", K_REAL, 1, 0, R_POSITIVE, OFF(read_bandwidth)},
     {"slow_memory", "write_bandwidth", K_REAL, 0, 0, R_POSITIVE, OFF(write_bandwidth)},
@@ -480,6 +481,8 @@ static int finish(loader *L, const config_t *cfg)
         t->cache_partitions = 1;
     if (!L->seen[find("slow_memory", "efficiency")])
         t->memory_efficiency = 1;
+    if (!L->seen[find("execution", "streamk_overhead")])
+        t->streamk_overhead = -1;   /* no stream-K form */
     if (!L->seen[find("slow_memory", "read_efficiency")])
         t->read_efficiency = -1;   /* as efficiency, also when a fit moves that */
     if (!L->seen[find("slow_memory", "write_efficiency")])
@@ -750,6 +753,8 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(" (%g under %lld channels)", t->conv_small_efficiency, (long long)t->conv_small_channels);
     if (t->split_overhead > 0)
         ADD(", split-K overhead %g cycles", t->split_overhead);
+    if (t->streamk_overhead >= 0)
+        ADD(", stream-K overhead %g cycles", t->streamk_overhead);
     if (t->matmul_efficiency < 1)
         ADD(", MatMul efficiency %g", t->matmul_efficiency);
     if (t->pointwise_efficiency < 1)

@@ -218,6 +218,8 @@ int ft_target_write_fitted(const char *in_path, const char *out_path, const char
             rc = ft__fail(st, FT_EINPUT, 0, "%s: cannot write setting %s", out_path, names[i]);
             break;
         }
+        if (values[i] < 0)
+            continue;   /* left at its "off" default (ft_calibrate) */
         snprintf(vals[i], sizeof vals[i], "%.6g", values[i]);
         if (!strpbrk(vals[i], ".e"))
             strcat(vals[i], ".0");   /* a real number, as the schema reads it */
@@ -251,7 +253,7 @@ int ft_target_write_fitted(const char *in_path, const char *out_path, const char
         return rc;
     for (int i = 0; i < n; i++) {
         double *v = ft_target_setting(t, names[i], NULL);
-        if (!v || *v != strtod(vals[i], NULL)) {
+        if (values[i] < 0 ? !v || *v != values[i] : !v || *v != strtod(vals[i], NULL)) {
             rc = ft__fail(st, FT_EINPUT, 0, "%s: %s did not read back as %s (a layout the writer cannot edit)", out_path,
                           names[i], vals[i]);
             break;

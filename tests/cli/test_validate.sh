@@ -128,6 +128,21 @@ check read-eff-range 2 err 're.cfg:[0-9]+: slow_memory.read_efficiency is 1.2, m
 check cal-rw-eff 0 out 'slow_memory.write_efficiency' -- "$bin" calibrate --target "$T" --measured "$M/pointwise.tsv" \
     --free slow_memory.read_efficiency,slow_memory.write_efficiency --quiet -o "$tmp/rw.cfg"
 expect cal-rw-eff-written "read/write efficiencies not written" grep -q '^ *read_efficiency = .*fitted' "$tmp/rw.cfg"
+# stream-K (execution.streamk_overhead): a GEMM of two partial waves runs
+# it (the JSON names the form), a negative overhead is refused, and a fit
+# that finds no overhead better than none leaves it off (the file written
+# loads: the value is not written)
+printf 'M\tN\tK\tus_graph\n2304\t4224\t4096\t100\n' > "$tmp/sk.tsv"
+sed 's/^  split_overhead = /  streamk_overhead = 0;\n  split_overhead = /' "$T" > "$tmp/sk.cfg"
+check streamk-form 0 out '"split": 1, "streamk": true' -- "$bin" validate --target "$tmp/sk.cfg" --measured "$tmp/sk.tsv" --json
+check streamk-off 0 out '"split": 1, "streamk": false' -- "$bin" validate --target "$T" --measured "$tmp/sk.tsv" --json
+sed 's/^  split_overhead = /  streamk_overhead = -5;\n  split_overhead = /' "$T" > "$tmp/skneg.cfg"
+check streamk-range 2 err 'skneg.cfg:[0-9]+: execution.streamk_overhead is -5, must be zero or positive' \
+    -- "$bin" validate --target "$tmp/skneg.cfg" --measured "$tmp/one.tsv"
+printf 'M\tN\tK\tus_graph\n2304\t4224\t4096\t200\n2560\t4096\t8192\t400\n' > "$tmp/skslow.tsv"
+check cal-streamk-off 0 out 'execution.streamk_overhead +-1 -> +-1' -- "$bin" calibrate --target "$T" --measured "$tmp/skslow.tsv" \
+    --free execution.streamk_overhead --all-rows --quiet -o "$tmp/skoff.cfg"
+check cal-streamk-off-loads 0 out 'MAPE' -- "$bin" validate --target "$tmp/skoff.cfg" --measured "$tmp/skslow.tsv"
 sed 's/resident_bytes = [0-9.e+]*;/resident_bytes = -1;/' "$T" > "$tmp/rb.cfg"
 check resident-range 2 err 'shared_cache.resident_bytes is -1, must be zero or positive' \
     -- "$bin" validate --target "$tmp/rb.cfg" --measured "$tmp/one.tsv"

@@ -226,7 +226,7 @@ static void test_kernel_time_is_exact_and_fastest(void **state)
         ft_problem *k;
         ft_status st;
         assert_int_equal(ft_kernel_new(&k, "MatMul", "matmul", 2, w, h, &st), FT_OK);
-        ft_kernel_choice fixed = {0, 0, 0, 1, 0, 0, 0}, c;
+        ft_kernel_choice fixed = {0, 0, 0, 1, 0, 0, 0, 0}, c;
         double tiled, best;
         assert_int_equal(ft_kernel_time(k, t, NULL, &best, &c, &st), FT_OK);
         /* the unsplit form at its own best */
@@ -720,7 +720,7 @@ static void test_calibrate_recovers_power_limit(void **state)
     ft_problem *kp;
     assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
     double cyc, full;
-    ft_kernel_choice c = {128, 256, 128, 1, 0, 0, 0};
+    ft_kernel_choice c = {128, 256, 128, 1, 0, 0, 0, 0};
     assert_int_equal(ft_kernel_time(kp, truth, &c, &cyc, NULL, &st), FT_OK);
     ft_problem *p = ft_problem_clone(kp);
     assert_non_null(p);
@@ -993,6 +993,75 @@ static void test_calibrate_recovers_memory_efficiencies(void **state)
     ft_target_free(truth);
 }
 
+/* Stream-K (execution.streamk_overhead): absent, no kernel runs it; with
+ * it, a GEMM of a few partial waves runs stream-K, faster than its
+ * data-parallel form by about the idle part of its last wave, and one of
+ * whole waves does not; a fixed stream-K form that no longer applies is an
+ * error; calibration recovers the overhead from GEMMs made by a known
+ * target. */
+static void test_streamk_form_and_recovery(void **state)
+{
+    (void)state;
+    ft_target *truth = h100();
+    assert_true(truth->streamk_overhead < 0);
+    int64_t w[3] = {4096, 4224, 4224}, h[3] = {2304, 4096, 2304};   /* 2304 x 4224 x 4096 */
+    ft_problem *kp;
+    ft_status st;
+    assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w, h, &st), FT_OK);
+    double dp, sk;
+    ft_kernel_choice c, cs;
+    assert_int_equal(ft_kernel_time(kp, truth, NULL, &dp, &c, &st), FT_OK);
+    assert_int_equal(c.streamk, 0);
+    truth->streamk_overhead = 0;
+    assert_int_equal(ft_kernel_time(kp, truth, NULL, &sk, &cs, &st), FT_OK);
+    printf("  2304 x 4224 x 4096: data-parallel %g cycles (%lldx%lld), stream-K %g (%lldx%lld, streamk %d)\n", dp,
+           (long long)c.w, (long long)c.h, sk, (long long)cs.w, (long long)cs.h, cs.streamk);
+    assert_int_equal(cs.streamk, 1);
+    assert_true(sk < 0.95 * dp);
+    /* the same form fixed: the same time; its overhead added */
+    double again;
+    truth->streamk_overhead = 500;
+    assert_int_equal(ft_kernel_time(kp, truth, &cs, &again, NULL, &st), FT_OK);
+    assert_rel(again, sk + 500, 1e-12);
+    ft_problem_free(kp);
+    /* 2048 x 4224 (16 x 33 tiles of 128 x 256: 4 whole waves) has no partial wave */
+    int64_t w2[3] = {4096, 4224, 4224}, h2[3] = {2048, 4096, 2048};
+    assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, w2, h2, &st), FT_OK);
+    ft_kernel_choice f = {128, 256, 64, 1, 0, 0, 0, 1};
+    assert_int_equal(ft_kernel_time(kp, truth, &f, &again, NULL, &st), FT_EINPUT);
+    assert_non_null(strstr(st.msg, "stream-K form given no longer applies"));
+    ft_problem_free(kp);
+    /* recovery */
+    truth->streamk_overhead = 3000;
+    static const char *const names[] = {"execution.streamk_overhead"};
+    const double want[] = {3000};
+    char *text = malloc(1 << 16);
+    size_t len = (size_t)sprintf(text, "M\tN\tK\tus_graph\n");
+    static const int64_t shapes[][3] = {{2304, 4224, 4096}, {2560, 4096, 8192}, {4352, 4096, 4096}, {1152, 8192, 8192},
+                                        {3072, 3072, 8192},  {2176, 4096, 4096}, {6400, 4096, 2048}, {1536, 6144, 8192}};
+    int used = 0;
+    for (int i = 0; i < 8; i++) {
+        int64_t gw[3] = {shapes[i][2], shapes[i][1], shapes[i][1]}, gh[3] = {shapes[i][0], shapes[i][2], shapes[i][0]};
+        assert_int_equal(ft_kernel_new(&kp, "MatMul", "matmul", 2, gw, gh, &st), FT_OK);
+        assert_int_equal(ft_kernel_time(kp, truth, NULL, &again, &c, &st), FT_OK);
+        used += c.streamk;
+        ft_problem_free(kp);
+        len += gemm_row(text + len, truth, shapes[i][0], shapes[i][1], shapes[i][2]);
+    }
+    printf("  %d of 8 rows run stream-K\n", used);
+    assert_true(used >= 3);
+    ft_measured *m;
+    assert_int_equal(ft_measured_load(put("syn_sk.tsv", text), NULL, &m, &st), FT_OK);
+    free(text);
+    ft_target *t = h100();
+    ft_calib_opts o;
+    ft_calib_result r;
+    fit_recovers(t, m, names, want, 1, &o, &r);
+    ft_measured_free(m);
+    ft_target_free(t);
+    ft_target_free(truth);
+}
+
 /* conv.tsv's rows (model layer batch in_ch out_ch kh kw stride pad
  * groups in_h in_w out_h out_w ... us_graph), each convolution as `--as
  * eager` lowers it; n rows of geometry g, times us (NULL: 10 us each). */
@@ -1108,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_split_overhead),
         cmocka_unit_test(test_calibrate_recovers_gpu_rules),
         cmocka_unit_test(test_calibrate_recovers_memory_efficiencies),
+        cmocka_unit_test(test_streamk_form_and_recovery),
         cmocka_unit_test(test_calibrate_recovers_energy),
         cmocka_unit_test(test_conv_rows_and_recovery),
         cmocka_unit_test(test_calibrate_recovers_power_limit),
