@@ -949,6 +949,22 @@ static void test_calibrate_recovers_gpu_rules(void **state)
     ft_target_free(truth);
 }
 
+/* fit_recovers on the rows of `text` (freed), written to file `name`,
+ * from the shipped H100's settings. */
+static void fit_text_recovers(const char *name, char *text, const char *const *names, const double *want, int n)
+{
+    ft_measured *m;
+    ft_status st;
+    assert_int_equal(ft_measured_load(put(name, text), NULL, &m, &st), FT_OK);
+    free(text);
+    ft_target *t = h100();
+    ft_calib_opts o;
+    ft_calib_result r;
+    fit_recovers(t, m, names, want, n, &o, &r);
+    ft_measured_free(m);
+    ft_target_free(t);
+}
+
 /* The read and write efficiencies of slow memory: each defaults to
  * slow_memory.efficiency (and follows it when a fit moves it), each scales
  * its own bandwidth, and calibration recovers both from GEMMs that mostly
@@ -981,15 +997,7 @@ static void test_calibrate_recovers_memory_efficiencies(void **state)
                                         {8192, 8192, 16},  {16384, 8192, 32},  {8192, 16384, 64},  {12288, 12288, 16}};
     for (int i = 0; i < 8; i++)
         len += gemm_row(text + len, truth, shapes[i][0], shapes[i][1], shapes[i][2]);
-    ft_measured *m;
-    assert_int_equal(ft_measured_load(put("syn_mem.tsv", text), NULL, &m, &st), FT_OK);
-    free(text);
-    ft_target *t = h100();
-    ft_calib_opts o;
-    ft_calib_result r;
-    fit_recovers(t, m, names, want, 2, &o, &r);
-    ft_measured_free(m);
-    ft_target_free(t);
+    fit_text_recovers("syn_mem.tsv", text, names, want, 2);
     ft_target_free(truth);
 }
 
@@ -1050,15 +1058,7 @@ static void test_streamk_form_and_recovery(void **state)
     }
     printf("  %d of 8 rows run stream-K\n", used);
     assert_true(used >= 3);
-    ft_measured *m;
-    assert_int_equal(ft_measured_load(put("syn_sk.tsv", text), NULL, &m, &st), FT_OK);
-    free(text);
-    ft_target *t = h100();
-    ft_calib_opts o;
-    ft_calib_result r;
-    fit_recovers(t, m, names, want, 1, &o, &r);
-    ft_measured_free(m);
-    ft_target_free(t);
+    fit_text_recovers("syn_sk.tsv", text, names, want, 1);
     ft_target_free(truth);
 }
 
