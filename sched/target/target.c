@@ -738,9 +738,12 @@ double *ft_target_setting(ft_target *t, const char *name, int *fraction)
  * snprintf). */
 static int describe_device(const ft_target *t, char *buf, size_t n)
 {
-    char more[480] = "";
+    char more[1024] = "";
     int len = 0;
-#define ADD(...) len += snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)
+    /* past the end of more, each term only counts (snprintf's length) */
+#define ADD(...)                                                                                                     \
+    len += (size_t)len < sizeof more ? snprintf(more + len, sizeof more - (size_t)len, __VA_ARGS__)                 \
+                                     : snprintf(NULL, 0, __VA_ARGS__)
     if (t->units > 1)
         ADD(", %lld units", (long long)t->units);
     if (t->register_file_bytes > 0)
@@ -782,7 +785,7 @@ static int describe_device(const ft_target *t, char *buf, size_t n)
         ADD(", run overhead %g cycles", t->run_overhead);
     if (t->replay_interval > 0)
         ADD(", replay interval %g cycles", t->replay_interval);
-    for (int i = 0; i < t->nkind_costs && len < (int)sizeof more - 64; i++)
+    for (int i = 0; i < t->nkind_costs; i++)
         ADD(", %s cost x%g", t->kind_names[i], t->kind_costs[i]);
 #undef ADD
     size_t used = buf && n ? strlen(buf) : 0;

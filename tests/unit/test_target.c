@@ -158,6 +158,14 @@ static void test_target_load_bundled(void **state)
         char buf[1024];
         assert_true(ft_target_describe(t, buf, sizeof buf) > 0);
         assert_non_null(strstr(buf, t->name));
+        /* the length as snprintf gives it, whole however many terms the
+         * target has (a fixed buffer of the device's terms once ran over) */
+        int full = ft_target_describe(t, NULL, 0);
+        char *whole = malloc((size_t)full + 1);
+        assert_non_null(whole);
+        assert_int_equal(ft_target_describe(t, whole, (size_t)full + 1), full);
+        assert_int_equal(strlen(whole), full);
+        free(whole);
         ft_target_free(t);
         n++;
     }
