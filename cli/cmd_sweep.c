@@ -12,7 +12,7 @@
 static const char sweep_help[] =
     "usage: fusetile sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet]\n"
     "       fusetile sweep list SWEEP.cfg\n"
-    "       fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]... [--log-x] [--log-y] -o OUT.svg\n"
+    "       fusetile sweep plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]... [--log-x] [--log-y] [--points] -o OUT.svg\n"
     "       fusetile sweep submit SWEEP.cfg --slurm [--array-size M] [--db OUT.db] [--sbatch-opt OPT]... [--dry-run]\n"
     "       fusetile sweep status SWEEP.cfg|OUT.db [--db OUT.db]\n"
     "       fusetile sweep gather SWEEP.cfg|OUT.db [--db OUT.db]\n"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const cli_command commands[] = {
-    {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--threads N] [--quiet] [--verbose] [--target T.cfg [--keep-costs] [--no-target-timing]] [--strategy NAME] [--start-from LIST] [--patterns FILE]... [--partition auto|fit|layers|metis] [--parts N] [--csv FILE]"},
+    {"schedule", cmd_schedule, "schedule PROBLEM.json [-o SCHEDULE.json] [--compute-model native|op] [--time-limit S] [--seed N] [--threads N] [--quiet] [--verbose] [--target T.cfg [--keep-costs] [--no-target-timing]] [--strategy NAME] [--start-from LIST] [--patterns FILE]... [--partition auto|fit|layers|metis] [--parts N] [--objective latency|energy|edp] [--csv FILE]"},
     {"evaluate", cmd_evaluate, "evaluate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--json] [--csv FILE] [--target T.cfg [--keep-costs]] [--gap-time S]"},
     {"simulate", cmd_simulate, "simulate PROBLEM.json SCHEDULE.json [--compute-model native|op] [--target T.cfg [--keep-costs]] [--trace OUT.json] [--vcd OUT.vcd] [--window FIRST:COUNT] [--detail waves|steps] [--trace-warn BYTES] [--json] [--csv FILE]"},
     {"report", cmd_report, "report PROBLEM.json [SCHEDULE.json] -o REPORT.html [--target T.cfg [--keep-costs]] [--compute-model native|op] [--time-limit S] [--strategies LIST] [--threads N] [--seed N]"},
@@ -12,7 +12,7 @@ static const cli_command commands[] = {
     {"calibrate", cmd_calibrate, "calibrate --target T.cfg --measured FILE.tsv... [--problems DIR] [--free LIST] [--reset] [--all-rows] [-o FITTED.cfg] [--quiet]"},
     {"generate", cmd_generate, "generate [--ops N] [--seed S] [--family contest|small|scale] [-o PROBLEM.json]"},
     {"import", cmd_import, "import MODEL [--input-shape 1x3x224x224]... [--as compiler|eager] [--dtype bf16|fp16|fp32|int8] [--target T.cfg] [--graph-only] [--frontend auto|fx|onnx] [--batch-split N] [--group-split N] [-o PROBLEM.json] [--quiet]"},
-    {"sweep", cmd_sweep, "sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet] | list SWEEP.cfg | plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]... [--log-x] [--log-y] -o OUT.svg | submit SWEEP.cfg --slurm [--array-size M] [--db OUT.db] [--sbatch-opt OPT]... [--dry-run] | status SWEEP.cfg|DB [--db OUT.db] | gather SWEEP.cfg|DB [--db OUT.db]"},
+    {"sweep", cmd_sweep, "sweep run SWEEP.cfg [--jobs N] [--db OUT.db] [--slice K/M] [--quiet] | list SWEEP.cfg | plot DB --x AXIS --y METRIC [--group AXIS] [--where COLUMN=VALUE]... [--log-x] [--log-y] [--points] -o OUT.svg | submit SWEEP.cfg --slurm [--array-size M] [--db OUT.db] [--sbatch-opt OPT]... [--dry-run] | status SWEEP.cfg|DB [--db OUT.db] | gather SWEEP.cfg|DB [--db OUT.db]"},
     {"shell", cmd_shell, "shell [SCRIPT.tcl [ARGS...]]   (Tcl with the fusetile package; a prompt without SCRIPT)"},
     {"mlsys", cmd_mlsys, "mlsys INPUT.json OUTPUT.json   (the contest entry; also run as `mlsys`)"},
 };

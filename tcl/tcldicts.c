@@ -206,6 +206,7 @@ static const struct target_field {
     {"conv_efficiency", F_DBL, offsetof(ft_target, conv_efficiency), 1},
     {"conv_small_channels", F_INT, offsetof(ft_target, conv_small_channels), 1},
     {"conv_small_efficiency", F_DBL, offsetof(ft_target, conv_small_efficiency), 1},
+    {"streamk_overhead", F_DBL, offsetof(ft_target, streamk_overhead), 1},
     {"run_overhead", F_DBL, offsetof(ft_target, run_overhead), 1},
     {"replay_interval", F_DBL, offsetof(ft_target, replay_interval), 1},
 };
@@ -225,7 +226,11 @@ Tcl_Obj *fttcl_target_info_dict(const ft_target *t)
                                          : Tcl_NewDoubleObj(*(const double *)v);
         fttcl_put(d, f->key, o);
     }
-    if (!t->contest) { /* compute.kind_cost: kind -> factor */
+    if (!t->contest) { /* the slow memory's read and write shares as applied; compute.kind_cost */
+        double re, we;
+        ft_target_memory_efficiencies(t, &re, &we);
+        fttcl_put(d, "slow_memory_read_efficiency", Tcl_NewDoubleObj(re));
+        fttcl_put(d, "slow_memory_write_efficiency", Tcl_NewDoubleObj(we));
         Tcl_Obj *k = Tcl_NewDictObj();
         for (int i = 0; i < t->nkind_costs; i++)
             fttcl_put(k, t->kind_names[i], Tcl_NewDoubleObj(t->kind_costs[i]));

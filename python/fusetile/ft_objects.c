@@ -740,6 +740,8 @@ static PyObject *target_info(PyObject *self, PyObject *noargs)
         goto fail;
     if (t->contest)
         return d;
+    double re, we; /* the slow memory's read and write shares as applied */
+    ft_target_memory_efficiencies(t, &re, &we);
     if (ftpy_put(d, "clock_hz", PyFloat_FromDouble(t->clock_hz)) < 0 ||
         ftpy_put(d, "element_bytes", PyLong_FromLongLong((long long)t->element_bytes)) < 0 ||
         ftpy_put(d, "capacity_bytes", PyLong_FromLongLong((long long)t->capacity_bytes)) < 0 ||
@@ -775,6 +777,9 @@ static PyObject *target_info(PyObject *self, PyObject *noargs)
         ftpy_put(d, "conv_efficiency", PyFloat_FromDouble(t->conv_efficiency)) < 0 ||
         ftpy_put(d, "conv_small_channels", PyLong_FromLongLong((long long)t->conv_small_channels)) < 0 ||
         ftpy_put(d, "conv_small_efficiency", PyFloat_FromDouble(t->conv_small_efficiency)) < 0 ||
+        ftpy_put(d, "streamk_overhead", PyFloat_FromDouble(t->streamk_overhead)) < 0 ||
+        ftpy_put(d, "slow_memory_read_efficiency", PyFloat_FromDouble(re)) < 0 ||
+        ftpy_put(d, "slow_memory_write_efficiency", PyFloat_FromDouble(we)) < 0 ||
         ftpy_put(d, "run_overhead", PyFloat_FromDouble(t->run_overhead)) < 0 ||
         ftpy_put(d, "replay_interval", PyFloat_FromDouble(t->replay_interval)) < 0)
         goto fail;
@@ -834,7 +839,7 @@ static PyMethodDef target_methods[] = {
      "element_bytes capacity_bytes read_bandwidth write_bandwidth transfer_latency separate_channels native_w "
      "native_h native_k allow_larger_granularity pointwise_unpadded matmul_macs_per_cycle pointwise_elements_per_cycle "
      "launch_overhead double_buffering units slow_memory_efficiency matmul_efficiency pointwise_efficiency "
-     "step_overhead tile_overhead matmul_tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth shared_cache_resident_bytes (0 for no shared cache) register_file_bytes accumulator_bytes misaligned_efficiency aligned_elements split_overhead conv_efficiency conv_small_channels conv_small_efficiency "
+     "step_overhead tile_overhead matmul_tile_overhead shared_cache_capacity_bytes shared_cache_partitions shared_cache_bandwidth shared_cache_resident_bytes (0 for no shared cache) register_file_bytes accumulator_bytes misaligned_efficiency aligned_elements split_overhead conv_efficiency conv_small_channels conv_small_efficiency streamk_overhead (-1: no stream-K form) slow_memory_read_efficiency slow_memory_write_efficiency (as applied) "
      "run_overhead replay_interval kind_cost (a dict: op kind -> factor)."},
     {"describe", FN(target_describe), METH_NOARGS, "describe() -> str: the one-line summary."},
     {"from_dict", FN(target_from_dict), METH_VARARGS | METH_KEYWORDS | METH_CLASS,

@@ -123,9 +123,12 @@ check import-mlp-stdout 0 out '"widths": \[256,512,512,512,128,128\]' -- "$bin" 
 build=${FT_BUILDDIR:-$(cd "$(dirname "$bin")" && pwd)}
 h100=$(cd "$(dirname "$0")/../.." && pwd)/targets/gpu-h100.cfg
 if PYTHONPATH="$build/python" "$py" -c 'import fusetile._fusetile' >/dev/null 2>&1; then
-    check import-target 0 err 'bf16 on gpu-h100: capacity 116736, bandwidth 805.778, native 64x64, base costs MatMul 144.01942461989.*, Pointwise 32 per input, gelu x73.9234, nchw_to_nhwc x58.1415, nhwc_to_nchw x10.337, depthwise_conv2d x455.674, batch_norm x96.3574, max_pool2d x451.97$' \
+    # (the fitted figures as the target file gives them: each refit moves them)
+    gelu=$(sed -n 's/^ *gelu = \([0-9.]*\);.*/\1/p' "$h100")
+    check import-target 0 err "bf16 on gpu-h100: capacity 116736, bandwidth [0-9.]+, native 64x64, base costs MatMul [0-9.]+, Pointwise 32 per input, gelu x$gelu, nchw_to_nhwc x[0-9.]+, nhwc_to_nchw x[0-9.]+, depthwise_conv2d x[0-9.]+, batch_norm x[0-9.]+, max_pool2d x[0-9.]+\$" \
         -- "$bin" import "$tmp/model.py:gelu" --target "$h100" -o "$tmp/gelu.json"
-    check import-target-gelu-cost 0 - '' -- grep -q '"base_costs": \[144.01942461989[0-9]*,2365.5488,32,64,144.01942461989[0-9]*\]' "$tmp/gelu.json"
+    mm=$(sed -n 's/.*base costs MatMul \([0-9.]*\),.*/\1/p' "$tmp/err")
+    check import-target-gelu-cost 0 - '' -- grep -q "\"base_costs\": \\[$mm[0-9]*,[0-9.]*,32,64,$mm[0-9]*\\]" "$tmp/gelu.json"
     check import-target-imported-for 0 - '' -- grep -q "^  \"imported_for\": {\"target\":\"gpu-h100\",\"file\":\"$h100\"}" "$tmp/gelu.json"
     check import-target-schedules 0 - '' -- "$bin" schedule "$tmp/gelu.json" --target "$h100" --time-limit 0.5 -q -o "$tmp/gelu.sched.json"
     "$bin" evaluate "$tmp/gelu.json" "$tmp/gelu.sched.json" --target "$h100" --keep-costs --json >"$tmp/kept.json" 2>"$tmp/err"

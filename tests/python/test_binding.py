@@ -311,7 +311,8 @@ class TestTarget(TmpDir):
         gpu = fusetile.load_target(os.path.join(os.path.dirname(KPU), "gpu-h100.cfg")).info()
         self.assertGreater(gpu["run_overhead"], 0)
         self.assertGreater(gpu["replay_interval"], 0)
-        self.assertEqual(list(gpu["kind_cost"]), ["gelu"])
+        self.assertEqual(list(gpu["kind_cost"]), ["gelu", "nchw_to_nhwc", "nhwc_to_nchw", "depthwise_conv2d", "batch_norm",
+                                                 "max_pool2d"])
         self.assertGreater(gpu["kind_cost"]["gelu"], 1)
         self.assertTrue(t.describe().startswith("kpu: clock "))
         self.assertIn("kpu", repr(t))

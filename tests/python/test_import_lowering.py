@@ -1,6 +1,7 @@
 """test_import_lowering.py - each lowering rule on a small model, with its GEMM shapes computed by hand."""
 
 import os
+import re
 import unittest
 
 import torch
@@ -355,7 +356,9 @@ execution = { launch_overhead = 0.0; };
         self.assertEqual(d["base_costs"], [op["base_cost"] for op in applied["ops"]])
         self.assertEqual((d["fast_memory_capacity"], d["slow_memory_bandwidth"]), (applied["capacity"], applied["bandwidth"]))
         self.assertIn("gelu", p.kinds)
-        self.assertAlmostEqual(d["base_costs"][p.kinds.index("gelu")], 64 * 64 / 128.0 * 73.9234)
+        # the fitted gelu factor as the file gives it (each refit moves it)
+        gelu = float(re.search(r"^ *gelu = ([0-9.]+);", open(target).read(), re.M).group(1))
+        self.assertAlmostEqual(d["base_costs"][p.kinds.index("gelu")], 64 * 64 / 128.0 * gelu)
 
     def test_contest_target_is_the_default_machine(self):
         m = machine.load_target(os.path.join(SRCDIR, "targets", "contest.cfg"))
