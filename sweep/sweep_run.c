@@ -147,8 +147,19 @@ int ft_sweep_run_exec(const ft_sweep_run *r, ft_sim **sim, ft_sweep_result *res,
             res->ratio = ev.lower_bound > 0 ? ev.total / ev.lower_bound : NAN;
             res->subgraphs = s->nsubgraphs;
             if (p->energy.on) {
-                res->energy_j = ev.energy;
-                res->power_w = ft_energy_watts(p, ev.energy, ev.total);
+                /* the search's figures came from its scorer (ev.scored: its
+                 * walk did not fit the time left) without the traffic the
+                 * joules need: the walk, past the limit, for them */
+                ft_eval full;
+                ft_status fst;
+                int whole = ev.scored && ft_evaluate(p, s, r->model, &full, &fst) == FT_OK;
+                double j = whole ? full.energy : ev.energy, t = whole ? full.total : ev.total;
+                if (whole)
+                    ft_eval_free(&full);
+                if (isfinite(j)) {
+                    res->energy_j = j;
+                    res->power_w = ft_energy_watts(p, j, t);
+                }
             }
             res->ok = 1;
             if (r->simulate)

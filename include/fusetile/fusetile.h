@@ -701,7 +701,8 @@ typedef struct ft_eval {
      * compute and memory time, bound steps) are 0. */
     int scored;
     double capacity_bound;   /* ft_lower_bound_capacity (SPEC section 7) */
-    double energy;           /* joules, the subgraphs' summed (ft_energy; 0 when off) */
+    double energy;           /* joules, the subgraphs' summed (ft_energy; 0 when off or
+                                scored: the scorer has no traffic) */
 } ft_eval;
 
 /* Evaluate a schedule exactly under the cost model (SPEC sections 3-4):

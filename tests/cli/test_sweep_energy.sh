@@ -86,4 +86,16 @@ expect old-new-rows "the new rows have no energy" \
 check old-plot-after 0 - '' -- "$bin" sweep plot "$tmp/old.db" --x total --y energy_j -o "$tmp/old2.svg"
 check old-run-again 0 err '2 skipped' -- "$bin" sweep run "$tmp/one.cfg" --jobs 1 --db "$tmp/old.db"
 
+# ------------------------------------------------------------ a search cut short
+# (its figures from the scorer, which has no traffic: the run's joules are
+# then the walk's, past the limit, not 0 J; a sanitizer build's slower walk
+# found it)
+cat >"$tmp/short.cfg" <<EOF
+runs = ( { problem = "$root/examples/gpt2_block.problem.json"; target = "$root/targets/gpu-h100.cfg"; } );
+time_limit = 0.001;
+EOF
+check short-run 0 err '1 ok, 0 failed' -- "$bin" sweep run "$tmp/short.cfg" --jobs 1
+row=$(q "$tmp/short.db" "SELECT energy_j > 0 AND power_w > 0 AND abs(power_w * total / 1.83e9 - energy_j) <= 1e-9 * energy_j FROM runs")
+expect short-joules "a search cut short recorded no joules: $(q "$tmp/short.db" "SELECT total, energy_j, power_w FROM runs")" test "$row" = 1
+
 finish sweep-energy
