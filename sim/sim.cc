@@ -211,7 +211,10 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             throw std::bad_alloc();
         ftsim::fs_t sg_start = 0; /* the subgraphs run back to back from the replay's start */
         ksum energy = {0, 0}; /* summed as ft_evaluate sums its subgraphs' joules */
-        double stretched = 0; /* what the power limit added to the subgraphs' times */
+        /* under a power limit: the subgraphs' times at the clock that fits,
+         * summed as ft_evaluate sums its subgraphs' latencies */
+        int stretched = 0;
+        ksum limited = {0, 0};
         for (int i = 0; i < s->nsubgraphs; i++) {
             ft_sim_sg *g = &r->sg[i];
             g->analytic = NAN;
@@ -242,8 +245,9 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
             /* under a power limit the replay's time at the clock that fits
              * (the rule ft_evaluate applies, from the replay's own counts) */
             c.latency = ft__power_latency(p, &c);
-            stretched += c.latency - g->simulated;
+            stretched |= c.latency != g->simulated;
             g->simulated = c.latency;
+            ksum_add(&limited, g->simulated);
             g->energy = ft__energy(p, &c);
             ksum_add(&energy, g->energy);
             /* the power track: the subgraph's average power over its span
@@ -257,7 +261,7 @@ int ft_sim_run(ft_sim *sim, const ft_problem *p, const ft_schedule *s, const ft_
         r->energy_analytic = NAN;
         r->steps = job.steps;
         const double replayed_total = ftsim::to_units(job.end - job.start);
-        r->total_simulated = replayed_total + stretched;
+        r->total_simulated = stretched && job.sg.size() == (size_t)s->nsubgraphs ? ksum_value(&limited) : replayed_total;
         if (o->analytic) {
             std::string amsg;
             int arc = fill_analytic(p, s, o, job.steps, r, &amsg);

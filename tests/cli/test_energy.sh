@@ -135,6 +135,12 @@ json_check power-sim-equal 'd["total_simulated"] == d["total_analytic"] and d["e
 json_check power-sim-slowed 'd["total_analytic"] > '"$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/full.json")"
 # the report of effects names it, and with it off the replay is the full clock's
 json_check power-sim-effect '[v["total_analytic"] for v in d["effects_off"] if v["turned_off"] == "power limit"][0] == '"$("$py" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["total"]))' "$tmp/full.json")"
+# a schedule whose subgraphs' stretched times, added to the replay's total
+# one by one, came 1 ulp off the analytic total (the simulator now sums them
+# as ft_evaluate does)
+printf '%s\n' '{"subgraphs":[[0,5,10],[3],[8],[13],[1],[6],[11],[2],[7],[12],[4],[9],[14],[15],[16],[17],[18]],"granularities":[[32,32,32],[32,32,32],[32,32,32],[32,32,32],[32,32,1],[32,32,1],[32,32,1],[32,32,32],[32,32,32],[32,32,32],[32,32,1],[32,32,1],[32,32,1],[32,32,1],[32,32,1],[32,32,1],[32,32,1]],"tensors_to_retain":[[],[],[],[],[],[],[],[],[],[],[],[],[],[],[],[],[]],"traversal_orders":[null,null,null,null,null,null,null,null,null,null,null,null,null,null,null,null,null]}' > "$tmp/ulp.json"
+check power-sim-ulp 0 out '"energy_agree": true' -- "$bin" simulate "$P" "$tmp/ulp.json" --target "$tmp/lim.cfg" --json
+json_check power-sim-ulp-equal 'd["total_simulated"] == d["total_analytic"] and d["energy_j"] == d["energy_analytic_j"] and all(s["simulated"] == s["analytic"] for s in d["subgraphs"])'
 # the search scores what evaluate gives: the schedule it writes evaluates
 # to the latency it reported
 check power-sched 0 - - -- "$bin" schedule "$P" --target "$tmp/lim.cfg" --time-limit 1 -o "$tmp/slim.json" --quiet
