@@ -631,27 +631,36 @@ static double score_steps(ft__scorer *sc, ft_walk *w, int64_t nk, double budget,
     return sum;
 }
 
+/* The configuration-independent counts of g in context x into *c (as
+ * ft__ctx_counts), with flags, 2 x (ntensors + 1) zeroed bytes, as scratch
+ * (left zeroed). */
+static void ctx_counts_in(const ft_problem *p, const sctx *x, const ft_subgraph *g, unsigned char *flags,
+                          ft__energy_counts *c)
+{
+    int nt = p->ntensors;
+    unsigned char *produced = flags, *seen = flags + nt + 1;
+    memset(c, 0, sizeof *c);
+    ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
+    for (int j = 0; j < g->nops; j++)
+        produced[p->ops[g->ops[j]].output] = 1;
+    int64_t reads, writes;
+    ft__sg_footprint(p, g->ops, g->nops, produced, x->written, x->resident, seen, &reads, &writes);
+    memset(flags, 0, 2 * ((size_t)nt + 1));
+    c->fp_read = (double)reads;
+    c->fp_write = (double)writes;
+}
+
 /* Latency lat of g (its steps' traffic in sc->loaded and sc->written) in
  * context x at the clock sc's power limit allows (ft__power_latency, as
  * ft_evaluate lengthens it). */
 static double power_latency(ft__scorer *sc, const sctx *x, const ft_subgraph *g, double lat)
 {
-    const ft_problem *p = sc->p;
-    int nt = p->ntensors;
-    unsigned char *produced = sc->pflags, *seen = sc->pflags + nt + 1;
-    for (int j = 0; j < g->nops; j++)
-        produced[p->ops[g->ops[j]].output] = 1;
     ft__energy_counts e;
-    int64_t reads, writes;
-    ft__ops_work(p, g->ops, g->nops, &e.macs, &e.pointwise);
-    ft__sg_footprint(p, g->ops, g->nops, produced, x->written, x->resident, seen, &reads, &writes);
-    memset(sc->pflags, 0, 2 * ((size_t)nt + 1));
+    ctx_counts_in(sc->p, x, g, sc->pflags, &e);
     e.loaded = (double)sc->loaded;
     e.written = (double)sc->written;
-    e.fp_read = (double)reads;
-    e.fp_write = (double)writes;
     e.latency = lat;
-    return ft__power_latency(p, &e);
+    return ft__power_latency(sc->p, &e);
 }
 
 double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *g, const cfg *c, double budget)
@@ -749,22 +758,16 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
 /* Contract: score.h. */
 int ft__ctx_counts(const ft_problem *p, const sctx *x, const ft_subgraph *g, ft__energy_counts *c)
 {
-    memset(c, 0, sizeof *c);
-    ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
-    if (!p->energy.on)
+    if (!p->energy.on) {
+        memset(c, 0, sizeof *c);
+        ft__ops_work(p, g->ops, g->nops, &c->macs, &c->pointwise);
         return 0;
-    int nt = p->ntensors;
-    unsigned char *tb = ft__calloc(2 * (size_t)nt + 1, 1);
-    if (!tb)
+    }
+    unsigned char *flags = ft__calloc(2 * ((size_t)p->ntensors + 1), 1);
+    if (!flags)
         return -1;
-    unsigned char *produced = tb, *seen = tb + nt;
-    for (int j = 0; j < g->nops; j++)
-        produced[p->ops[g->ops[j]].output] = 1;
-    int64_t reads, writes;
-    ft__sg_footprint(p, g->ops, g->nops, produced, x->written, x->resident, seen, &reads, &writes);
-    c->fp_read = (double)reads;
-    c->fp_write = (double)writes;
-    ft__free(tb);
+    ctx_counts_in(p, x, g, flags, c);
+    ft__free(flags);
     return 0;
 }
 
