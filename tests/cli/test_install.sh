@@ -45,7 +45,7 @@ check inst-evaluate-cfg-name 0 out "^target +$share/targets/kpu.cfg \(kpu\)" -- 
 # the patterns strategy finds the installed pattern libraries
 check inst-patterns 0 err 'pattern ' -- \
     run_inst fusetile schedule "$share/examples/bert_layer.problem.json" --strategy patterns --time-limit 1 -o /dev/null
-check inst-unknown-name 2 err "^fusetile: --target kpu2: no such file or shipped target \(looked in \./, $share/targets\); shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- \
+check inst-unknown-name 2 err "^fusetile: --target kpu2: no such file or shipped target \(looked in \./, $share/targets\); shipped targets: contest, example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- \
     run_inst fusetile evaluate "$share/examples/bert_layer.problem.json" "$tmp/bert.json" --target kpu2
 # the installed sweep example's relative target paths hold in the install tree
 check inst-sweep-example 0 out '^35[[:space:]]problem=../gpt2_block.problem.json;target=../../targets/tpu-v5e.cfg;' -- run_inst fusetile sweep list "$share/examples/sweep/capacity-bandwidth.cfg"

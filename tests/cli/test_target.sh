@@ -93,7 +93,7 @@ for f in "$targets"/*.cfg; do
 done
 
 # Bad targets and usage: exit 2, one line, FILE:LINE.
-check missing-target 2 err "^fusetile: --target $tmp/nope.cfg: cannot open: No such file or directory; shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
+check missing-target 2 err "^fusetile: --target $tmp/nope.cfg: cannot open: No such file or directory; shipped targets: contest, example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- "$bin" evaluate "$P" "$S" --target "$tmp/nope.cfg"
 
 # Targets by name (ft_target_find): a shipped target from any directory,
 # with or without .cfg; $FUSETILE_TARGETS is searched first; an unknown
@@ -107,7 +107,7 @@ sed 's/^name = .*/name = "mine";/' "$gpu" >"$tmp/mine/gpu-h100-sm.cfg"
 check name-env-first 0 out "^target +$tmp/mine/gpu-h100-sm.cfg \(mine\): " -- \
     env -C / FUSETILE_TARGETS="$tmp/empty::$tmp/mine" "$abin" evaluate "$P" "$S" --target gpu-h100-sm
 check name-env-shipped 0 out "^target +$targets/tpu-v5e.cfg \(tpu-v5e\): " -- env FUSETILE_TARGETS="$tmp/mine" "$bin" evaluate "$P" "$S" --target tpu-v5e
-check name-unknown 2 err "^fusetile: --target kpu2: no such file or shipped target \(looked in \./, $tmp/empty, $targets\); shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- \
+check name-unknown 2 err "^fusetile: --target kpu2: no such file or shipped target \(looked in \./, $tmp/empty, $targets\); shipped targets: contest, example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name$" -- \
     env -C "$tmp" FUSETILE_TARGETS="$tmp/empty" "$abin" evaluate "$P" "$S" --target kpu2
 expect name-unknown-one-line "want one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
 check name-unknown-simulate 2 err '^fusetile: --target kpu2: no such file or shipped target' -- "$bin" simulate "$P" "$S" --target kpu2

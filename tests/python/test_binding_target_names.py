@@ -55,7 +55,7 @@ class TestTargetNames(unittest.TestCase):
             fusetile.load_target("kpu2")
         msg = str(cm.exception)
         self.assertTrue(msg.startswith("kpu2: no such file or shipped target (looked in ./, "), msg)
-        self.assertIn("; shipped targets: contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, "
+        self.assertIn("; shipped targets: contest, example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, "
                       "tpu-v5e-chip; give a path or a name", msg)
 
 

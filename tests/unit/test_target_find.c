@@ -57,7 +57,7 @@ static void test_find_errors(void **state)
     char want[PATH_MAX + 512];
     snprintf(want, sizeof want,
              "kpu2: no such file or shipped target (looked in ./, /nonexistent, %s/targets); shipped targets: contest, "
-             "example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name",
+             "example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip; give a path or a name",
              FT_SRCDIR);
     assert_string_equal(st.msg, want);
     assert_string_equal(out, "");
@@ -73,7 +73,7 @@ static void test_names(void **state)
     (void)state;
     char all[512];
     assert_int_equal(ft_target_names(all, sizeof all), 0);
-    assert_string_equal(all, "contest, example, gpu-h100, gpu-h100-sm, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip");
+    assert_string_equal(all, "contest, example, gpu-h100, gpu-h100-sm, gpu-h200, kpu, kpu-chip, tpu-v5e, tpu-v5e-chip");
     /* a list that does not fit ends in ", ..." */
     char cut[24];
     assert_int_equal(ft_target_names(cut, sizeof cut), -1);
