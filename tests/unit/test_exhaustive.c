@@ -30,7 +30,9 @@
 #define PRUNE_CHECKS 12        /* problems of the pruning self-check */
 #define SLOW_PRUNE_CHECKS 2
 #define SAMPLE_PROBLEMS 40     /* problems of the random-schedule self-check */
+#define SAMPLE_OPS 5           /* at most this many ops in each */
 #define SLOW_SAMPLE_PROBLEMS 2    /* (68 s under valgrind at 4: the reference on 5 ops) */
+#define SLOW_SAMPLE_OPS 4         /* (83 s under valgrind at 2 problems of up to 5 ops) */
 #define SAMPLES 300            /* random schedules per problem */
 #define SEED_BASE 0x5eed0000ULL
 #define LAYOUT_SEED_BASE 0x1a900000ULL
@@ -590,12 +592,13 @@ static void test_exhaustive_reference_beats_random_schedules(void **state)
 {
     struct fix *f = *state;
     int n = slow_run() ? SLOW_SAMPLE_PROBLEMS : SAMPLE_PROBLEMS;
+    int nops = slow_run() ? SLOW_SAMPLE_OPS : SAMPLE_OPS;
     long valid = 0, equal = 0;
     for (int i = 0; i < n; i++) {
         ft_compute_model m = i % 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
         gen g = {SAMPLE_SEED_BASE ^ (uint64_t)i << 32};
         fix_clear(f);
-        f->json = gen_problem_json(SAMPLE_SEED_BASE + (uint64_t)i, 5, dims_main,
+        f->json = gen_problem_json(SAMPLE_SEED_BASE + (uint64_t)i, nops, dims_main,
                                    (int)(sizeof dims_main / sizeof dims_main[0]));
         assert_non_null(f->json);
         fix_parse(f, "random.problem.json");
