@@ -696,11 +696,19 @@ else
 fi
 cap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["fast_memory_capacity"])' "$tmp/r18.json")
 check_trace r18-consistent "$tmp/r18.json" "$tmp/r18.vcd" "$R" "$tmp/r18.out" "$cap" 1.0e9
-check r18-vcd-warns 0 err "^fusetile: warning: trace $tmp/r18w.vcd (is on course for about|has) [0-9.]+ MB, past the warning size of 0.1 MB" -- \
-    "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 100k
-expect r18-vcd-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
-check r18-warn-never 0 - '' -- "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 0
-expect r18-warn-never-quiet "--trace-warn 0: no warning" test ! -s "$tmp/err"
+# (under valgrind, where each is a ResNet-18 replay of some 10 s, these two
+# are left out: the replay and its VCD ran above, and mlsys-2026-13's step
+# trace runs the warning)
+case ${FT_RUNNER:-} in
+    *valgrind*)
+        skip 4 "the ResNet-18 VCD's warning sizes under valgrind (the replay and its VCD ran above; mlsys-2026-13's step trace warns)" ;;
+    *)
+        check r18-vcd-warns 0 err "^fusetile: warning: trace $tmp/r18w.vcd (is on course for about|has) [0-9.]+ MB, past the warning size of 0.1 MB" -- \
+            "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 100k
+        expect r18-vcd-warns-once "one warning line" test "$(grep -c warning "$tmp/err")" -eq 1
+        check r18-warn-never 0 - '' -- "$bin" simulate "$R" "$tmp/r18.schedule.json" --target "$src/targets/kpu.cfg" --vcd "$tmp/r18w.vcd" --trace-warn 0
+        expect r18-warn-never-quiet "--trace-warn 0: no warning" test ! -s "$tmp/err" ;;
+esac
 
 # --- GTKWave (when it and xvfb-run are installed) opens the ResNet-18 VCD
 # with its save file showing the whole run and the subgraph by name
