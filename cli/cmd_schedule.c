@@ -466,7 +466,10 @@ int cli_schedule_run(const cli_sched_job *job)
         ft_gap g;
         double left = 0.5 * (limit - (cli_now() - job->start)), share = FT_GAP_EVIDENCE_SHARE * limit;
         if (cli_gap(p, s, &ev, left < share ? left : share, &g) == 0) {
-            fprintf(stderr, "%s: %s", cli_progname, pfx(job->cmd));
+            /* the evidence is the latency's; under another objective the
+             * line says so (the objective's own bound is the line below) */
+            fprintf(stderr, "%s: %s%s", cli_progname, pfx(job->cmd),
+                    job->objective != FT_OBJECTIVE_LATENCY ? "latency " : "");
             cli_gap_line(stderr, &g);
         }
         if (job->objective_set || job->objective != FT_OBJECTIVE_LATENCY)
