@@ -311,6 +311,22 @@ static void random_context(const ft_problem *p, const int *ops, int n, sctx *X, 
     c->order = ORD_RASTER;
 }
 
+/* Make the context X of group ops[0..n) one that moves nothing: its
+ * inputs resident, its outputs neither written nor retained (a single
+ * step of it pays no transfer latency, ft__sg_single: neither a budget
+ * nor a bound may claim it). */
+static void still_context(const ft_problem *p, const int *ops, int n, sctx *X)
+{
+    for (int j = 0; j < n; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        X->written[op->output] = X->retained[op->output] = 0;
+        for (int i = 0; i < op->ninputs; i++)
+            X->resident[op->inputs[i]] = 1;
+    }
+    for (int j = 0; j < n; j++)
+        X->resident[p->ops[ops[j]].output] = 0;
+}
+
 /* How the scorer's answers came about (compare_scorer). */
 typedef struct tally {
     int compared, fast, mixed, irregular, oom, mismatches, timed, layouts, inexact;
@@ -352,19 +368,6 @@ static void compare_scorer(int nprob, int layouts, tally *tl)
             g.nops = n;
             cfg c;
             random_context(p, ops, n, &X, &c);
-            if (trial == 3) {
-                /* a group that moves nothing: its inputs resident, its
-                 * outputs kept (a single step of it pays no transfer
-                 * latency, ft__sg_single) */
-                for (int j = 0; j < n; j++) {
-                    const ft_op *op = &p->ops[ops[j]];
-                    X.written[op->output] = X.retained[op->output] = 0;
-                    for (int i = 0; i < op->ninputs; i++)
-                        X.resident[op->inputs[i]] = 1;
-                }
-                for (int j = 0; j < n; j++)
-                    X.resident[p->ops[ops[j]].output] = 0;
-            }
             c.order = (int)(rnd() % ORD_COUNT);
             /* classify the walk: which axes mix sources (as optimise does) */
             mixinfo mx;
@@ -509,19 +512,8 @@ static void test_search_score_closed_form_equals_walk(void **state)
             g.nops = n;
             cfg c;
             random_context(p, ops, n, &X, &c);
-            if (trial == 3) {
-                /* a group that moves nothing: its inputs resident, its
-                 * outputs kept (a single step of it pays no transfer
-                 * latency, ft__sg_single) */
-                for (int j = 0; j < n; j++) {
-                    const ft_op *op = &p->ops[ops[j]];
-                    X.written[op->output] = X.retained[op->output] = 0;
-                    for (int i = 0; i < op->ninputs; i++)
-                        X.resident[op->inputs[i]] = 1;
-                }
-                for (int j = 0; j < n; j++)
-                    X.resident[p->ops[ops[j]].output] = 0;
-            }
+            if (trial == 3)
+                still_context(p, ops, n, &X);
             mixinfo mx;
             ft__probe_mixed(&S, &X, &g, &mx);
             /* the four orders in a row, as the search scores them: they
@@ -854,19 +846,8 @@ static void test_search_score_tiling_bound_below_every_score(void **state)
             g.ops = ops;
             g.nops = n;
             random_context(p, ops, n, &X, &c);
-            if (trial == 3) {
-                /* a group that moves nothing: its inputs resident, its
-                 * outputs kept (a single step of it pays no transfer
-                 * latency, ft__sg_single) */
-                for (int j = 0; j < n; j++) {
-                    const ft_op *op = &p->ops[ops[j]];
-                    X.written[op->output] = X.retained[op->output] = 0;
-                    for (int i = 0; i < op->ninputs; i++)
-                        X.resident[op->inputs[i]] = 1;
-                }
-                for (int j = 0; j < n; j++)
-                    X.resident[p->ops[ops[j]].output] = 0;
-            }
+            if (trial == 3)
+                still_context(p, ops, n, &X);
             int64_t before = S.bound_over;
             ft__choose_tiling(&S, &X, &g, &c);
             if (S.bound_over > before && over < 5)
@@ -1324,19 +1305,6 @@ static void test_search_score_k_period_equals_walk(void **state)
             g.nops = n;
             cfg c;
             random_context(p, ops, n, &X, &c);
-            if (trial == 3) {
-                /* a group that moves nothing: its inputs resident, its
-                 * outputs kept (a single step of it pays no transfer
-                 * latency, ft__sg_single) */
-                for (int j = 0; j < n; j++) {
-                    const ft_op *op = &p->ops[ops[j]];
-                    X.written[op->output] = X.retained[op->output] = 0;
-                    for (int i = 0; i < op->ninputs; i++)
-                        X.resident[op->inputs[i]] = 1;
-                }
-                for (int j = 0; j < n; j++)
-                    X.resident[p->ops[ops[j]].output] = 0;
-            }
             c.w = pick(sizes, 8), c.h = pick(sizes, 8), c.k = pick(ksizes, 8);
             mixinfo mx;
             ft__probe_mixed(&S, &X, &g, &mx);
