@@ -115,6 +115,6 @@ double ft__bound_target(const ft_problem *p, double c, double m, double waves, d
      * subgraph's steps, it does not add to them */
     if (floor_ > sep)
         sep = floor_;
-    double b = ft__bound_combine(p, c, m), s = sep + ft__sg_fixed(p);
+    double b = ft__bound_combine(p, c, m), s = sep + ft__sg_fixed_least(p, m, 1);
     return sep > 0 && s > b ? s : b;
 }

@@ -142,12 +142,30 @@ static inline double ft__sg_fixed(const ft_problem *p)
 }
 
 
+/* The least a subgraph of `steps` steps at least whose transfers take
+ * `memory` at least pays besides its steps: ft__sg_fixed, but with
+ * double buffering a single step that moves nothing (memory 0) pays no
+ * transfer latency (ft__sg_single: only for transfers that happen), so
+ * then the launch overhead only. */
+static inline double ft__sg_fixed_least(const ft_problem *p, double memory, int64_t steps)
+{
+    return steps <= 1 && !(memory > 0) ? p->timing.launch_overhead : ft__sg_fixed(p);
+}
+
 /* How a bound combines compute C and memory M (SPEC 5 and the timing
- * terms): max(C, M), or C + M when steps do not overlap transfers and
- * compute, plus what every subgraph pays besides its steps (one is run). */
+ * terms) over subgraphs of `steps` steps at least: max(C, M), or C + M
+ * when steps do not overlap transfers and compute, plus what every
+ * subgraph pays besides its steps (one is run; ft__sg_fixed_least). */
+static inline double ft__bound_combine_steps(const ft_problem *p, double compute, double memory, int64_t steps)
+{
+    return (p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory) +
+           ft__sg_fixed_least(p, memory, steps);
+}
+
+/* ft__bound_combine_steps where a subgraph may be a single step. */
 static inline double ft__bound_combine(const ft_problem *p, double compute, double memory)
 {
-    return (p->timing.overlap == FT_OVERLAP_NONE ? compute + memory : compute > memory ? compute : memory) + ft__sg_fixed(p);
+    return ft__bound_combine_steps(p, compute, memory, 1);
 }
 
 

@@ -685,8 +685,9 @@ double ft__score(ft__scorer *sc, const sctx *x, const mixinfo *mx, ft_subgraph *
     ft__sg_acc acc;
     /* besides its steps a subgraph pays the launch overhead and, with
      * double buffering, the pipeline's fill and drain (ft__sg_extra, as
-     * ft_evaluate); at least ft__sg_fixed */
-    const double fixed = ft__sg_fixed(p), whole_budget = budget;
+     * ft_evaluate); at least ft__sg_fixed_least (a single step that moves
+     * nothing pays no transfer latency: ft__sg_single) */
+    const double fixed = ft__sg_fixed_least(p, 0, ntx * nty * nk), whole_budget = budget;
     budget -= fixed;
     double floor = 0; /* a cache the subgraph does not fit (ft_timing) */
     if (ft__walk_new(p, g, sc->model, x->written, x->retained, x->resident, &w, &st) == FT_OK) {

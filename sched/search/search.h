@@ -14,6 +14,7 @@ enum {
     FT_SEARCH_OP_ORDER_OPS = 256,      /* random op orders tried only up to this many ops in a group */
     FT_SEARCH_MAX_CANDIDATES = 96,     /* tile sizes per dimension (powers of two first, then divisors) */
     FT_SEARCH_ALL_SIZES = 32,          /* every tile size is a candidate up to this native size */
+    FT_SEARCH_CHECK_TILES = 256,       /* tiles of the largest configuration S->tiling_check scores */
     FT_SEARCH_TILING_PATIENCE = 48,    /* tilings tried past the last better one when every k-step is walked */
     FT_SEARCH_WINDOW_LINKS = 16,       /* outside groups a window op may join in a re-partition */
     FT_SEARCH_QUICK_TRIES = 3,         /* granularities the cheap start scores (raster), lowest bound first, once one fits */
@@ -64,6 +65,18 @@ typedef struct search {
                               ft__out_of_time stops the search after one */
     int tiling_all;        /* 1: ft__choose_tiling scores every candidate
                               (no bound or patience cut; tests compare) */
+    int tiling_check;      /* 1 (with tiling_all): every candidate is
+                              also scored whole (no budget) and compared
+                              with its bound: bound_checked counts them,
+                              bound_over those whose bound exceeds the
+                              score by more than 1e-9 relative, the
+                              first in bound_cfg, bound_lb, bound_exact
+                              (tests: the bound is a lower bound);
+                              configurations of more than
+                              FT_SEARCH_CHECK_TILES tiles are skipped */
+    int64_t bound_checked, bound_over;
+    cfg bound_cfg;
+    double bound_lb, bound_exact;
     int fine;              /* tile-size candidates (tiling.c): FINE_NONE,
                               FINE_ALL (every size up to a small native one,
                               FT_SEARCH_ALL_SIZES) or FINE_COUNTS (every

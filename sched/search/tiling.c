@@ -248,7 +248,8 @@ static double config_bound(search *S, const sctx *x, const ft_subgraph *g, const
     ft__step_time_at(p, &r, 0, (int64_t)(sh->reads_lb + extra), (int64_t)sh->writes_lb, &mem);
     *reads = (double)(int64_t)(sh->reads_lb + extra);
     *writes = (double)(int64_t)sh->writes_lb;
-    return ft__bound_combine(p, comp / (double)ft__units(p) + ft__waves_overheads(p, (int64_t)tiles, nk, sh->matmul), mem);
+    return ft__bound_combine_steps(p, comp / (double)ft__units(p) + ft__waves_overheads(p, (int64_t)tiles, nk, sh->matmul), mem,
+                                   (int64_t)tiles * nk);
 }
 
 double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
@@ -353,6 +354,8 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
             break;
         stale++;
         int64_t ntx = ft__ceil_div(sh.Wg, top.c.w), nty = ft__ceil_div(sh.Hg, top.c.h);
+        if (S->tiling_check && ntx * nty > FT_SEARCH_CHECK_TILES)
+            continue; /* the check's cap: scoring every small tile takes minutes */
         /* a single row or column: every order is raster; the cheap start
          * scores raster only */
         int norders = ntx > 1 && nty > 1 && !S->quick ? ORD_COUNT : 1;
@@ -360,6 +363,18 @@ double ft__choose_tiling(search *S, const sctx *x, ft_subgraph *g, cfg *best_c)
             cfg c = top.c;
             c.order = ok;
             double lat = ft__sg_objective(&S->sc, x, &mx, g, &c, &base, best);
+            if (S->tiling_check) {
+                /* a score cut by the budget is a partial sum, at most the
+                 * whole: scored whole again only where it is below */
+                double whole = (lat <= best && lat < INF) || lat >= top.lb * (1 - 1e-9) ? lat
+                                                                                        : ft__sg_objective(&S->sc, x, &mx, g, &c, &base, INF);
+                S->bound_checked += whole < INF;
+                if (whole < INF && whole < top.lb * (1 - 1e-9) && S->bound_over++ == 0) {
+                    S->bound_cfg = c;
+                    S->bound_lb = top.lb;
+                    S->bound_exact = whole;
+                }
+            }
             /* the bound the candidates are ordered and cut by is a lower
              * bound of the objective (a value past the budget is a
              * partial sum, a value scored whole is not) */

@@ -16,6 +16,7 @@
 #include "../../sched/search/search.h"
 #include "ft_searchstate.h"
 #include "ft_testutil.h"
+#include "fusetile/target.h"
 #include "ft_searchstate.h"
 
 /* A deterministic PRNG for the test (splitmix64). */
@@ -310,6 +311,22 @@ static void random_context(const ft_problem *p, const int *ops, int n, sctx *X, 
     c->order = ORD_RASTER;
 }
 
+/* Make the context X of group ops[0..n) one that moves nothing: its
+ * inputs resident, its outputs neither written nor retained (a single
+ * step of it pays no transfer latency, ft__sg_single: neither a budget
+ * nor a bound may claim it). */
+static void still_context(const ft_problem *p, const int *ops, int n, sctx *X)
+{
+    for (int j = 0; j < n; j++) {
+        const ft_op *op = &p->ops[ops[j]];
+        X->written[op->output] = X->retained[op->output] = 0;
+        for (int i = 0; i < op->ninputs; i++)
+            X->resident[op->inputs[i]] = 1;
+    }
+    for (int j = 0; j < n; j++)
+        X->resident[p->ops[ops[j]].output] = 0;
+}
+
 /* How the scorer's answers came about (compare_scorer). */
 typedef struct tally {
     int compared, fast, mixed, irregular, oom, mismatches, timed, layouts, inexact;
@@ -495,6 +512,8 @@ static void test_search_score_closed_form_equals_walk(void **state)
             g.nops = n;
             cfg c;
             random_context(p, ops, n, &X, &c);
+            if (trial == 3)
+                still_context(p, ops, n, &X);
             mixinfo mx;
             ft__probe_mixed(&S, &X, &g, &mx);
             /* the four orders in a row, as the search scores them: they
@@ -769,6 +788,89 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
                   pruned);
     assert_coverage(checked > 100);
     assert_coverage(pruned > 50);
+}
+
+/* The tiling's bound (config_bound) is a lower bound of every
+ * candidate's exact score, not only of the best: a bound above a score
+ * could cut the optimum.  Random groups of random problems in random
+ * contexts (written, retained, resident; one in four moving nothing), native granularities from 16
+ * to 128, every candidate set (FINE_NONE, FINE_ALL, FINE_COUNTS; each
+ * configuration of at most FT_SEARCH_CHECK_TILES tiles), both compute
+ * models, under no timing terms, random ones (random_timing:
+ * units, caches, overheads, unpadded pointwise), a device's
+ * (device_timing) or a target file's (targets/ *.cfg: shared cache,
+ * conv efficiency, power limit); each candidate scored whole
+ * (S.tiling_check) must be at least its bound, to 1e-9 relative. */
+static void test_search_score_tiling_bound_below_every_score(void **state)
+{
+    (void)state;
+    static const char *const targets[] = {"targets/gpu-h100.cfg", "targets/gpu-h100-sm.cfg", "targets/kpu.cfg",
+                                          "targets/kpu-chip.cfg", "targets/tpu-v5e.cfg",     "targets/tpu-v5e-chip.cfg",
+                                          "targets/example.cfg"};
+    enum { NTARGETS = sizeof targets / sizeof *targets };
+    static const int64_t natives[] = {16, 32, 64, 128};
+    ft_target *tg[NTARGETS];
+    ft_status st;
+    for (int i = 0; i < NTARGETS; i++)
+        if (ft_target_load(ftt_src_path(targets[i]), &tg[i], &st) != FT_OK)
+            fail_msg("%s", st.msg);
+    int groups = 0, kinds[4] = {0};
+    int64_t configs = 0, over = 0;
+    for (int prob = 0; prob < leak_share(100); prob++) {
+        char *json = random_problem(2 + (int)(rnd() % 4), natives[rnd() % 4], prob % 2);
+        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+        ft_search_opts o;
+        search S;
+        sctx X;
+        ft_problem *p = tiling_search(json, model, &o, &S, &X);
+        int kind = (prob / 4) % 4;
+        if (kind == 1)
+            random_timing(p);
+        else if (kind == 2)
+            device_timing(p);
+        else if (kind == 3)
+            assert_int_equal(ft_target_apply(tg[rnd() % NTARGETS], p, 0, &st), FT_OK);
+        if (kind)
+            rescore(&S, p, model);
+        kinds[kind]++;
+        S.fine = (int)(rnd() % 3);
+        if (S.fine == FINE_ALL && (p->native_w > 16 || p->native_h > 16))
+            S.fine = FINE_COUNTS; /* every size up to 32, cubed: minutes */
+        S.tiling_all = S.tiling_check = 1;
+        for (int trial = 0; trial < 4; trial++) {
+            int ops[64];
+            int n = random_group(p, ops, 4);
+            ft_subgraph g;
+            cfg c;
+            memset(&g, 0, sizeof g);
+            g.ops = ops;
+            g.nops = n;
+            random_context(p, ops, n, &X, &c);
+            if (trial == 3)
+                still_context(p, ops, n, &X);
+            int64_t before = S.bound_over;
+            ft__choose_tiling(&S, &X, &g, &c);
+            if (S.bound_over > before && over < 5)
+                print_error("problem %d trial %d (timing %d, model %d, native %lldx%lld): bound %.17g above the exact %.17g "
+                            "at w %lld h %lld k %lld order %d\n  %s\n",
+                            prob, trial, kind, (int)model, (long long)p->native_w, (long long)p->native_h, S.bound_lb,
+                            S.bound_exact, (long long)S.bound_cfg.w, (long long)S.bound_cfg.h, (long long)S.bound_cfg.k,
+                            S.bound_cfg.order, json);
+            over += S.bound_over - before;
+            groups++;
+        }
+        configs += S.bound_checked;
+        tiling_search_free(&S, &X);
+        ft_problem_free(p);
+        free(json);
+    }
+    for (int i = 0; i < NTARGETS; i++)
+        ft_target_free(tg[i]);
+    print_message("%d groups (%d, %d, %d, %d problems without timing terms, random ones, a device's, a target's): %lld "
+                  "configurations scored whole, %lld below their bound\n",
+                  groups, kinds[0], kinds[1], kinds[2], kinds[3], (long long)configs, (long long)over);
+    assert_int_equal(over, 0);
+    assert_coverage(configs > 10000);
 }
 
 /* A random partition of p's ops (gid, nops entries): each op alone, then
@@ -1445,6 +1547,7 @@ int main(void)
         cmocka_unit_test(test_search_score_layout_equals_full_walk),
         cmocka_unit_test(test_search_score_op_order_needs_kinds),
         cmocka_unit_test(test_search_score_tiling_bound_prunes_nothing_better),
+        cmocka_unit_test(test_search_score_tiling_bound_below_every_score),
         cmocka_unit_test(test_search_score_plans_equal_evaluate),
         cmocka_unit_test(test_search_score_closed_form_equals_walk),
         cmocka_unit_test(test_search_score_closed_budget_rounding),
@@ -1452,5 +1555,8 @@ int main(void)
         cmocka_unit_test(test_search_score_k_period_equals_walk),
         cmocka_unit_test(test_search_score_energy_objective),
     };
+    /* FT_TEST_FILTER: run only the tests it names (a cmocka filter) */
+    if (getenv("FT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FT_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
