@@ -816,14 +816,18 @@ static void test_search_score_tiling_bound_below_every_score(void **state)
             fail_msg("%s", st.msg);
     int groups = 0, kinds[4] = {0};
     int64_t configs = 0, over = 0;
-    for (int prob = 0; prob < leak_share(100); prob++) {
-        char *json = random_problem(2 + (int)(rnd() % 4), natives[rnd() % 4], prob % 2);
-        ft_compute_model model = prob % 4 < 2 ? FT_COMPUTE_OP : FT_COMPUTE_NATIVE;
+    /* about 1.4 s a problem natively: 24 (6 of each kind of terms), 4
+     * under the sanitizers, 1 under valgrind (the memory checks) */
+    const int nprob = ftt_valgrind() ? 1 : ftt_slow() ? 4 : 24;
+    for (int prob = 0; prob < nprob; prob++) {
+        /* the kind of terms cycles fastest, then Layout ops, then the model */
+        char *json = random_problem(2 + (int)(rnd() % 4), natives[rnd() % 4], (prob / 4) % 2);
+        ft_compute_model model = (prob / 8) % 2 ? FT_COMPUTE_NATIVE : FT_COMPUTE_OP;
         ft_search_opts o;
         search S;
         sctx X;
         ft_problem *p = tiling_search(json, model, &o, &S, &X);
-        int kind = (prob / 4) % 4;
+        int kind = prob % 4;
         if (kind == 1)
             random_timing(p);
         else if (kind == 2)
@@ -870,7 +874,7 @@ static void test_search_score_tiling_bound_below_every_score(void **state)
                   "configurations scored whole, %lld below their bound\n",
                   groups, kinds[0], kinds[1], kinds[2], kinds[3], (long long)configs, (long long)over);
     assert_int_equal(over, 0);
-    assert_coverage(configs > 10000);
+    assert_true(ftt_slow() || configs > 10000);
 }
 
 /* A random partition of p's ops (gid, nops entries): each op alone, then
