@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_objective.sh - `schedule --objective latency|energy|edp` (issue 35): on targets/gpu-h100.cfg the energy-optimal schedule uses no more joules than the latency-optimal one and the latency-optimal one is no slower (several problems), edp keeps a product no worse than latency's, the summary's objective line (value, bound, ratio >= 1, equal to evaluate's joules), latency unchanged by the option, and the error paths (unknown objective, no energy model: no target, the contest target, a target without the group).
+# test_objective.sh - `schedule --objective latency|energy|edp` (issue 35): on targets/gpu-h100.cfg the energy-optimal schedule uses no more joules than the latency-optimal one, strictly fewer on one, and the latency-optimal one is no slower (the problems searched whole; on mlsys-2026-1, cut by its time limit, the bound, ratio and value only), edp keeps a product no worse than latency's, the summary's objective line (value, bound, ratio >= 1, equal to evaluate's joules), latency unchanged by the option, and the error paths (unknown objective, no energy model: no target, the contest target, a target without the group).
 # usage: test_objective.sh FUSETILE
 set -u
 bin=${1:?usage: test_objective.sh FUSETILE}
@@ -34,7 +34,7 @@ expect lat-same "--objective latency changed the schedule" cmp -s "$tmp/d.json" 
 probs=("$P")
 if [ "$slow" = 1 ]; then
     # the same code on each problem; under valgrind each search takes 10 s
-    skip 39 "FT_SLOW: the generated problems and mlsys-2026-1 (a time-limited search) left out"
+    skip 48 "FT_SLOW: the generated problems and mlsys-2026-1 (a time-limited search) left out"
 else
     probs+=("$tmp/g2.json" "$tmp/g5.json" "$root/benchmarks/mlsys-2026-1.json")
 fi
@@ -43,6 +43,7 @@ figures() {
     "$bin" evaluate "$2" "$3" --target "$H" --json > "$tmp/ev.json" &&
         python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(repr(d['total']), repr(d['energy_j']))" "$tmp/ev.json" > "$tmp/$1.fig"
 }
+strict=
 for prob in "${probs[@]}"; do
     n=$(basename "$prob" .json)
     for obj in latency energy edp; do
@@ -64,15 +65,38 @@ for prob in "${probs[@]}"; do
     read -r tl_e e_e < "$tmp/$n-energy.fig"
     read -r tl_p e_p < "$tmp/$n-edp.fig"
     [ -n "${FT_VERBOSE:-}" ] && echo "$n: latency schedule $tl_l units $e_l J; energy schedule $tl_e units $e_e J; edp schedule $tl_p units $e_p J"
+    # the summary's value is evaluate's joules
+    expect "$n-energy-value" "summary value differs from evaluate's $e_e: $(grep objective "$tmp/$n-energy.err")" \
+        python3 -c "import re, sys; v = float(re.search(r'objective energy: (\S+) J', open(sys.argv[1]).read()).group(1)); sys.exit(not abs(v - $e_e) <= 1e-9 * $e_e)" "$tmp/$n-energy.err"
+    # the three relations hold between searches that end by themselves (the
+    # whole space searched: "wall time T s (limit L s)" with T < L); the
+    # time limit cuts mlsys-2026-1's, whose results then depend on the
+    # machine's speed (a loaded CI's latency search once found a schedule
+    # of less energy than the energy search did), so there only the bound,
+    # ratio and value above are checked
+    if [ "$n" = mlsys-2026-1 ]; then
+        skip 6 "$n: the objectives' relations (its searches are cut by the time limit; the bound, ratio and value are checked)"
+        continue
+    fi
+    for obj in latency energy edp; do
+        expect "$n-$obj-ended" "the $obj search did not end before its limit: $(grep -o 'wall time [^,]*' "$tmp/$n-$obj.err")" \
+            awk '/ wall time / { for (i = 1; i <= NF; i++) if ($i == "time" && $(i - 1) == "wall") { t = $(i + 1) + 0; l = $(i + 4) + 0 } } END { exit !(l > 0 && t < l) }' "$tmp/$n-$obj.err"
+    done
     expect "$n-energy-le" "energy of the energy schedule $e_e > that of the latency schedule $e_l" \
         python3 -c "import sys; sys.exit(not ($e_e <= $e_l * (1 + 1e-9)))"
     expect "$n-latency-le" "latency of the latency schedule $tl_l > that of the energy schedule $tl_e" \
         python3 -c "import sys; sys.exit(not ($tl_l <= $tl_e * (1 + 1e-9)))"
     expect "$n-edp-le" "energy-delay product of the edp schedule $e_p x $tl_p > the latency schedule's $e_l x $tl_l" \
         python3 -c "import sys; sys.exit(not ($e_p * $tl_p <= $e_l * $tl_l * (1 + 1e-9)))"
-    # the summary's value is evaluate's joules
-    expect "$n-energy-value" "summary value differs from evaluate's $e_e: $(grep objective "$tmp/$n-energy.err")" \
-        python3 -c "import re, sys; v = float(re.search(r'objective energy: (\S+) J', open(sys.argv[1]).read()).group(1)); sys.exit(not abs(v - $e_e) <= 1e-9 * $e_e)" "$tmp/$n-energy.err"
+    python3 -c "import sys; sys.exit(not ($e_e < $e_l * (1 - 1e-9)))" && strict="$strict $n"
 done
+
+# the energy search saves joules on some problem (g5: 0.000319561838710242 J
+# against the latency schedule's 0.000319564647724594)
+if [ "$slow" = 1 ]; then
+    skip 1 "FT_SLOW: a strictly lower energy (on g5, left out above)"
+else
+    expect energy-saves "no problem where the energy schedule uses strictly less energy" test -n "$strict"
+fi
 
 finish test_objective
