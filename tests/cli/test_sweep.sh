@@ -209,12 +209,14 @@ EOF
     q "$tmp/k/kill.db" 'SELECT key, finished_at FROM runs ORDER BY key' | grep -Fxf "$tmp/k/before.txt" >"$tmp/k/kept.txt"
     expect kill-kept "finished rows were redone" test "$(wc -l <"$tmp/k/kept.txt")" -eq "$before"
 
-    # kill -9 the parent alone while its 2 workers are mid-run (2 s each):
-    # the workers die with it (none finishes its run and writes afterwards)
+    # kill -9 the parent alone while its 2 workers are mid-run (3 s each):
+    # the workers die with it (none finishes its run and writes afterwards).
+    # mlsys-2026-5's search runs to its limit (mlsys-2026-1's reaches its
+    # bound in about 0.7 s, so its runs could end before the kill)
     cat >"$tmp/k/orphan.cfg" <<EOF
-problems = [ "$root/benchmarks/mlsys-2026-1.json" ];
+problems = [ "$root/benchmarks/mlsys-2026-5.json" ];
 seed = { from = 1; to = 2; step = 1; };
-time_limit = 2.0;
+time_limit = 3.0;
 EOF
     setsid "$bin" sweep run "$tmp/k/orphan.cfg" --jobs 2 --quiet >/dev/null 2>&1 &
     pid=$!
