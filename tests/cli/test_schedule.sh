@@ -194,9 +194,14 @@ mkfifo "$tmp/fifo"
 reader=$!
 check sched-out-fifo 0 - '' -- "$bin" schedule "$B17" --time-limit 0.5 -q -o "$tmp/fifo"
 touch "$tmp/fifo-stop"
-: <>"$tmp/fifo"  # releases the reader's last open; read-write, so that it
-                  # never blocks when the reader has already seen fifo-stop
-                  # and left (Linux opens a FIFO O_RDWR at once)
+# release the reader's last open until it has gone: an open read-write
+# never blocks (Linux opens a FIFO O_RDWR at once), and is repeated since
+# the reader may check fifo-stop just before it appears and open the FIFO
+# only after a single release (a hang seen once)
+while kill -0 "$reader" 2>/dev/null; do
+    : <>"$tmp/fifo"
+    sleep 0.05
+done
 wait "$reader"
 expect sched-out-fifo-kept "the FIFO was replaced by a regular file" test -p "$tmp/fifo"
 expect sched-out-fifo-read "the reader got no schedule" grep -q '"subgraphs"' "$tmp/fifo-read"

@@ -25,6 +25,9 @@
  * coverage are not asserted: plain make check and the sanitizers run them
  * whole, and valgrind, 50 times slower, finds leaks on a tenth as well. */
 static int leak_share(int n) { return ftt_valgrind() ? (n + 9) / 10 : n; }
+/* n natively, half under the sanitizers, a tenth under valgrind: the
+ * longest random checks (their counts still pass assert_coverage) */
+static int slow_share(int n) { return ftt_valgrind() ? (n + 9) / 10 : ftt_slow() ? (n + 1) / 2 : n; }
 #define assert_coverage(c) assert_true(ftt_valgrind() || (c))
 
 static uint64_t rs = 0x1234567;
@@ -547,12 +550,15 @@ static void test_search_score_closed_form_equals_walk(void **state)
                 /* with a budget: past it, any value past it (the closed
                  * form stops at the kind that passes it or overflows the
                  * capacity, as the memo stops at the tile); at or above
-                 * the total, the total */
+                 * the total, the total, to 1e-12 as above (a budgeted
+                 * score may sum the same terms along the memo's path: on
+                 * a random problem, 88169.67075892858 against the closed
+                 * form's 88169.670758928565) */
                 if (want < INF && want > 0) {
                     double half = ft__score(&S, &X, &mx, &g, &c, 0.5 * want);
                     double whole = ft__score(&S, &X, &mx, &g, &c, want * (1 + 1e-9));
                     budgeted++;
-                    if (!(half > 0.5 * want) || whole != got[o]) {
+                    if (!(half > 0.5 * want) || !(fabs(whole - got[o]) <= 1e-12 * fmax(1, fabs(got[o])))) {
                         same = 0;
                         print_error("budget: half %.17g gave %.17g; the total %.17g gave %.17g\n", 0.5 * want, half, want, whole);
                     }
@@ -760,7 +766,7 @@ static void test_search_score_tiling_bound_prunes_nothing_better(void **state)
 {
     (void)state;
     int checked = 0, pruned = 0;
-    for (int prob = 0; prob < leak_share(80); prob++) {
+    for (int prob = 0; prob < slow_share(80); prob++) {
         char *json = random_problem(3 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
         ft_search_opts o;
         search S;
@@ -1441,7 +1447,7 @@ static void test_search_score_energy_objective(void **state)
 {
     (void)state;
     int checked = 0, differ = 0, pruned = 0;
-    for (int prob = 0; prob < leak_share(40); prob++) {
+    for (int prob = 0; prob < slow_share(40); prob++) {
         char *json = random_problem(3 + (int)(rnd() % 5), rnd() % 2 ? 64 : 128, prob % 2);
         ft_search_opts o;
         search S;
