@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_run_checks.sh - the tally of tests/run-checks (what `make check` ends with), on stand-in test programs in a scratch source tree: cmocka-like binaries that pass, fail and skip, scripts that pass, fail, crash and skip (through lib.sh's skip and finish, and with a bare "skip:" line), and the Python suites skipped as a whole; the closing "check: N passed, M failed, K skipped", the "skipped: NAME: REASON" list, the exit status and FT_TALLY; with FT_JOBS=2, the items that check wall-time limits run alone after the others (not under FT_SLOW=1).
+# test_run_checks.sh - the tally of tests/run-checks (what `make check` ends with), on stand-in test programs in a scratch source tree: cmocka-like binaries that pass, fail and skip, scripts that pass, fail, crash and skip (through lib.sh's skip and finish, and with a bare "skip:" line), and the Python suites skipped as a whole; the closing "check: N passed, M failed, K skipped", the "skipped: NAME: REASON" list, the exit status and FT_TALLY; with FT_JOBS=2, the items that check wall-time limits run alone after the others (not under FT_SLOW=1); under FT_RUNNER, each distinct run of the program under the runner once, a repeat without it (FT_RUNNER_ALL=1: all under it).
 # usage: test_run_checks.sh FUSETILE VECTORS_DIR   (FUSETILE is not run)
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -153,5 +153,39 @@ got=$(order 1)
 # before test_x or test_y ends, where the timed one would start after both)
 expect jobs-slow-shared "want test_schedule among the shared under FT_SLOW=1 (nothing timed): $got" \
     eval 'case "$got" in "exit 0: "*"start test_schedule,"*"end test_"[xy]*) true ;; *) false ;; esac'
+
+# --- FT_RUNNER: the scripts run the program through a wrapper that runs
+# each distinct run under the runner once (the same words but for their
+# directories, the same file contents, standard input /dev/null); a repeat
+# runs without it, and FT_RUNNER_ALL=1 runs every one under it.  The
+# runner logs each run it gets; the program echoes its words.
+rm -f "$fake"/tests/cli/test_*.sh
+printf '#!/bin/sh\necho "$*" >>"%s/runner.log"\nexec "$@"\n' "$tmp" >"$tmp/runner"
+printf '#!/bin/sh\necho "ran $*"\n' >"$tmp/fusetile"
+chmod +x "$tmp/runner" "$tmp/fusetile"
+mkdir -p "$tmp/d1" "$tmp/d2"
+echo one >"$tmp/d1/f.json"; echo one >"$tmp/d2/f.json"; echo two >"$tmp/d1/g.json"
+cat >"$fake/tests/cli/test_w.sh" <<EOF
+for a in "$tmp/d1/f.json" "$tmp/d2/f.json" "$tmp/d1/g.json" "$tmp/d1/f.json"; do
+    "\$1" evaluate "\$a" </dev/null >>"$tmp/w.out"
+done
+"\$1" evaluate --seed 2 "$tmp/d1/f.json" </dev/null >>"$tmp/w.out"
+echo x | "\$1" evaluate "$tmp/d1/f.json" >>"$tmp/w.out"
+echo "w: 1 passed, 0 failed"
+EOF
+# wrapped ALL: run-checks under the runner; "RUNS REPEATS OUTPUT_LINES"
+wrapped() {
+    rm -f "$tmp/runner.log" "$tmp/w.out"
+    (cd "$tmp" && env -u FT_SLOW -u FT_JOBS -u FT_TALLY -u FT_PYTHON_TORCH -u FT_PYTHON3 FT_RUNNER="$tmp/runner" FT_RUNNER_ALL=$1 \
+        sh "$src/tests/run-checks" "$fake" "$tmp/fusetile") >"$tmp/out" 2>&1
+    echo "$(grep -c ' evaluate ' "$tmp/runner.log") $(sed -n 's/^runner: .*; \([0-9]*\) repeats of them without it$/\1/p' "$tmp/out") $(wc -l <"$tmp/w.out")"
+}
+# d1/f and d2/f (the same contents) once; g; d1/f again a repeat; --seed 2
+# another run; the piped input always under the runner
+got=$(wrapped 0)
+expect runner-once "want 4 runs under the runner, 2 repeats, 6 outputs: $got" test "$got" = "4 2 6"
+expect runner-line "the runner's summary: $(grep '^runner:' "$tmp/out")" grep -q "^runner: 4 runs of the program under $tmp/runner; 2 repeats of them without it$" "$tmp/out"
+got=$(wrapped 1)
+expect runner-all "want 6 runs under the runner with FT_RUNNER_ALL=1: $got" test "$got" = "6 0 6"
 
 finish run_checks
